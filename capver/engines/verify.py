@@ -1,0 +1,159 @@
+"""Machine checks over compound models (section 3.1's lattice order).
+
+``h₁ ⪯ h₂ ⟺ T_{h₁} ⊆ T_{h₂}`` is decided by z3, one query per capability: the
+transition relation of h_c is encoded over current-state symbols x and next-state
+symbols x′ as
+
+    T_c(x, x′) = ⋁_r ( cond_r(x) ∧ ⋁_j x′ = apply(x, η_j) ),
+
+and T_{h₁,c} ∧ ¬T_{h₂,c} is unsatisfiable for every c exactly when h₁ ⪯ h₂.  A
+satisfying assignment is a concrete counterexample transition ⟨s, c, s′⟩.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from pysmt.fnode import FNode
+
+from capver.logic.bdd import Node
+from capver.logic.condition import LogicContext
+from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
+from capver.model.state import Effect, Transition
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The answer of a check: ``holds`` with a proof (every capability's query was
+    UNSAT), or a counterexample transition."""
+
+    holds: bool
+    counterexample: Transition | None = None
+    checked: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.holds
+
+
+def apply_formula(ctx: LogicContext, eta: Effect) -> FNode:
+    """x′ = apply(x, η) as a formula over x and x′."""
+    mgr, cur, nxt = ctx.smt.mgr, ctx.smt.cur, ctx.smt.nxt
+    parts = []
+    for i in range(len(cur)):
+        bit = 1 << i
+        if eta.add & bit:
+            parts.append(nxt[i])
+        elif eta.delete & bit:
+            parts.append(mgr.Not(nxt[i]))
+        else:
+            parts.append(mgr.Iff(nxt[i], cur[i]))
+    return mgr.And(parts)
+
+
+def transition_formula(ctx: LogicContext, model: CapabilityModel | None) -> FNode:
+    """T_c(x, x′) of one capability model (False for a missing capability)."""
+    mgr = ctx.smt.mgr
+    if model is None:
+        return mgr.FALSE()
+    return mgr.Or(
+        [
+            mgr.And(r.condition.smt, mgr.Or([apply_formula(ctx, eta) for _, eta in r.effects]))
+            for r in model.rules
+        ]
+    )
+
+
+def refines(h1: CompoundModel, h2: CompoundModel) -> Verdict:
+    """h₁ ⪯ h₂ (T_{h₁} ⊆ T_{h₂}), proved or refuted by z3."""
+    _same_context(h1, h2)
+    ctx = h1.ctx
+    smt = ctx.smt
+    for c, m1 in h1.items():
+        query = smt.mgr.And(transition_formula(ctx, m1), smt.mgr.Not(transition_formula(ctx, h2.get(c))))
+        model = smt.find_model(query)
+        if model is not None:
+            s = smt.state_of(model, smt.cur)
+            s2 = smt.state_of(model, smt.nxt)
+            return Verdict(False, Transition(s, c, s2), tuple(h1))
+    return Verdict(True, None, tuple(h1))
+
+
+def equivalent(h1: CompoundModel, h2: CompoundModel) -> Verdict:
+    """h₁ ≡ h₂ (T_{h₁} = T_{h₂})."""
+    v = refines(h1, h2)
+    if not v:
+        return v
+    w = refines(h2, h1)
+    return Verdict(w.holds, w.counterexample, tuple(sorted(set(h1) | set(h2))))
+
+
+def regions(ctx: LogicContext, model: CapabilityModel) -> list[tuple[Node, tuple[Rule, ...]]]:
+    """Split the state space into BDD regions by the set of rules that match there.
+
+    Each region's states share R_s, hence share Pr_h(· | s, c) as a distribution over
+    effects; regions where no rule matches are omitted."""
+    b = ctx.bdd
+    parts: list[tuple[Node, tuple[Rule, ...]]] = [(b.true, ())]
+    for r in model.rules:
+        cond = r.condition.bdd
+        nxt = []
+        for u, rs in parts:
+            inside = b.conj(u, cond)
+            outside = b.conj(u, b.neg(cond))
+            if inside != b.false:
+                nxt.append((inside, rs + (r,)))
+            if outside != b.false:
+                nxt.append((outside, rs))
+        parts = nxt
+    return [(u, rs) for u, rs in parts if rs]
+
+
+def effect_distribution(rules: tuple[Rule, ...]) -> dict[Effect, Fraction]:
+    """The averaged effect distribution (1/|R_s|) Σ_r effects(r)."""
+    out: dict[Effect, Fraction] = {}
+    for r in rules:
+        for p, eta in r.effects:
+            out[eta] = out.get(eta, Fraction(0)) + p / len(rules)
+    return out
+
+
+def same_distributions(h1: CompoundModel, h2: CompoundModel) -> Verdict:
+    """Pr_{h₁}(·|s,c) = Pr_{h₂}(·|s,c) for every s and c, decided on BDD regions.
+
+    Compares averaged effect distributions region by region — sufficient for equal
+    Pr_h and exact for models whose effects are distinguishable; a counterexample
+    names a state s (as ⟨s, c, s⟩) where the two disagree."""
+    _same_context(h1, h2)
+    ctx, b = h1.ctx, h1.ctx.bdd
+    for c in sorted(set(h1) | set(h2)):
+        r1 = regions(ctx, h1[c]) if c in h1 else []
+        r2 = regions(ctx, h2[c]) if c in h2 else []
+        cov1 = _union(ctx, [u for u, _ in r1])
+        cov2 = _union(ctx, [u for u, _ in r2])
+        diff = b.disj(b.conj(cov1, b.neg(cov2)), b.conj(cov2, b.neg(cov1)))
+        if diff != b.false:
+            s = b.pick(diff)
+            assert s is not None
+            return Verdict(False, Transition(s, c, s))
+        for u1, rs1 in r1:
+            d1 = effect_distribution(rs1)
+            for u2, rs2 in r2:
+                both = b.conj(u1, u2)
+                if both != b.false and effect_distribution(rs2) != d1:
+                    s = b.pick(both)
+                    assert s is not None
+                    return Verdict(False, Transition(s, c, s))
+    return Verdict(True)
+
+
+def _union(ctx: LogicContext, nodes: list[Node]) -> Node:
+    u = ctx.bdd.false
+    for v in nodes:
+        u = ctx.bdd.disj(u, v)
+    return u
+
+
+def _same_context(h1: CompoundModel, h2: CompoundModel) -> None:
+    if h1.ctx is not h2.ctx:
+        raise ValueError("models must share one LogicContext to be compared")

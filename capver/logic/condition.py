@@ -1,0 +1,193 @@
+"""Rule conditions cond(r) kept both as a BDD and as an SMT formula (section 3.1).
+
+A :class:`Condition` is built from one *source* and derives both representations
+from it, so they cannot drift apart:
+
+* ``pessimistic`` — pcond(S_φ) = ⋁_{s∈S_φ} ℓ(s), source: the block's states;
+* ``optimistic`` — ocond(S_φ) = ¬⋁_{s∈Φ_c∖S_φ} ℓ(s), source: the block's states
+  and all states observed for the capability (the other blocks are the difference);
+* ``formula`` — any Boolean formula over the atoms, source: a pysmt formula (this is
+  how models read from the DSL arrive).
+
+``holds(s)`` never touches the BDD or the solver: it is a set lookup for the two
+lattice kinds and a cube test on the BDD's irredundant cover for formulas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pysmt.fnode import FNode
+
+from capver.logic.bdd import BDDBackend, Cube, Node, disjoin, isop, make_backend
+from capver.logic.smt import SmtContext
+from capver.model.vocabulary import Vocabulary
+
+
+class LogicContext:
+    """The BDD manager and SMT environment shared by all conditions over one
+    vocabulary.  Conditions from different contexts must not be mixed."""
+
+    def __init__(self, vocab: Vocabulary, bdd: str = "cudd") -> None:
+        self.vocab = vocab
+        self.bdd: BDDBackend = make_backend(len(vocab), bdd)
+        self.smt = SmtContext(vocab)
+        self._minterms: dict[int, Node] = {}
+
+    def minterm_bdd(self, s: int) -> Node:
+        u = self._minterms.get(s)
+        if u is None:
+            u = self.bdd.minterm(s)
+            self._minterms[s] = u
+        return u
+
+    def bdd_of_formula(self, f: FNode) -> Node:
+        """Compile a pysmt Boolean formula over the atom symbols into a BDD."""
+        index = {sym: i for i, sym in enumerate(self.smt.cur)}
+        memo: dict[FNode, Node] = {}
+        b = self.bdd
+
+        def rec(g: FNode) -> Node:
+            hit = memo.get(g)
+            if hit is not None:
+                return hit
+            if g.is_true():
+                r = b.true
+            elif g.is_false():
+                r = b.false
+            elif g.is_symbol():
+                r = b.var(index[g])
+            elif g.is_not():
+                r = b.neg(rec(g.arg(0)))
+            elif g.is_and():
+                r = b.true
+                for a in g.args():
+                    r = b.conj(r, rec(a))
+            elif g.is_or():
+                r = b.false
+                for a in g.args():
+                    r = b.disj(r, rec(a))
+            elif g.is_implies():
+                r = b.disj(b.neg(rec(g.arg(0))), rec(g.arg(1)))
+            elif g.is_iff():
+                x, y = rec(g.arg(0)), rec(g.arg(1))
+                r = b.disj(b.conj(x, y), b.conj(b.neg(x), b.neg(y)))
+            elif g.is_ite():
+                c, t, e = (rec(a) for a in g.args())
+                r = b.disj(b.conj(c, t), b.conj(b.neg(c), e))
+            else:
+                raise ValueError(f"unsupported connective in condition: {g}")
+            memo[g] = r
+            return r
+
+        return rec(f)
+
+
+class Condition:
+    """An immutable rule condition; see the module docstring for the kinds."""
+
+    __slots__ = ("ctx", "kind", "states", "universe", "_bdd", "_smt", "_cover")
+
+    def __init__(
+        self,
+        ctx: LogicContext,
+        kind: str,
+        states: frozenset[int] = frozenset(),
+        universe: frozenset[int] = frozenset(),
+        *,
+        bdd: Node | None = None,
+        smt: FNode | None = None,
+    ) -> None:
+        if kind not in ("pessimistic", "optimistic", "formula"):
+            raise ValueError(f"unknown condition kind {kind!r}")
+        if kind == "formula" and smt is None:
+            raise ValueError("a formula condition needs its formula")
+        self.ctx = ctx
+        self.kind = kind
+        self.states = states
+        self.universe = universe
+        self._bdd = bdd
+        self._smt = smt
+        self._cover: tuple[Cube, ...] | None = None
+
+    # -- constructors ---------------------------------------------------------------
+    @staticmethod
+    def pessimistic(ctx: LogicContext, block: Iterable[int], *, bdd: Node | None = None) -> "Condition":
+        return Condition(ctx, "pessimistic", frozenset(block), bdd=bdd)
+
+    @staticmethod
+    def optimistic(
+        ctx: LogicContext, block: Iterable[int], observed: Iterable[int], *, bdd: Node | None = None
+    ) -> "Condition":
+        return Condition(ctx, "optimistic", frozenset(block), frozenset(observed), bdd=bdd)
+
+    @staticmethod
+    def formula(ctx: LogicContext, f: FNode) -> "Condition":
+        return Condition(ctx, "formula", smt=f)
+
+    @staticmethod
+    def true(ctx: LogicContext) -> "Condition":
+        return Condition(ctx, "formula", smt=ctx.smt.mgr.TRUE())
+
+    # -- semantics --------------------------------------------------------------------
+    def holds(self, s: int) -> bool:
+        """s ⊨ cond."""
+        if self.kind == "pessimistic":
+            return s in self.states
+        if self.kind == "optimistic":
+            return s in self.states or s not in self.universe
+        for c in self.cover:
+            if (s & c.mask) == c.value:
+                return True
+        return False
+
+    @property
+    def excluded(self) -> frozenset[int]:
+        """For an optimistic condition, Φ_c ∖ S_φ: the states it rules out."""
+        return self.universe - self.states
+
+    @property
+    def bdd(self) -> Node:
+        if self._bdd is None:
+            ctx, b = self.ctx, self.ctx.bdd
+            if self.kind == "pessimistic":
+                self._bdd = disjoin(b, (ctx.minterm_bdd(s) for s in self.states))
+            elif self.kind == "optimistic":
+                self._bdd = b.neg(disjoin(b, (ctx.minterm_bdd(s) for s in self.excluded)))
+            else:
+                assert self._smt is not None
+                self._bdd = ctx.bdd_of_formula(self._smt)
+        return self._bdd
+
+    @property
+    def smt(self) -> FNode:
+        if self._smt is None:
+            smt = self.ctx.smt
+            if self.kind == "pessimistic":
+                self._smt = smt.disjunction_of_states(self.states)
+            else:
+                self._smt = smt.mgr.Not(smt.disjunction_of_states(self.excluded))
+        return self._smt
+
+    @property
+    def cover(self) -> tuple[Cube, ...]:
+        """An irredundant sum-of-products cover of the condition, from its BDD."""
+        if self._cover is None:
+            self._cover = tuple(isop(self.ctx.bdd, self.bdd))
+        return self._cover
+
+    def equivalent(self, other: "Condition") -> bool:
+        """Same set of states (BDDs are canonical, so this is node equality)."""
+        return bool(self.bdd == other.bdd)
+
+    def is_satisfiable(self) -> bool:
+        return bool(self.bdd != self.ctx.bdd.false)
+
+    def __repr__(self) -> str:
+        return f"Condition({self.kind}, |S|={len(self.states)}, |U|={len(self.universe)})"
+
+
+def agreement_counterexample(cond: Condition) -> int | None:
+    """None if z3 proves the condition's SMT formula equivalent to its BDD (read back
+    as a formula from the BDD graph), else a state where they disagree."""
+    smt = cond.ctx.smt
+    return smt.equivalent(cond.smt, smt.from_bdd(cond.ctx.bdd, cond.bdd))

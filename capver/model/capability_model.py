@@ -1,0 +1,174 @@
+"""Capability models (section 2, Definition "capability model").
+
+A rule r = ⟨cond(r), {(p_j, η_j)}⟩ with p_j ∈ (0, 1] and Σ p_j = 1; a capability
+model h_c is a set of rules; a compound model h† has one capability model per
+capability.  Probabilities are exact :class:`fractions.Fraction` s so that a model
+written to the DSL and read back predicts exactly the same Pr_h.
+
+Pr_h(s′ | s, c) = (1/|R_s|) Σ_{r∈R_s} Σ_j p_j·1[s′ = apply(s, η_j)] with
+R_s = {r ∈ h_c : s ⊨ cond(r)}, and 0 when R_s is empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from types import MappingProxyType
+
+from capver.errors import ModelError
+from capver.logic.condition import Condition, LogicContext
+from capver.model.dataset import TransitionDataset
+from capver.model.state import Capability, Effect, State, Transition
+from capver.model.vocabulary import Vocabulary
+
+Distribution = dict[State, Fraction]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """⟨cond(r), effects(r)⟩; ``effects`` is sorted by effect and has no duplicates."""
+
+    condition: Condition
+    effects: tuple[tuple[Fraction, Effect], ...]
+
+    def __post_init__(self) -> None:
+        if not self.effects:
+            raise ModelError("a rule needs at least one effect")
+        seen = set()
+        for p, eta in self.effects:
+            if not (0 < p <= 1):
+                raise ModelError(f"effect probability {p} is not in (0, 1]")
+            if eta in seen:
+                raise ModelError(f"effect {eta} appears twice in one rule")
+            seen.add(eta)
+        total = sum((p for p, _ in self.effects), Fraction(0))
+        if total != 1:
+            raise ModelError(f"effect probabilities sum to {total}, expected 1")
+
+    @staticmethod
+    def make(condition: Condition, effects: Iterable[tuple[Fraction | int | str, Effect]]) -> "Rule":
+        items = sorted(((Fraction(p), e) for p, e in effects), key=lambda pe: pe[1])
+        return Rule(condition, tuple(items))
+
+    def effect_set(self) -> frozenset[Effect]:
+        return frozenset(e for _, e in self.effects)
+
+
+@dataclass(frozen=True, slots=True)
+class CapabilityModel:
+    """h_c: the rules of one capability."""
+
+    capability: Capability
+    rules: tuple[Rule, ...]
+    _cache: dict[State, Distribution] = field(default_factory=dict, repr=False, compare=False, hash=False)
+
+    @property
+    def name(self) -> str:
+        return self.capability.name
+
+    def matching(self, s: State) -> list[Rule]:
+        """R_s."""
+        return [r for r in self.rules if r.condition.holds(s)]
+
+    def distribution(self, s: State) -> Distribution:
+        """Pr_h(· | s, c) as {s′: p}; empty when no rule matches.  The returned dict is
+        shared by later calls with the same s: do not modify it."""
+        d = self._cache.get(s)
+        if d is not None:
+            return d
+        rs = self.matching(s)
+        d = {}
+        if rs:
+            scale = Fraction(1, len(rs))
+            for r in rs:
+                for p, eta in r.effects:
+                    s2 = (s & ~eta.delete) | eta.add
+                    d[s2] = d.get(s2, 0) + p * scale
+        self._cache[s] = d
+        return d
+
+    def prob(self, s: State, s_next: State) -> Fraction:
+        return self.distribution(s).get(s_next, Fraction(0))
+
+    def covers(self, s: State) -> bool:
+        """Some rule applies in s (s ∈ C_s's domain for this capability)."""
+        return any(r.condition.holds(s) for r in self.rules)
+
+    def admits(self, s: State, s_next: State) -> bool:
+        """h_c ⊨ ⟨s, c, s′⟩: some matching rule has an effect leading to s′."""
+        for r in self.rules:
+            if r.condition.holds(s):
+                for _, eta in r.effects:
+                    if (s & ~eta.delete) | eta.add == s_next:
+                        return True
+        return False
+
+
+class CompoundModel(Mapping[str, CapabilityModel]):
+    """h†: one :class:`CapabilityModel` per capability, keyed by capability name."""
+
+    __slots__ = ("ctx", "_models")
+
+    def __init__(self, ctx: LogicContext, models: Iterable[CapabilityModel] | Mapping[str, CapabilityModel]) -> None:
+        self.ctx = ctx
+        items = models.values() if isinstance(models, Mapping) else models
+        table: dict[str, CapabilityModel] = {}
+        for m in items:
+            if m.name in table:
+                raise ModelError(f"duplicate capability {m.name!r}")
+            table[m.name] = m
+        self._models = MappingProxyType(table)
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        return self.ctx.vocab
+
+    def __getitem__(self, c: str) -> CapabilityModel:
+        return self._models[c]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._models)
+
+    def __len__(self) -> int:
+        return len(self._models)
+
+    def replace(self, changed: Iterable[CapabilityModel]) -> "CompoundModel":
+        """A new compound model with some capability models swapped in."""
+        table = dict(self._models)
+        for m in changed:
+            table[m.name] = m
+        return CompoundModel(self.ctx, table)
+
+    @property
+    def capabilities(self) -> list[Capability]:
+        return [m.capability for m in self._models.values()]
+
+    def distribution(self, s: State, c: str) -> Distribution:
+        m = self._models.get(c)
+        return {} if m is None else m.distribution(s)
+
+    def prob(self, s: State, c: str, s_next: State) -> Fraction:
+        return self.distribution(s, c).get(s_next, Fraction(0))
+
+    def admits(self, t: Transition) -> bool:
+        """h† ⊨ t."""
+        m = self._models.get(t.c)
+        return m is not None and m.admits(t.s, t.s_next)
+
+    # -- section 2, soundness and completeness w.r.t. a dataset ------------------------
+    def is_complete(self, data: TransitionDataset) -> bool:
+        """⟨s,c,s′⟩ ∈ D ⇒ h ⊨ ⟨s,c,s′⟩."""
+        return all(self.admits(t) for t in data.unique_transitions())
+
+    def unsound_witness(self, data: TransitionDataset, candidates: Iterable[State] | None = None) -> Transition | None:
+        """A transition h admits that D lacks, searched from the given states (default:
+        every state of D).  Exhaustive soundness over all of S is the z3 check
+        :func:`capver.engines.verify.refines` against the pessimistic model."""
+        states = set(data.states()) if candidates is None else set(candidates)
+        for c, m in self._models.items():
+            for s in states:
+                for s2 in m.distribution(s):
+                    if data.count(s, c, s2) == 0:
+                        return Transition(s, c, s2)
+        return None

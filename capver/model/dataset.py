@@ -1,0 +1,152 @@
+"""The capability-transition dataset D (section 2, Definition "capability-transition
+dataset") and the counts section 4.2 evaluates with.
+
+D is a multiset of ⟨s, c, s′⟩.  Stored as counts N_e(s, c, s′ | D) indexed by
+capability, then state, then successor, so that the views the lattice construction
+needs are direct lookups: D_c, η_c(s, D), D_SC(s, c), N_e(s, c | D).
+
+Every addition is appended to a change log of (c, s) pairs; consumers such as the
+incremental lattice builder keep a cursor into it and rebuild only what changed.
+Persistence (append-only JSON Lines) is in :mod:`capver.io.dataset_file`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+from capver.errors import DatasetError
+from capver.model.state import Capability, Effect, State, Transition
+from capver.model.vocabulary import Vocabulary
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One observed execution: the transition plus what it cost."""
+
+    transition: Transition
+    steps: int = 0  # simulator steps the execution took (the paper's cost measure)
+
+
+class TransitionDataset:
+    """A mutable multiset of transitions over one vocabulary."""
+
+    def __init__(self, vocab: Vocabulary, capabilities: Iterable[Capability] = ()) -> None:
+        self.vocab = vocab
+        self._caps: dict[str, Capability] = {}
+        self._n: dict[str, dict[State, dict[State, int]]] = {}
+        self._n_sc: dict[str, dict[State, int]] = {}
+        self._n_s: dict[State, int] = {}
+        self._size = 0
+        self._steps = 0
+        self._log: list[tuple[str, State]] = []
+        for c in capabilities:
+            self.declare(c)
+
+    # -- building ---------------------------------------------------------------------
+    def declare(self, c: Capability) -> bool:
+        """Add a capability to C (no-op if known).  True if it was new."""
+        old = self._caps.get(c.name)
+        if old is not None:
+            if old.intent != c.intent:
+                raise DatasetError(f"capability {c.name!r} redeclared with a different intent")
+            return False
+        self._caps[c.name] = c
+        self._n.setdefault(c.name, {})
+        self._n_sc.setdefault(c.name, {})
+        return True
+
+    def add(self, t: Transition, count: int = 1, steps: int = 0) -> None:
+        if count < 1:
+            raise DatasetError(f"count must be positive, got {count}")
+        if t.c not in self._caps:
+            self.declare(Capability(t.c))
+        full = self.vocab.full_mask
+        if t.s & ~full or t.s_next & ~full:
+            raise DatasetError(f"transition {t} uses bits outside the vocabulary of {len(self.vocab)} atoms")
+        succ = self._n[t.c].setdefault(t.s, {})
+        succ[t.s_next] = succ.get(t.s_next, 0) + count
+        sc = self._n_sc[t.c]
+        sc[t.s] = sc.get(t.s, 0) + count
+        self._n_s[t.s] = self._n_s.get(t.s, 0) + count
+        self._size += count
+        self._steps += steps
+        self._log.append((t.c, t.s))
+
+    def add_record(self, r: Record) -> None:
+        self.add(r.transition, steps=r.steps)
+
+    def extend(self, transitions: Iterable[Transition]) -> None:
+        for t in transitions:
+            self.add(t)
+
+    # -- counts -----------------------------------------------------------------------
+    def __len__(self) -> int:
+        """|D| counted with multiplicity."""
+        return self._size
+
+    @property
+    def simulator_steps(self) -> int:
+        return self._steps
+
+    def count(self, s: State, c: str, s_next: State) -> int:
+        """N_e(s, c, s′ | D)."""
+        return self._n.get(c, {}).get(s, {}).get(s_next, 0)
+
+    def count_sc(self, s: State, c: str) -> int:
+        """N_e(s, c | D) = |D_SC(s, c)|: executions of c observed from s."""
+        return self._n_sc.get(c, {}).get(s, 0)
+
+    def count_s(self, s: State) -> int:
+        """N(s; D): observed transitions from s, any capability (initial-state
+        sampling weights of the earlier paper, section 3.3)."""
+        return self._n_s.get(s, 0)
+
+    def successors(self, s: State, c: str) -> Mapping[State, int]:
+        """{s′: N_e(s, c, s′)} for the pair (s, c)."""
+        return self._n.get(c, {}).get(s, {})
+
+    def effects(self, s: State, c: str) -> frozenset[Effect]:
+        """η_c(s, D): the effects observed when executing c from s."""
+        return frozenset(Effect(s2 & ~s, s & ~s2) for s2 in self.successors(s, c))
+
+    def view(self, c: str) -> Mapping[State, Mapping[State, int]]:
+        """D_c as {s: {s′: N}}."""
+        return self._n.get(c, {})
+
+    def states_of(self, c: str) -> Iterable[State]:
+        """States from which c was observed."""
+        return self._n.get(c, {}).keys()
+
+    def states(self) -> Iterable[State]:
+        """Every state from which some capability was observed."""
+        return self._n_s.keys()
+
+    @property
+    def capabilities(self) -> Mapping[str, Capability]:
+        return self._caps
+
+    def unique_transitions(self) -> Iterator[Transition]:
+        for c, by_s in self._n.items():
+            for s, succ in by_s.items():
+                for s2 in succ:
+                    yield Transition(s, c, s2)
+
+    def items(self) -> Iterator[tuple[Transition, int]]:
+        """(transition, N_e) for every unique transition."""
+        for c, by_s in self._n.items():
+            for s, succ in by_s.items():
+                for s2, n in succ.items():
+                    yield Transition(s, c, s2), n
+
+    def __contains__(self, t: object) -> bool:
+        return isinstance(t, Transition) and self.count(t.s, t.c, t.s_next) > 0
+
+    # -- change tracking ------------------------------------------------------------
+    @property
+    def log_position(self) -> int:
+        return len(self._log)
+
+    def changes_since(self, position: int) -> list[tuple[str, State]]:
+        """(c, s) pairs whose counts changed after ``position`` of the change log."""
+        return self._log[position:]
