@@ -1,0 +1,94 @@
+"""Executing a capability and turning the trajectory into a transition (section 3.3;
+the earlier paper's "trajectory extraction").
+
+The agent acts from x₀; the trajectory x₀, x₁, …, x_k is abstracted with α, runs of
+identical symbolic states are collapsed, and the run is cut once Θ symbolic changes
+have happened (temporal length Θ; ``None`` means ∞).  The result is ⟨s₀, c, s_j⟩
+plus the number of simulator steps taken, the paper's cost measure.
+
+Faults never escape: an agent that raises, returns an action the simulator rejects,
+or exceeds its step or wall-clock budget yields an :class:`Execution` whose
+``failure`` says why; its transition is the abstraction of the states it did reach.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from capver.agents.base import Agent, Stop
+from capver.envs.base import Representation, Simulator
+from capver.model.state import Capability, State, Transition
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Per-execution limits: low-level steps, temporal length Θ, wall-clock seconds."""
+
+    max_steps: int = 200
+    theta: int | None = 1
+    max_seconds: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Execution:
+    """The outcome of one capability execution."""
+
+    transition: Transition
+    steps: int
+    symbolic_trajectory: tuple[State, ...]
+    stop_reason: str
+    failure: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.failure is not None
+
+
+def execute(
+    agent: Agent,
+    sim: Simulator[Any],
+    alpha: Representation[Any],
+    capability: Capability,
+    x0: Any,
+    rng: np.random.Generator,
+    budget: Budget = Budget(),
+) -> Execution:
+    """Run ``agent`` on ``capability`` from environment state ``x0``."""
+    sim.set_state(x0)
+    s0 = alpha(sim.get_state())
+    traj = [s0]
+    steps = 0
+    failure: str | None = None
+    reason = "done"
+    deadline = None if budget.max_seconds is None else time.monotonic() + budget.max_seconds
+    try:
+        agent.begin(capability, sim, rng)
+        while True:
+            if budget.theta is not None and len(traj) - 1 >= budget.theta:
+                reason = "theta"
+                break
+            if steps >= budget.max_steps:
+                failure = reason = f"step budget of {budget.max_steps} exhausted"
+                break
+            if deadline is not None and time.monotonic() > deadline:
+                failure = reason = f"wall-clock budget of {budget.max_seconds}s exhausted"
+                break
+            action = agent.act(sim, rng)
+            if isinstance(action, Stop):
+                reason = action.reason
+                break
+            if action not in sim.available_actions():
+                failure = reason = f"invalid action {action!r}"
+                break
+            x = sim.step(action)
+            steps += 1
+            s = alpha(x)
+            if s != traj[-1]:
+                traj.append(s)
+    except Exception as exc:  # noqa: BLE001 - any agent fault is recorded, not raised
+        failure = reason = f"agent raised {type(exc).__name__}: {exc}"
+    return Execution(Transition(s0, capability.name, traj[-1]), steps, tuple(traj), reason, failure)

@@ -1,0 +1,63 @@
+"""The simulator S_E and representation function α of section 2.
+
+MCQS assumes only that the simulator can be reset, reverted to any earlier state,
+stepped, and asked for its available actions; and that α maps an environment state
+x ∈ X to the set of ground atoms true in it (a bitset over a vocabulary).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from capver.model.state import State
+from capver.model.vocabulary import Vocabulary
+
+X = TypeVar("X")
+Action = Hashable
+
+
+@runtime_checkable
+class Simulator(Protocol[X]):
+    """A resettable, revertible simulator of environment states X."""
+
+    def reset(self, seed: int | None = None) -> X:
+        """Start an episode; returns the initial state."""
+        ...
+
+    def get_state(self) -> X:
+        """A snapshot of the current state that :meth:`set_state` accepts later."""
+        ...
+
+    def set_state(self, x: X) -> None:
+        """Revert to a snapshot taken earlier."""
+        ...
+
+    def step(self, action: Action) -> X:
+        """Apply a low-level action; returns the next state."""
+        ...
+
+    def available_actions(self) -> Sequence[Action]:
+        """The actions that may be passed to :meth:`step` in the current state."""
+        ...
+
+
+@runtime_checkable
+class Representation(Protocol[X]):
+    """α : X → S."""
+
+    @property
+    def vocabulary(self) -> Vocabulary: ...
+
+    def __call__(self, x: X) -> State: ...
+
+
+class InvalidActionError(Exception):
+    """Raised by a simulator's ``step`` for an action that is not available.
+
+    Deliberately not a CapverError: it is the agent's fault, recorded as a failed
+    execution by the executor, never shown to a user as a capver bug."""
+
+    def __init__(self, action: Any) -> None:
+        super().__init__(f"action {action!r} is not available in this state")
+        self.action = action
