@@ -62,6 +62,9 @@ class CapabilityModel:
     capability: Capability
     rules: tuple[Rule, ...]
     _cache: dict[State, Distribution] = field(default_factory=dict, repr=False, compare=False, hash=False)
+    _fcache: dict[State, tuple[tuple[State, float], ...]] = field(
+        default_factory=dict, repr=False, compare=False, hash=False
+    )
 
     @property
     def name(self) -> str:
@@ -91,9 +94,18 @@ class CapabilityModel:
     def prob(self, s: State, s_next: State) -> Fraction:
         return self.distribution(s).get(s_next, Fraction(0))
 
+    def float_distribution(self, s: State) -> tuple[tuple[State, float], ...]:
+        """Pr_h(· | s, c) as sorted (s′, float) pairs, cached: the hot path of query
+        synthesis, where exact rationals would dominate the run time."""
+        d = self._fcache.get(s)
+        if d is None:
+            d = tuple(sorted((s2, float(p)) for s2, p in self.distribution(s).items()))
+            self._fcache[s] = d
+        return d
+
     def covers(self, s: State) -> bool:
         """Some rule applies in s (s ∈ C_s's domain for this capability)."""
-        return any(r.condition.holds(s) for r in self.rules)
+        return bool(self.distribution(s))
 
     def admits(self, s: State, s_next: State) -> bool:
         """h_c ⊨ ⟨s, c, s′⟩: some matching rule has an effect leading to s′."""

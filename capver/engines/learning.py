@@ -1,0 +1,261 @@
+"""The MCQS learning loop (section 3, sections 3.2–3.3; appendix E of the paper
+describes it, the earlier version spells out initial-state sampling).
+
+Each iteration:
+
+1. samples an initial state x₀ among the environment states seen so far, with
+   weight n_max + 1 − N(s; D) for its symbolic state s (rarely tried states first);
+2. asks the query-synthesis method for a policy π from s₀ = α(x₀), given h∧, h∨,
+   D and the current ξ;
+3. executes the query ⟨x₀, π, n⟩: n times, revert to x₀ and follow π, one
+   capability execution at a time; every execution's transition is added to D
+   (and to the append-only file), h∧/h∨ are rebuilt incrementally, and π is told
+   whether the execution surprised (added a transition D lacked);
+4. stops on a budget (simulator steps, queries, wall-clock) or after ``patience``
+   consecutive queries with no new transition and no effect probability of h∧
+   moving by more than ``prob_tolerance`` (section 4.2: 25 queries, 5%).
+
+ξ is set from the number of queries since the last discovery of a new transition,
+ξ = min(ξ_cap, ξ_step · k) (section 4.2: "up to 10⁻⁵").
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from capver.agents.base import Agent
+from capver.engines.execution import Budget, Execution, execute
+from capver.engines.lattice import LatticeBuilder
+from capver.engines.mcqs import QUERY_METHODS
+from capver.engines.mcqs.base import SynthesisConfig, SynthesisInput
+from capver.envs.base import Representation, Simulator
+from capver.errors import CapverError
+from capver.logic.condition import LogicContext
+from capver.model.capability_model import CompoundModel
+from capver.model.dataset import TransitionDataset
+from capver.model.state import Capability, Transition
+
+
+class RecordSink(Protocol):
+    """Where every observation is persisted as it happens (the dataset file)."""
+
+    def write_capability(self, c: Capability) -> None: ...
+    def write(self, t: Transition, steps: int = 0, meta: dict[str, Any] | None = None) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """What is assessed: an agent acting in a simulator, seen through α."""
+
+    agent: Agent
+    sim: Simulator[Any]
+    alpha: Representation[Any]
+    capabilities: tuple[Capability, ...]
+    initial_states: tuple[Any, ...]
+    budget: Budget = Budget()
+
+
+@dataclass(frozen=True, slots=True)
+class LearnConfig:
+    method: str = "mcqs-s"
+    executions_per_query: int = 2
+    max_steps: int | None = None
+    max_queries: int | None = None
+    max_seconds: float | None = None
+    patience: int = 25
+    prob_tolerance: float = 0.05
+    xi_cap: float = 1e-5
+    xi_step: float = 1e-6
+    synthesis: SynthesisConfig = SynthesisConfig()
+
+    def __post_init__(self) -> None:
+        if self.method not in QUERY_METHODS:
+            raise CapverError(f"unknown method {self.method!r}; expected one of {sorted(QUERY_METHODS)}")
+        if self.executions_per_query < 1:
+            raise CapverError("executions_per_query must be ≥ 1")
+
+
+@dataclass(slots=True)
+class Progress:
+    queries: int = 0
+    executions: int = 0
+    failures: int = 0
+    steps: int = 0
+    unique_transitions: int = 0
+    since_change: int = 0
+    since_discovery: int = 0
+    stop_reason: str = ""
+    seconds: float = 0.0
+    curve: list[dict[str, float]] = field(default_factory=list)
+
+
+class Learner:
+    """Runs MCQS (or a baseline) on a :class:`Setting`."""
+
+    def __init__(
+        self,
+        ctx: LogicContext,
+        setting: Setting,
+        config: LearnConfig,
+        rng: np.random.Generator,
+        data: TransitionDataset | None = None,
+        sink: RecordSink | None = None,
+        grow: Callable[[Transition], Iterable[Capability]] | None = None,
+    ) -> None:
+        self.ctx = ctx
+        self.setting = setting
+        self.config = config
+        self.rng = rng
+        self.data = data if data is not None else TransitionDataset(ctx.vocab)
+        self.sink = sink
+        self.grow = grow
+        self.capabilities: dict[str, Capability] = {}
+        for c in setting.capabilities:
+            self._declare(c)
+        for name, c in list(self.data.capabilities.items()):
+            if name not in self.capabilities:
+                self.capabilities[name] = c
+        self.builder = LatticeBuilder(ctx, self.data)
+        self.synth = QUERY_METHODS[config.method](config.synthesis)
+        self.snapshots: dict[int, Any] = {}
+        for x in setting.initial_states:
+            self.snapshots.setdefault(setting.alpha(x), x)
+        self.progress = Progress(unique_transitions=sum(1 for _ in self.data.unique_transitions()))
+        self._start = time.monotonic()
+
+    # -- the loop -------------------------------------------------------------------
+    @property
+    def h_and(self) -> CompoundModel:
+        return self.builder.pessimistic
+
+    @property
+    def h_or(self) -> CompoundModel:
+        return self.builder.optimistic
+
+    def xi(self) -> float:
+        return min(self.config.xi_cap, self.config.xi_step * self.progress.since_discovery)
+
+    def run(self, on_query: Callable[["Learner"], None] | None = None) -> Progress:
+        while not self._should_stop():
+            self.query()
+            if on_query is not None:
+                on_query(self)
+        self.progress.seconds = time.monotonic() - self._start
+        return self.progress
+
+    def _should_stop(self) -> bool:
+        cfg, p = self.config, self.progress
+        if cfg.max_steps is not None and p.steps >= cfg.max_steps:
+            p.stop_reason = f"step budget {cfg.max_steps}"
+        elif cfg.max_queries is not None and p.queries >= cfg.max_queries:
+            p.stop_reason = f"query budget {cfg.max_queries}"
+        elif cfg.max_seconds is not None and time.monotonic() - self._start >= cfg.max_seconds:
+            p.stop_reason = f"time budget {cfg.max_seconds}s"
+        elif cfg.patience and p.since_change >= cfg.patience:
+            p.stop_reason = f"converged: {cfg.patience} queries without a new transition or a >{cfg.prob_tolerance:.0%} probability change"
+        else:
+            return False
+        return True
+
+    def sample_initial_state(self) -> tuple[int, Any]:
+        """x₀ with weight n_max + 1 − N(s; D) over the symbolic states seen so far."""
+        states = sorted(self.snapshots)
+        counts = np.array([self.data.count_s(s) for s in states], dtype=float)
+        w = counts.max() + 1.0 - counts
+        i = int(self.rng.choice(len(states), p=w / w.sum()))
+        return states[i], self.snapshots[states[i]]
+
+    def synthesis_input(self) -> SynthesisInput:
+        return SynthesisInput(self.h_and, self.h_or, self.data, tuple(self.capabilities), self.xi())
+
+    def query(self) -> None:
+        """Synthesize and execute one query ⟨x₀, π, n⟩."""
+        p = self.progress
+        before = self.h_and
+        log_start = self.data.log_position
+        unique_before = p.unique_transitions
+        s0, x0 = self.sample_initial_state()
+        policy = self.synth.synthesize(s0, self.synthesis_input(), self.rng)
+        for _ in range(self.config.executions_per_query):
+            x, s, surprised = x0, s0, False
+            step = 0
+            while True:
+                c = policy.next(s, step, surprised, self.synthesis_input())
+                if c is None:
+                    break
+                ex = self._execute(c, x)
+                surprised = self._observe(ex)
+                x = self.setting.sim.get_state()
+                s = ex.transition.s_next
+                self.snapshots.setdefault(s, x)
+                step += 1
+                if self._budget_hit():
+                    break
+            if self._budget_hit():
+                break
+        p.queries += 1
+        new_transitions = p.unique_transitions > unique_before
+        moved = self._max_probability_change(before, log_start)
+        if new_transitions:
+            p.since_discovery = 0
+        else:
+            p.since_discovery += 1
+        if new_transitions or moved > self.config.prob_tolerance:
+            p.since_change = 0
+        else:
+            p.since_change += 1
+
+    def _budget_hit(self) -> bool:
+        cfg = self.config
+        return (cfg.max_steps is not None and self.progress.steps >= cfg.max_steps) or (
+            cfg.max_seconds is not None and time.monotonic() - self._start >= cfg.max_seconds
+        )
+
+    def _execute(self, c: str, x: Any) -> Execution:
+        st = self.setting
+        return execute(st.agent, st.sim, st.alpha, self.capabilities[c], x, self.rng, st.budget)
+
+    def _observe(self, ex: Execution) -> bool:
+        """Add an execution to D (and the file); True if its transition is new."""
+        p = self.progress
+        t = ex.transition
+        p.executions += 1
+        p.steps += ex.steps
+        if ex.failed:
+            p.failures += 1
+        new = self.data.count(t.s, t.c, t.s_next) == 0
+        self.data.add(t, steps=ex.steps)
+        if self.sink is not None:
+            meta = {"failure": ex.failure} if ex.failed else None
+            self.sink.write(t, steps=ex.steps, meta=meta)
+        if new:
+            p.unique_transitions += 1
+            if self.grow is not None:
+                for c in self.grow(t):
+                    self._declare(c)
+        self.builder.update()
+        return new
+
+    def _declare(self, c: Capability) -> None:
+        if c.name in self.capabilities:
+            return
+        self.capabilities[c.name] = c
+        if self.data.declare(c) and self.sink is not None:
+            self.sink.write_capability(c)
+
+    def _max_probability_change(self, before: CompoundModel, log_start: int) -> float:
+        """The largest change of Pr_{h∧}(s′|s,c) over the (c, s) pairs this query
+        touched (section 4.2's "effect probability changing by more than 5%")."""
+        after = self.h_and
+        worst = 0.0
+        for c, s in set(self.data.changes_since(log_start)):
+            old = before.distribution(s, c)
+            new = after.distribution(s, c)
+            for s2 in set(old) | set(new):
+                worst = max(worst, abs(float(old.get(s2, 0)) - float(new.get(s2, 0))))
+        return worst

@@ -1,0 +1,61 @@
+"""Queries ⟨x₀, π, n⟩ (section 3.2, Definition "query") and the interface every
+query-synthesis method implements.
+
+A query policy is consulted after every capability execution with the symbolic
+state actually observed, so its execution adapts to outcomes (section 3.3);
+``surprised`` tells it that the last execution produced a transition that was not
+in D before, i.e. h∧/h∨ have changed and a plan made on the old models is stale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from capver.engines.mcts import MCTSConfig
+from capver.model.capability_model import CompoundModel
+from capver.model.dataset import TransitionDataset
+
+
+@dataclass(frozen=True, slots=True)
+class SynthesisInput:
+    """Everything a synthesizer may look at when it builds or revises a query."""
+
+    h_and: CompoundModel
+    h_or: CompoundModel
+    data: TransitionDataset
+    capabilities: tuple[str, ...]
+    xi: float
+
+
+class QueryPolicy(Protocol):
+    """π: S → C for one query; None ends the execution."""
+
+    def next(self, s: int, step: int, surprised: bool, current: SynthesisInput) -> str | None: ...
+
+
+class QuerySynthesizer(Protocol):
+    name: str
+
+    def synthesize(self, s0: int, inp: SynthesisInput, rng: np.random.Generator) -> QueryPolicy: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SynthesisConfig:
+    """Hyper-parameters shared by the MCQS variants."""
+
+    mcts: MCTSConfig = MCTSConfig(iterations=100, horizon=10, exploration=1.0, backup="max")
+    random_length: int = 30  # Random Query baseline: 30-capability sequences
+
+
+class SequencePolicy:
+    """A fixed capability sequence (the Random Query baseline)."""
+
+    def __init__(self, seq: Sequence[str]) -> None:
+        self.seq = tuple(seq)
+
+    def next(self, s: int, step: int, surprised: bool, current: SynthesisInput) -> str | None:
+        return self.seq[step] if step < len(self.seq) else None

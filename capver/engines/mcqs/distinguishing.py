@@ -1,0 +1,139 @@
+"""The distinguishing MDP P†(s₀, h₁, h₂) of section 3.2 (Definition "distinguishing
+MDP"), its rewards δ_TV and δ_SD, and the ξ revisitation bonus of section 3.3.
+
+Meta-states ⟨ρ₁, ρ₂⟩ are pairs of predicted state distributions; a capability c
+moves each by its own model, τ_c^{h}(ρ)(s′) = Σ_s Pr_h(s′|s,c) ρ(s).
+
+Two readings are fixed here because the paper leaves them open:
+
+* Mass that a model cannot move — no rule of c matches s, Pr_h(·|s,c) = 0 — goes to
+  an absorbing sink ⊥_k of model k (:data:`SINK1`, :data:`SINK2`), so that "h₁
+  says nothing, h₂ predicts an outcome" is full disagreement (δ_TV = 1) rather than
+  lost mass.
+* The ξ bonus: "MCQS assigns probability 1 − ξ·Pr_m(s,c) to the observed effect
+  distribution and ξ·Pr_m(s,c) to unseen distinguishing effects", with
+  Pr_m(s,c) = 1/(1 + |D_SC(s,c)|).  The unseen mass goes to ⊥₁ under h₁ only, so
+  when ρ₁ = ρ₂ = ρ and c was tried in every s ∈ supp(ρ) the reward is exactly
+  Σ_s ρ(s)·ξ/(|D_SC(s,c)| + 1) (Lemma 2 of appendix A.2).
+
+Distributions are tuples of (state, mass) sorted by state, with float masses (the
+hot path); masses below :data:`PRUNE` are dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from capver.model.capability_model import CompoundModel
+from capver.model.dataset import TransitionDataset
+
+SINK1 = -1
+"""⊥₁: where h₁ sends mass it cannot move, and the ξ mass of unseen effects."""
+SINK2 = -2
+"""⊥₂: where h₂ sends mass it cannot move."""
+PRUNE = 1e-12
+
+Dist = tuple[tuple[int, float], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MetaState:
+    """⟨ρ₁, ρ₂⟩."""
+
+    rho1: Dist
+    rho2: Dist
+
+    @staticmethod
+    def point(s: int) -> "MetaState":
+        return MetaState(((s, 1.0),), ((s, 1.0),))
+
+    @property
+    def settled(self) -> bool:
+        """All mass is in the sinks: nothing further can be distinguished."""
+        return all(s < 0 for s, _ in self.rho1) and all(s < 0 for s, _ in self.rho2)
+
+
+def delta_tv(rho1: Dist, rho2: Dist) -> float:
+    """δ_TV(ρ₁, ρ₂) = ½ Σ_s |ρ₁(s) − ρ₂(s)|."""
+    d2 = dict(rho2)
+    total = 0.0
+    for s, p in rho1:
+        total += abs(p - d2.pop(s, 0.0))
+    total += sum(d2.values())
+    return 0.5 * total
+
+
+def delta_sd(rho1: Dist, rho2: Dist) -> float:
+    """δ_SD(ρ₁, ρ₂) = Σ_{s ∈ Δ(ρ₁,ρ₂)} ½ρ₁(s) + ½ρ₂(s), Δ the symmetric difference
+    of the supports."""
+    s1 = {s for s, p in rho1 if p > 0}
+    s2 = {s for s, p in rho2 if p > 0}
+    diff = s1 ^ s2
+    return sum(0.5 * p for s, p in rho1 if s in diff) + sum(0.5 * p for s, p in rho2 if s in diff)
+
+
+class DistinguishingMDP:
+    """P†(·, h₁, h₂) for fixed models and dataset (h₁ = h∧, h₂ = h∨ in MCQS)."""
+
+    def __init__(
+        self,
+        h1: CompoundModel,
+        h2: CompoundModel,
+        data: TransitionDataset,
+        capabilities: Sequence[str],
+        xi: float = 0.0,
+    ) -> None:
+        self.h1 = h1
+        self.h2 = h2
+        self.data = data
+        self.capabilities = tuple(capabilities)
+        self.xi = xi
+
+    def missing_mass(self, s: int, c: str) -> float:
+        """ξ·Pr_m(s, c) with Pr_m(s, c) = 1/(1 + |D_SC(s, c)|)."""
+        if self.xi == 0.0:
+            return 0.0
+        return self.xi / (1 + self.data.count_sc(s, c))
+
+    def step_one(self, rho: Dist, c: str, which: int) -> Dist:
+        """τ_c^{h_which}(ρ) with sinks (and the ξ mass for h₁)."""
+        model = (self.h1 if which == 1 else self.h2).get(c)
+        sink = SINK1 if which == 1 else SINK2
+        out: dict[int, float] = {}
+        for s, p in rho:
+            if s < 0:
+                out[s] = out.get(s, 0.0) + p
+                continue
+            dist = model.float_distribution(s) if model is not None else ()
+            if not dist:
+                out[sink] = out.get(sink, 0.0) + p
+                continue
+            keep = p
+            if which == 1:
+                m = self.missing_mass(s, c)
+                if m:
+                    out[SINK1] = out.get(SINK1, 0.0) + p * m
+                    keep = p * (1.0 - m)
+            for s2, q in dist:
+                out[s2] = out.get(s2, 0.0) + keep * q
+        return tuple(sorted((s, p) for s, p in out.items() if p > PRUNE))
+
+    def step(self, meta: MetaState, c: str) -> MetaState:
+        """T†(⟨ρ₁, ρ₂⟩, c)."""
+        return MetaState(self.step_one(meta.rho1, c, 1), self.step_one(meta.rho2, c, 2))
+
+    def reward(self, meta: MetaState) -> float:
+        """R†(⟨ρ₁, ρ₂⟩) = δ_TV(ρ₁, ρ₂)."""
+        return delta_tv(meta.rho1, meta.rho2)
+
+    def valid_capabilities(self, s: int) -> list[str]:
+        """C_s: capabilities with a rule that matches s in h₁ or h₂.  A capability
+        never observed at all has no rules yet; its optimistic model is vacuous, so
+        it is treated as valid everywhere (otherwise it could never be tried)."""
+        out = []
+        for c in self.capabilities:
+            m1, m2 = self.h1.get(c), self.h2.get(c)
+            if (m2 is None or not m2.rules) or m2.covers(s) or (m1 is not None and m1.covers(s)):
+                out.append(c)
+        return out

@@ -1,0 +1,125 @@
+"""MCQS-S, sample-based MCQS with set-of-support factorisation (section 3.2,
+Fig. 3(c)).
+
+Tree nodes hold single symbolic states.  At state s only the valid capabilities C_s
+are tried; a successor is sampled from ½Pr_{h∧}(·|s,c) + ½Pr_{h∨}(·|s,c) (with the
+ξ mass and the sinks of :mod:`capver.engines.mcqs.distinguishing`); entering a
+state in the symmetric difference Δ of the two predicted supports earns reward 1
+and ends the branch (it falsifies one model, so it need not be propagated),
+otherwise 0.  The expected reward is exactly δ_SD.  Q(s, c) = R + Σ Pr(s′) V(s′)
+is estimated from the observed successors (mean backup).
+
+The query policy is the tree itself: after each execution the child for the
+observed state is looked up; when it is missing, or the execution surprised, the
+remaining horizon is re-planned from the observed state.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections.abc import Hashable, Sequence
+
+import numpy as np
+
+from capver.engines.mcqs.base import SynthesisConfig, SynthesisInput
+from capver.engines.mcqs.distinguishing import SINK1, SINK2, DistinguishingMDP
+from capver.engines.mcts import MCTS, MCTSConfig, Node
+
+
+class _SampleProblem:
+    def __init__(self, mdp: DistinguishingMDP) -> None:
+        self.mdp = mdp
+        self._cache: dict[tuple[int, str], tuple[list[int], list[float], frozenset[int]]] = {}
+        self._valid: dict[int, list[str]] = {}
+
+    def actions(self, s: int) -> Sequence[str]:
+        if s < 0:
+            return ()
+        valid = self._valid.get(s)
+        if valid is None:
+            valid = self._valid[s] = self.mdp.valid_capabilities(s)
+        return valid
+
+    def _mixture(self, s: int, c: str) -> tuple[list[int], list[float], frozenset[int]]:
+        hit = self._cache.get((s, c))
+        if hit is not None:
+            return hit
+        point = ((s, 1.0),)
+        r1 = dict(self.mdp.step_one(point, c, 1))
+        r2 = dict(self.mdp.step_one(point, c, 2))
+        support = sorted(set(r1) | set(r2))
+        cdf = list(itertools.accumulate(0.5 * r1.get(x, 0.0) + 0.5 * r2.get(x, 0.0) for x in support))
+        delta = frozenset(set(r1) ^ set(r2))
+        out = (support, cdf, delta)
+        self._cache[(s, c)] = out
+        return out
+
+    def transition(self, s: int, a: str, rng: np.random.Generator) -> tuple[int, float, bool]:
+        support, cdf, delta = self._mixture(s, a)
+        i = bisect.bisect_right(cdf, rng.random() * cdf[-1])
+        s2 = support[min(i, len(support) - 1)]
+        if s2 in delta or s2 in (SINK1, SINK2):
+            return s2, 1.0, True
+        return s2, 0.0, False
+
+    def key(self, s: int) -> Hashable:
+        return s
+
+
+def plan_sampled(
+    s0: int, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator
+) -> tuple[MCTS[int, str], Node[int, str]]:
+    mdp = DistinguishingMDP(inp.h_and, inp.h_or, inp.data, inp.capabilities, inp.xi)
+    engine: MCTS[int, str] = MCTS(_SampleProblem(mdp), config, rng)
+    return engine, engine.search(s0)
+
+
+class SampledPolicy:
+    def __init__(self, engine: MCTS[int, str], root: Node[int, str], config: MCTSConfig, rng: np.random.Generator) -> None:
+        self.root = (engine, root)
+        self.engine = engine
+        self.node: Node[int, str] | None = root
+        self.offset = 0
+        self.config = config
+        self.rng = rng
+        self.last: str | None = None
+
+    def next(self, s: int, step: int, surprised: bool, current: SynthesisInput) -> str | None:
+        remaining = self.config.horizon - step
+        if remaining <= 0:
+            return None
+        if step == 0:
+            # A new execution of the query starts from the root again.
+            self.engine, self.node, self.last = self.root[0], self.root[1], None
+        node = self.node
+        if step > 0 and node is not None and self.last is not None:
+            edge = node.edges.get(self.last)
+            node = edge.children.get(s) if edge is not None else None
+        if surprised or node is None or not node.edges:
+            cfg = MCTSConfig(
+                iterations=self.config.iterations,
+                horizon=remaining,
+                exploration=self.config.exploration,
+                backup="mean",
+                rollout=self.config.rollout,
+            )
+            self.engine, node = plan_sampled(s, current, cfg, self.rng)
+            if not node.edges:
+                return None
+        self.node = node
+        self.last = self.engine.best_action(node, explore=True)
+        return self.last
+
+
+class MCQSSampled:
+    name = "mcqs-s"
+
+    def __init__(self, config: SynthesisConfig = SynthesisConfig()) -> None:
+        self.config = config
+
+    def synthesize(self, s0: int, inp: SynthesisInput, rng: np.random.Generator) -> SampledPolicy:
+        cfg = self.config.mcts
+        cfg = MCTSConfig(cfg.iterations, cfg.horizon, cfg.exploration, "mean", cfg.rollout)
+        engine, root = plan_sampled(s0, inp, cfg, rng)
+        return SampledPolicy(engine, root, cfg, rng)

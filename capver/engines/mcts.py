@@ -1,0 +1,221 @@
+"""One Monte Carlo tree search engine (UCT, Kocsis & Szepesvári 2006) shared by
+MCQS-E, MCQS-S (section 3.2) and the MCTS planner baselines.
+
+Selection, expansion and policy extraction all pick
+``argmax_c UCT(n, c) = Q(n, c) + λ_uct·sqrt(ln N(n) / N(n, c))`` (section 3.2: the
+query keeps the exploration bonus "to encourage policies targeting rarely explored
+branches"); with ``prior`` given, the pUCT rule
+``Q + λ·P(n, c)·sqrt(N(n)) / (1 + N(n, c))`` is used instead (MCTS-U).
+
+Two backups:
+
+* ``"max"`` — MCQS-E's best disagreement along the path,
+  Q(n, c) = max(r(T(n, c)), V(T(n, c))), V(n) = max_c Q(n, c); meant for
+  deterministic transitions (meta-states of the distinguishing MDP);
+* ``"mean"`` — the Monte Carlo average of sampled returns
+  Q(n, c) = mean[r + G(child)], i.e. R(s) + Σ_{s′} Pr(s′|s,c) V(s′) estimated from
+  the observed successors (MCQS-S, and the planners).
+
+Nodes are keyed by :meth:`SearchProblem.key` of their state, per parent edge, so a
+stochastic edge has one child per observed successor.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, Protocol, TypeVar
+
+import numpy as np
+
+S = TypeVar("S")
+A = TypeVar("A")
+
+
+class SearchProblem(Protocol[S, A]):
+    """What the engine needs of a (possibly stochastic) MDP."""
+
+    def actions(self, s: S) -> Sequence[A]:
+        """Actions available in s (empty: s is terminal)."""
+        ...
+
+    def transition(self, s: S, a: A, rng: np.random.Generator) -> tuple[S, float, bool]:
+        """Sample (s′, reward of entering s′, s′ is terminal)."""
+        ...
+
+    def key(self, s: S) -> Hashable:
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class MCTSConfig:
+    iterations: int = 200
+    horizon: int = 10
+    exploration: float = 1.0  # λ_uct
+    backup: str = "max"  # "max" or "mean"
+    rollout: bool = True  # random rollout below a new leaf (else the leaf is worth 0)
+
+    def __post_init__(self) -> None:
+        if self.backup not in ("max", "mean"):
+            raise ValueError(f"backup must be 'max' or 'mean', got {self.backup!r}")
+        if self.iterations < 1 or self.horizon < 1:
+            raise ValueError("iterations and horizon must be positive")
+
+
+@dataclass(slots=True)
+class Edge(Generic[S, A]):
+    visits: int = 0
+    total: float = 0.0
+    best: float = 0.0
+    reward: float = 0.0
+    children: dict[Hashable, "Node[S, A]"] = field(default_factory=dict)
+
+    def q(self, backup: str) -> float:
+        if self.visits == 0:
+            return 0.0
+        return self.best if backup == "max" else self.total / self.visits
+
+
+@dataclass(slots=True)
+class Node(Generic[S, A]):
+    state: S
+    depth: int
+    terminal: bool = False
+    visits: int = 0
+    value: float = 0.0  # V(n) for the max backup: best value seen below n
+    untried: list[A] = field(default_factory=list)
+    edges: dict[A, Edge[S, A]] = field(default_factory=dict)
+    order: list[A] = field(default_factory=list)
+
+
+class MCTS(Generic[S, A]):
+    """UCT search over a :class:`SearchProblem` from one root state."""
+
+    def __init__(
+        self,
+        problem: SearchProblem[S, A],
+        config: MCTSConfig,
+        rng: np.random.Generator,
+        prior: Callable[[S, A], float] | None = None,
+    ) -> None:
+        self.problem = problem
+        self.config = config
+        self.rng = rng
+        self.prior = prior
+        self.nodes_created = 0
+
+    def new_node(self, s: S, depth: int, terminal: bool = False) -> Node[S, A]:
+        self.nodes_created += 1
+        acts: list[A] = [] if terminal or depth >= self.config.horizon else list(self.problem.actions(s))
+        # Untried actions are expanded in a random order so that ties between equally
+        # unexplored capabilities are not always broken the same way.
+        order = [acts[i] for i in self.rng.permutation(len(acts))] if acts else []
+        return Node(s, depth, terminal or not acts, untried=order, order=list(acts))
+
+    def search(self, root_state: S, root: Node[S, A] | None = None) -> Node[S, A]:
+        root = root if root is not None else self.new_node(root_state, 0)
+        for _ in range(self.config.iterations):
+            self._iterate(root)
+            if root.terminal:
+                break
+        return root
+
+    def uct(self, node: Node[S, A], a: A) -> float:
+        e = node.edges[a]
+        q = e.q(self.config.backup)
+        lam = self.config.exploration
+        if self.prior is not None:
+            return q + lam * self.prior(node.state, a) * math.sqrt(max(node.visits, 1)) / (1 + e.visits)
+        if e.visits == 0:
+            return math.inf
+        return q + lam * math.sqrt(math.log(max(node.visits, 1)) / e.visits)
+
+    def best_action(self, node: Node[S, A], explore: bool = True) -> A | None:
+        """argmax UCT (with ``explore``) or argmax Q among the expanded actions."""
+        if not node.edges:
+            return None
+        if explore:
+            return max(node.edges, key=lambda a: (self.uct(node, a), -node.order.index(a)))
+        return max(node.edges, key=lambda a: (node.edges[a].q(self.config.backup), -node.order.index(a)))
+
+    def _select(self, node: Node[S, A]) -> A:
+        if node.untried and self.prior is None:
+            return node.untried.pop()
+        if node.untried:
+            a = node.untried.pop()
+            node.edges.setdefault(a, Edge())
+            # pUCT scores every action from the start: expand the best-scoring one.
+            for b in node.untried:
+                node.edges.setdefault(b, Edge())
+            node.untried.clear()
+            return max(node.edges, key=lambda x: (self.uct(node, x), -node.order.index(x)))
+        return max(node.edges, key=lambda a: (self.uct(node, a), -node.order.index(a)))
+
+    def _iterate(self, root: Node[S, A]) -> None:
+        cfg = self.config
+        path: list[tuple[Node[S, A], A, Edge[S, A], float]] = []
+        node = root
+        while not node.terminal:
+            a = self._select(node)
+            edge = node.edges.setdefault(a, Edge())
+            s2, r, term = self.problem.transition(node.state, a, self.rng)
+            k = self.problem.key(s2)
+            child = edge.children.get(k)
+            fresh = child is None
+            if child is None:
+                child = self.new_node(s2, node.depth + 1, term)
+                edge.children[k] = child
+            path.append((node, a, edge, r))
+            node = child
+            if fresh:
+                break
+        tail = self._rollout(node) if cfg.rollout and not node.terminal else 0.0
+        below = tail
+        node.visits += 1
+        if cfg.backup == "max":
+            node.value = max(node.value, below)
+        for parent, _a, edge, r in reversed(path):
+            edge.visits += 1
+            parent.visits += 1
+            if cfg.backup == "max":
+                child_best = max(below, r)
+                edge.best = max(edge.best, child_best)
+                edge.total += child_best
+                parent.value = max(parent.value, edge.best)
+                below = parent.value
+            else:
+                g = r + below
+                edge.total += g
+                below = g
+
+    def _rollout(self, node: Node[S, A]) -> float:
+        s, depth = node.state, node.depth
+        acc = 0.0
+        while depth < self.config.horizon:
+            acts = self.problem.actions(s)
+            if not acts:
+                break
+            a = acts[int(self.rng.integers(len(acts)))]
+            s, r, term = self.problem.transition(s, a, self.rng)
+            acc = max(acc, r) if self.config.backup == "max" else acc + r
+            depth += 1
+            if term:
+                break
+        return acc
+
+    def principal_path(self, root: Node[S, A], explore: bool = True) -> list[A]:
+        """The actions along argmax-UCT children (most visited successor at chance
+        nodes), down to the last expanded node."""
+        out: list[A] = []
+        node = root
+        while node.edges:
+            a = self.best_action(node, explore)
+            if a is None:
+                break
+            out.append(a)
+            edge = node.edges[a]
+            if not edge.children:
+                break
+            node = max(edge.children.values(), key=lambda n: n.visits)
+        return out
