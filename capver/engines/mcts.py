@@ -55,6 +55,10 @@ class MCTSConfig:
     exploration: float = 1.0  # λ_uct
     backup: str = "max"  # "max" or "mean"
     rollout: bool = True  # random rollout below a new leaf (else the leaf is worth 0)
+    # γ: values from deeper down are worth γ per step.  Queries cost simulator steps,
+    # so among equally informative queries MCQS prefers the shorter (γ < 1); γ = 1
+    # is the paper's undiscounted backup.
+    discount: float = 1.0
 
     def __post_init__(self) -> None:
         if self.backup not in ("max", "mean"):
@@ -178,6 +182,7 @@ class MCTS(Generic[S, A]):
         for parent, _a, edge, r in reversed(path):
             edge.visits += 1
             parent.visits += 1
+            below *= cfg.discount
             if cfg.backup == "max":
                 child_best = max(below, r)
                 edge.best = max(edge.best, child_best)
@@ -192,13 +197,15 @@ class MCTS(Generic[S, A]):
     def _rollout(self, node: Node[S, A]) -> float:
         s, depth = node.state, node.depth
         acc = 0.0
+        weight = 1.0
         while depth < self.config.horizon:
             acts = self.problem.actions(s)
             if not acts:
                 break
             a = acts[int(self.rng.integers(len(acts)))]
             s, r, term = self.problem.transition(s, a, self.rng)
-            acc = max(acc, r) if self.config.backup == "max" else acc + r
+            acc = max(acc, weight * r) if self.config.backup == "max" else acc + weight * r
+            weight *= self.config.discount
             depth += 1
             if term:
                 break

@@ -47,7 +47,7 @@ class QuerySynthesizer(Protocol):
 class SynthesisConfig:
     """Hyper-parameters shared by the MCQS variants."""
 
-    mcts: MCTSConfig = MCTSConfig(iterations=100, horizon=10, exploration=1.0, backup="max")
+    mcts: MCTSConfig = MCTSConfig(iterations=100, horizon=10, exploration=1.0, backup="max", discount=0.95)
     random_length: int = 30  # Random Query baseline: 30-capability sequences
 
 

@@ -36,9 +36,12 @@ class _MetaProblem:
 
 
 def plan_exact(
-    s0: int, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator
+    s0: int, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator, explore: bool = True
 ) -> tuple[list[str], float, Node[MetaState, str]]:
-    """Search P†(s₀, h∧, h∨); returns (capability path, its value, the root)."""
+    """Search P†(s₀, h∧, h∨); returns (capability path, its value, the root).
+
+    With ``explore`` the path follows argmax UCT as the paper prescribes for policy
+    extraction; without, argmax Q (the greedy optimum of the search)."""
     mdp = DistinguishingMDP(inp.h_and, inp.h_or, inp.data, inp.capabilities, inp.xi)
     engine: MCTS[MetaState, str] = MCTS(_MetaProblem(mdp), config, rng)
     root = engine.search(MetaState.point(s0))
@@ -48,7 +51,7 @@ def plan_exact(
     # Follow argmax-UCT (the paper keeps the exploration bonus in the query) and stop
     # at the first edge whose disagreement reaches the path's best value.
     while node.edges:
-        a = engine.best_action(node, explore=True)
+        a = engine.best_action(node, explore=explore)
         if a is None:
             break
         edge = node.edges[a]
@@ -88,6 +91,7 @@ class ExactPolicy:
                 exploration=self.config.exploration,
                 backup="max",
                 rollout=self.config.rollout,
+                discount=self.config.discount,
             )
             self.plan, value, _ = plan_exact(s, current, cfg, self.rng)
             self.offset = step

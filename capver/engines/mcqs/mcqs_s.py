@@ -103,6 +103,7 @@ class SampledPolicy:
                 exploration=self.config.exploration,
                 backup="mean",
                 rollout=self.config.rollout,
+                discount=self.config.discount,
             )
             self.engine, node = plan_sampled(s, current, cfg, self.rng)
             if not node.edges:
@@ -120,6 +121,6 @@ class MCQSSampled:
 
     def synthesize(self, s0: int, inp: SynthesisInput, rng: np.random.Generator) -> SampledPolicy:
         cfg = self.config.mcts
-        cfg = MCTSConfig(cfg.iterations, cfg.horizon, cfg.exploration, "mean", cfg.rollout)
+        cfg = MCTSConfig(cfg.iterations, cfg.horizon, cfg.exploration, "mean", cfg.rollout, cfg.discount)
         engine, root = plan_sampled(s0, inp, cfg, rng)
         return SampledPolicy(engine, root, cfg, rng)

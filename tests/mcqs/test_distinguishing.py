@@ -1,0 +1,153 @@
+"""Distinguishing MDP, δ_TV / δ_SD, the ξ bonus (Lemma 2 of appendix A.2) and the
+MCTS engine on tiny problems whose optimal query is known by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from capver.engines.generate import propositional_vocabulary, random_model, sample_dataset
+from capver.engines.lattice import LatticeBuilder
+from capver.engines.mcqs.base import SynthesisInput
+from capver.engines.mcqs.distinguishing import SINK1, DistinguishingMDP, MetaState, delta_sd, delta_tv
+from capver.engines.mcqs.mcqs_e import plan_exact
+from capver.engines.mcqs.mcqs_s import plan_sampled
+from capver.engines.mcts import MCTS, MCTSConfig
+from capver.logic.condition import LogicContext
+from capver.model.dataset import TransitionDataset
+from capver.model.state import Transition
+
+dists = st.dictionaries(st.integers(0, 7), st.floats(0.01, 1.0), min_size=1, max_size=6).map(
+    lambda d: tuple(sorted((s, p / sum(d.values())) for s, p in d.items()))
+)
+
+
+@given(dists, dists)
+def test_delta_tv_and_sd_are_bounded_symmetric_and_ordered(r1, r2) -> None:
+    tv, sd = delta_tv(r1, r2), delta_sd(r1, r2)
+    assert 0.0 <= sd <= tv + 1e-12 <= 1.0 + 1e-9
+    assert tv == pytest.approx(delta_tv(r2, r1))
+    assert sd == pytest.approx(delta_sd(r2, r1))
+    assert delta_tv(r1, r1) == 0.0 and delta_sd(r1, r1) == 0.0
+
+
+def test_delta_values_by_hand() -> None:
+    assert delta_tv(((1, 0.5), (2, 0.5)), ((1, 1.0),)) == pytest.approx(0.5)
+    assert delta_sd(((1, 0.5), (2, 0.5)), ((1, 1.0),)) == pytest.approx(0.25)
+    assert delta_tv(((1, 1.0),), ((2, 1.0),)) == pytest.approx(1.0)
+    assert delta_sd(((1, 1.0),), ((2, 1.0),)) == pytest.approx(1.0)
+    # Same support, different masses: TV sees it, SD does not.
+    assert delta_tv(((1, 0.25), (2, 0.75)), ((1, 0.75), (2, 0.25))) == pytest.approx(0.5)
+    assert delta_sd(((1, 0.25), (2, 0.75)), ((1, 0.75), (2, 0.25))) == 0.0
+
+
+def _setup(transitions: list[tuple[int, str, int]], n_atoms: int = 2):
+    vocab = propositional_vocabulary(n_atoms)
+    ctx = LogicContext(vocab)
+    data = TransitionDataset(vocab)
+    for s, c, s2 in transitions:
+        data.add(Transition(s, c, s2))
+    b = LatticeBuilder(ctx, data)
+    return ctx, data, b
+
+
+@given(st.integers(0, 2**32 - 1), st.floats(0.0, 0.5))
+def test_lemma2_reward_is_the_revisitation_bonus(seed: int, xi: float) -> None:
+    """ρ₀ = ρ₁ = ρ and c tried in every s ∈ supp(ρ) ⇒ R = Σ ρ(s)·ξ/(|D_SC(s,c)|+1)."""
+    rng = np.random.default_rng(seed)
+    vocab = propositional_vocabulary(4)
+    ctx = LogicContext(vocab)
+    truth = random_model(ctx, rng, n_capabilities=2, total=True)
+    data = sample_dataset(truth, rng, 60, n_states=6)
+    b = LatticeBuilder(ctx, data)
+    mdp = DistinguishingMDP(b.pessimistic, b.optimistic, data, list(truth), xi)
+    c = "c0"
+    tried = sorted(data.states_of(c))
+    k = int(rng.integers(1, len(tried) + 1))
+    support = sorted(rng.choice(tried, size=k, replace=False).tolist())
+    w = rng.random(k) + 0.1
+    rho = tuple((s, float(p)) for s, p in zip(support, w / w.sum()))
+    reward = mdp.reward(mdp.step(MetaState(rho, rho), c))
+    expected = sum(p * xi / (data.count_sc(s, c) + 1) for s, p in rho)
+    assert reward == pytest.approx(expected, abs=1e-12)
+
+
+def test_untried_pair_is_full_disagreement_and_unseen_mass_goes_to_sink() -> None:
+    ctx, data, b = _setup([(0, "c0", 1), (1, "c1", 3), (2, "c1", 2)])
+    mdp = DistinguishingMDP(b.pessimistic, b.optimistic, data, ["c0", "c1"], xi=0.0)
+    nxt = mdp.step(MetaState.point(0), "c1")
+    # h∧ knows nothing of c1 at s=0; h∨ averages its two rules (+p1, no-op).
+    assert dict(nxt.rho1) == {SINK1: 1.0}
+    assert dict(nxt.rho2) == pytest.approx({0: 0.5, 2: 0.5})
+    assert mdp.reward(nxt) == pytest.approx(1.0)
+    agree = mdp.step(MetaState.point(0), "c0")
+    assert agree.rho1 == agree.rho2 == ((1, 1.0),)
+    mdp_xi = DistinguishingMDP(b.pessimistic, b.optimistic, data, ["c0", "c1"], xi=0.2)
+    assert mdp_xi.reward(mdp_xi.step(MetaState.point(0), "c0")) == pytest.approx(0.2 / 2)
+
+
+def _depth2_instance():
+    # Every capability was tried at s=0 with identical predictions; the only
+    # disagreement is c2 at s=1, reachable only through c0.
+    return _setup([(0, "c0", 1), (0, "c1", 0), (0, "c2", 0), (1, "c0", 1), (1, "c1", 1)])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_mcqs_e_finds_the_hand_solved_depth_two_query(seed: int) -> None:
+    ctx, data, b = _depth2_instance()
+    inp = SynthesisInput(b.pessimistic, b.optimistic, data, ("c0", "c1", "c2"), 0.0)
+    cfg = MCTSConfig(iterations=60, horizon=3, discount=0.95)
+    path, value, _ = plan_exact(0, inp, cfg, np.random.default_rng(seed), explore=False)
+    assert value == pytest.approx(0.95)  # disagreement 1, one step deep
+    assert path == ["c0", "c2"]
+    # The query the paper executes keeps the exploration bonus: it may wander, but it
+    # still ends where the disagreement is.
+    explored, _, _ = plan_exact(0, inp, cfg, np.random.default_rng(seed), explore=True)
+    assert explored[-1] == "c2" and explored[0] == "c0"
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_mcqs_s_prefers_the_informative_first_step(seed: int) -> None:
+    ctx, data, b = _depth2_instance()
+    inp = SynthesisInput(b.pessimistic, b.optimistic, data, ("c0", "c1", "c2"), 0.0)
+    cfg = MCTSConfig(iterations=150, horizon=3, backup="mean", discount=0.95)
+    engine, root = plan_sampled(0, inp, cfg, np.random.default_rng(seed))
+    assert engine.best_action(root, explore=False) == "c0"
+    child = root.edges["c0"].children[1]
+    assert engine.best_action(child, explore=False) == "c2"
+    # c2 at s=1 always lands in Δ (h∧ has no rule there): reward exactly 1.
+    assert child.edges["c2"].q("mean") == 1.0
+    # Mean backups average in exploratory visits, so Q(0, c0) is below the optimum
+    # 0.95 but well above the uninformative alternatives.
+    q = {a: e.q("mean") for a, e in root.edges.items()}
+    assert q["c0"] > 0.6 and q["c0"] > 2 * max(q["c1"], q["c2"])
+
+
+class _Chain:
+    """A 3-step chain: 'safe' earns 0.4 each step; 'risky' earns 1 with probability
+    1/2 and ends the episode otherwise.  Optimal mean-return first action: 'safe'
+    (1.2 over three steps) beats 'risky' (≤ 0.5 + ...)."""
+
+    def actions(self, s):
+        return ("safe", "risky") if s >= 0 else ()
+
+    def transition(self, s, a, rng):
+        if a == "safe":
+            return s + 1, 0.4, s + 1 >= 3
+        if rng.random() < 0.5:
+            return s + 1, 1.0, s + 1 >= 3
+        return -1, 0.0, True
+
+    def key(self, s):
+        return s
+
+
+def test_mean_backup_estimates_expected_return() -> None:
+    engine = MCTS(_Chain(), MCTSConfig(iterations=3000, horizon=3, backup="mean", exploration=1.0), np.random.default_rng(0))
+    root = engine.search(0)
+    # V(risky-first) = 0.5·(1 + V*(1)); V*(2) = max(0.4, 0.5) = 0.5, V*(1) = max(0.4+0.5, 0.5·1.5) = 0.9
+    # so Q(0, risky) = 0.5·1.9 = 0.95 and Q(0, safe) = 0.4 + 0.9 = 1.3.
+    assert engine.best_action(root, explore=False) == "safe"
+    assert root.edges["safe"].q("mean") == pytest.approx(1.3, abs=0.1)
