@@ -76,3 +76,64 @@ class DSLSemanticError(SourceError):
 
 class SolverError(CapverError, RuntimeError):
     """The SMT solver answered neither sat nor unsat."""
+
+
+class PlanningError(CapverError, RuntimeError):
+    """A planner could not produce a policy: it exceeded its expansion budget, or the
+    problem it was given is malformed (e.g. a negative heuristic value)."""
+
+
+class PDDLSyntaxError(SourceError):
+    """A PDDL domain or problem file that does not follow the PPDDL grammar.
+
+    ``expected`` lists what the parser would have accepted at the error position."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        filename: str,
+        line: int,
+        column: int,
+        context: str = "",
+        expected: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(message, filename=filename, line=line, column=column, context=context)
+        self.expected = tuple(expected)
+
+
+class PDDLSemanticError(SourceError):
+    """Grammatical PDDL that does not denote a valid domain or problem (unknown
+    predicate, type, object or variable, wrong arity or argument type, probabilities
+    above 1, a problem for another domain)."""
+
+
+class NotBundledError(CapverError, LookupError):
+    """A domain or problem name that capver does not ship."""
+
+
+class IntrospectionError(CapverError, ValueError):
+    """A malformed first-order formula, action schema, decision list or planning
+    problem of the model-introspection planner (capver.introspection): an unknown
+    predicate or object, a wrong arity or type, an unbound variable."""
+
+
+class MutationLimitError(IntrospectionError):
+    """State mutation (section 5.1 of the introspection paper) would produce more
+    mutations than the configured limit (a Cartesian product blew up)."""
+
+
+class SimulatorError(CapverError, ValueError):
+    """A simulator or environment that capver cannot drive: an action space without a
+    finite action list, a snapshot the environment cannot restore, or an invalid
+    environment/layout configuration argument."""
+
+
+class PolicyFileError(CapverError, ValueError):
+    """A stored agent policy file that cannot be loaded: missing, wrong format
+    version, or a malformed entry (the message names the file and the entry)."""
+
+
+class UsageError(CapverError, ValueError):
+    """A command-line argument that is malformed or names something that does not
+    exist (the message names the option and what was expected)."""

@@ -13,7 +13,10 @@ or exceeds its step or wall-clock budget yields an :class:`Execution` whose
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +25,43 @@ import numpy as np
 from capver.agents.base import Agent, Stop
 from capver.envs.base import Representation, Simulator
 from capver.model.state import Capability, State, Transition
+
+
+class _DeadlinePassed(Exception):
+    pass
+
+
+class _AgentWorker:
+    """Runs the agent's begin/act calls of one execution in a daemon thread so that a
+    call that hangs can be abandoned at the wall-clock deadline.  Only agent code
+    runs there: the executor alone steps the simulator, so an abandoned call cannot
+    touch later states."""
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self._calls: queue.SimpleQueue[Callable[[], Any] | None] = queue.SimpleQueue()
+        self._results: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name="capver-agent", daemon=True).start()
+
+    def _serve(self) -> None:
+        while (fn := self._calls.get()) is not None:
+            try:
+                self._results.put((True, fn()))
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the executor's thread
+                self._results.put((False, exc))
+
+    def call(self, fn: Callable[[], Any]) -> Any:
+        self._calls.put(fn)
+        try:
+            ok, value = self._results.get(timeout=max(0.0, self.deadline - time.monotonic()))
+        except queue.Empty:
+            raise _DeadlinePassed from None
+        if not ok:
+            raise value
+        return value
+
+    def close(self) -> None:
+        self._calls.put(None)  # a hung worker never reads it and stays abandoned
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +105,14 @@ def execute(
     failure: str | None = None
     reason = "done"
     deadline = None if budget.max_seconds is None else time.monotonic() + budget.max_seconds
+    # Only with a wall-clock budget do agent calls go through a worker thread, so the
+    # common case pays nothing for it.
+    worker = None if deadline is None else _AgentWorker(deadline)
     try:
-        agent.begin(capability, sim, rng)
+        if worker is None:
+            agent.begin(capability, sim, rng)
+        else:
+            worker.call(lambda: agent.begin(capability, sim, rng))
         while True:
             if budget.theta is not None and len(traj) - 1 >= budget.theta:
                 reason = "theta"
@@ -77,7 +123,7 @@ def execute(
             if deadline is not None and time.monotonic() > deadline:
                 failure = reason = f"wall-clock budget of {budget.max_seconds}s exhausted"
                 break
-            action = agent.act(sim, rng)
+            action = agent.act(sim, rng) if worker is None else worker.call(lambda: agent.act(sim, rng))
             if isinstance(action, Stop):
                 reason = action.reason
                 break
@@ -89,6 +135,11 @@ def execute(
             s = alpha(x)
             if s != traj[-1]:
                 traj.append(s)
+    except _DeadlinePassed:
+        failure = reason = f"wall-clock budget of {budget.max_seconds}s exhausted"
     except Exception as exc:  # noqa: BLE001 - any agent fault is recorded, not raised
         failure = reason = f"agent raised {type(exc).__name__}: {exc}"
+    finally:
+        if worker is not None:
+            worker.close()
     return Execution(Transition(s0, capability.name, traj[-1]), steps, tuple(traj), reason, failure)

@@ -121,12 +121,20 @@ def sample_dataset(
     caps = list(model)
     n = len(vocab)
     pool = [_random_state(rng, n) for _ in range(n_states)] if n_states else None
+    misses = 0
     while len(data) < n_transitions:
         s = pool[int(rng.integers(len(pool)))] if pool else _random_state(rng, n)
         c = caps[int(rng.integers(len(caps)))]
         s2 = sample_successor(model[c], s, rng)
         if s2 is not None:
             data.add(Transition(s, c, s2))
+            misses = 0
+        else:
+            misses += 1
+            # Uncovered (s, c) pairs are skipped; a model that covers (almost) none
+            # of the sampled states would otherwise never finish.
+            if misses > 1000 + 100 * n_transitions:
+                raise ValueError("the model covers none of the sampled states: no transitions to sample")
     return data
 
 

@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from pysmt.fnode import FNode
 
-from capver.logic.bdd import Node
+from capver.logic.bdd import Cube, Node
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 from capver.model.state import Effect, Transition
@@ -118,12 +118,17 @@ def effect_distribution(rules: tuple[Rule, ...]) -> dict[Effect, Fraction]:
     return out
 
 
-def same_distributions(h1: CompoundModel, h2: CompoundModel) -> Verdict:
-    """Pr_{h₁}(·|s,c) = Pr_{h₂}(·|s,c) for every s and c, decided on BDD regions.
+def same_distributions(h1: CompoundModel, h2: CompoundModel, max_touched: int = 20) -> Verdict:
+    """Pr_{h₁}(·|s,c) = Pr_{h₂}(·|s,c) for every state s and capability c, decided
+    exactly on BDD regions.
 
-    Compares averaged effect distributions region by region — sufficient for equal
-    Pr_h and exact for models whose effects are distinguishable; a counterexample
-    names a state s (as ⟨s, c, s⟩) where the two disagree."""
+    Within a pair of regions (one per model) both models average fixed rule sets, so
+    they agree everywhere there when their averaged effect distributions are equal.
+    When those differ, different effects may still yield the same successor (+p
+    and ∅ where p already holds).  Whether they do depends only on s restricted to
+    the atoms T the effects touch, so the region is split by the 2^|T| assignments
+    to T and one state per non-empty cell is compared by Pr directly.  The
+    counterexample ⟨s, c, s⟩ names a state where the distributions differ."""
     _same_context(h1, h2)
     ctx, b = h1.ctx, h1.ctx.bdd
     for c in sorted(set(h1) | set(h2)):
@@ -140,11 +145,35 @@ def same_distributions(h1: CompoundModel, h2: CompoundModel) -> Verdict:
             d1 = effect_distribution(rs1)
             for u2, rs2 in r2:
                 both = b.conj(u1, u2)
-                if both != b.false and effect_distribution(rs2) != d1:
-                    s = b.pick(both)
-                    assert s is not None
+                if both == b.false or effect_distribution(rs2) == d1:
+                    continue
+                s = _differing_state(h1, h2, c, both, rs1 + rs2, max_touched)
+                if s is not None:
                     return Verdict(False, Transition(s, c, s))
     return Verdict(True)
+
+
+def _differing_state(
+    h1: CompoundModel, h2: CompoundModel, c: str, region: Node, rules: tuple[Rule, ...], max_touched: int
+) -> int | None:
+    b = h1.ctx.bdd
+    touched = 0
+    for r in rules:
+        for _, eta in r.effects:
+            touched |= eta.add | eta.delete
+    bits = [i for i in range(b.n_vars) if (touched >> i) & 1]
+    if len(bits) > max_touched:
+        raise ValueError(f"effects touch {len(bits)} atoms; the exact check enumerates at most 2^{max_touched} cells")
+    for k in range(1 << len(bits)):
+        value = 0
+        for j, i in enumerate(bits):
+            if (k >> j) & 1:
+                value |= 1 << i
+        cell = b.conj(region, b.cube(Cube(touched, value)))
+        s = b.pick(cell)
+        if s is not None and h1[c].distribution(s) != h2[c].distribution(s):
+            return s
+    return None
 
 
 def _union(ctx: LogicContext, nodes: list[Node]) -> Node:

@@ -241,5 +241,11 @@ def isop(bdd: BDDBackend, u: Node) -> list[Cube]:
         memo[key] = (cover, f)
         return cover, f
 
-    cover, _ = rec(u, u)
+    try:
+        cover, _ = rec(u, u)
+    finally:
+        # rec is a self-referencing closure; without this the cycle would pin BDD
+        # nodes until the garbage collector runs, possibly after the manager is gone.
+        memo.clear()
+        rec = None  # type: ignore[assignment]  # empties the closure cell: breaks the cycle
     return sorted(cover)

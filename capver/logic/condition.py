@@ -79,7 +79,11 @@ class LogicContext:
             memo[g] = r
             return r
 
-        return rec(f)
+        try:
+            return rec(f)
+        finally:
+            memo.clear()  # rec's closure is a cycle: do not let it pin BDD nodes
+            rec = None  # type: ignore[assignment]  # empties the closure cell: breaks the cycle
 
 
 class Condition:
@@ -165,7 +169,13 @@ class Condition:
             if self.kind == "pessimistic":
                 self._smt = smt.disjunction_of_states(self.states)
             else:
-                self._smt = smt.mgr.Not(smt.disjunction_of_states(self.excluded))
+                # ¬⋁_{Φ_c∖S_φ} ℓ(s) ≡ ⋁_{S_φ} ℓ(s) ∨ ¬⋁_{Φ_c} ℓ(s) (blocks are disjoint); the
+                # second disjunct is hash-consed once per capability, so h∨'s formulas
+                # grow with the states rather than with rules × states.
+                self._smt = smt.mgr.Or(
+                    smt.disjunction_of_states(self.states),
+                    smt.mgr.Not(smt.disjunction_of_states(self.universe)),
+                )
         return self._smt
 
     @property

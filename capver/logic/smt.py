@@ -99,7 +99,11 @@ class SmtContext:
             memo[v] = f
             return f
 
-        return rec(u)
+        try:
+            return rec(u)
+        finally:
+            memo.clear()  # rec's closure is a cycle: do not let it pin BDD nodes
+            rec = None  # type: ignore[assignment]  # empties the closure cell: breaks the cycle
 
     # -- solving --------------------------------------------------------------------
     def solver(self) -> Any:

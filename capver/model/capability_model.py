@@ -11,6 +11,7 @@ R_s = {r ∈ h_c : s ⊨ cond(r)}, and 0 when R_s is empty.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -66,13 +67,58 @@ class CapabilityModel:
         default_factory=dict, repr=False, compare=False, hash=False
     )
 
+    _lazy: dict[str, object] = field(default_factory=dict, repr=False, compare=False, hash=False)
+
     @property
     def name(self) -> str:
         return self.capability.name
 
+    def _lattice_index(self) -> tuple[dict[State, tuple[int, ...]], tuple[int, ...], frozenset[State]] | None:
+        """For models built by the lattice (every condition a pessimistic block, or
+        every condition an optimistic block over one universe Φ_c): state → indices
+        of the rules matching it, the rules matching every state outside Φ_c, and
+        Φ_c.  Makes R_s a dictionary lookup instead of a scan of all rules."""
+        if "index" in self._lazy:
+            return self._lazy["index"]  # type: ignore[return-value]
+        kinds = {r.condition.kind for r in self.rules}
+        index = None
+        if self.rules and kinds in ({"pessimistic"}, {"optimistic"}):
+            universe = self.rules[0].condition.universe
+            if kinds == {"pessimistic"} or all(r.condition.universe == universe for r in self.rules):
+                by_state: dict[State, list[int]] = {}
+                for i, r in enumerate(self.rules):
+                    for s in r.condition.states:
+                        by_state.setdefault(s, []).append(i)
+                outside = tuple(range(len(self.rules))) if kinds == {"optimistic"} else ()
+                index = ({s: tuple(v) for s, v in by_state.items()}, outside, universe)
+        self._lazy["index"] = index
+        return index
+
     def matching(self, s: State) -> list[Rule]:
         """R_s."""
-        return [r for r in self.rules if r.condition.holds(s)]
+        index = self._lattice_index()
+        if index is None:
+            return [r for r in self.rules if r.condition.holds(s)]
+        by_state, outside, universe = index
+        hit = by_state.get(s)
+        if hit is not None:
+            return [self.rules[i] for i in hit]
+        # An optimistic rule matches s iff s is in its block or outside Φ_c.
+        return [self.rules[i] for i in outside] if s not in universe else []
+
+    def _all_rules_mixture(self) -> tuple[int, tuple[tuple[Effect, int], ...]]:
+        """(1/|h_c|) Σ_r effects(r) over a common denominator D, as (D, ((η, n), …)):
+        the distribution h∨ predicts at every untried state, computed once."""
+        mix = self._lazy.get("mixture")
+        if mix is None:
+            acc: dict[Effect, Fraction] = {}
+            for r in self.rules:
+                for p, eta in r.effects:
+                    acc[eta] = acc.get(eta, Fraction(0)) + p / len(self.rules)
+            denom = math.lcm(*(q.denominator for q in acc.values()))
+            mix = (denom, tuple((eta, int(q * denom)) for eta, q in sorted(acc.items(), key=lambda x: x[0])))
+            self._lazy["mixture"] = mix
+        return mix  # type: ignore[return-value]
 
     def distribution(self, s: State) -> Distribution:
         """Pr_h(· | s, c) as {s′: p}; empty when no rule matches.  The returned dict is
@@ -82,7 +128,14 @@ class CapabilityModel:
             return d
         rs = self.matching(s)
         d = {}
-        if rs:
+        if rs and len(rs) == len(self.rules) and len(rs) > 2:
+            denom, mix = self._all_rules_mixture()
+            counts: dict[State, int] = {}
+            for eta, n in mix:
+                s2 = (s & ~eta.delete) | eta.add
+                counts[s2] = counts.get(s2, 0) + n
+            d = {s2: Fraction(n, denom) for s2, n in counts.items()}
+        elif rs:
             scale = Fraction(1, len(rs))
             for r in rs:
                 for p, eta in r.effects:

@@ -59,11 +59,11 @@ class TransitionDataset:
     def add(self, t: Transition, count: int = 1, steps: int = 0) -> None:
         if count < 1:
             raise DatasetError(f"count must be positive, got {count}")
-        if t.c not in self._caps:
-            self.declare(Capability(t.c))
         full = self.vocab.full_mask
         if t.s & ~full or t.s_next & ~full:
             raise DatasetError(f"transition {t} uses bits outside the vocabulary of {len(self.vocab)} atoms")
+        if t.c not in self._caps:
+            self.declare(Capability(t.c))
         succ = self._n[t.c].setdefault(t.s, {})
         succ[t.s_next] = succ.get(t.s_next, 0) + count
         sc = self._n_sc[t.c]

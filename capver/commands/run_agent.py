@@ -1,0 +1,197 @@
+"""``capver run``: execute a few capabilities of one agent and show the transitions
+(section 3.3's capability execution and trajectory extraction, made visible).
+
+The agent is the LAO* agent or the primitive-action agent on a bundled PPDDL
+domain, or the model-backed agent of a capability-model file.  Capabilities are
+discovered by random walks (section 3) for the LAO* agent, are the ground actions
+for the primitive agent and the model's capabilities for the model-backed agent;
+``--capability`` names them explicitly instead.  Each one is executed from the
+initial state and from states reached by random walks, and every execution is
+printed with its state, added and deleted atoms, step count and stop reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from capver.agents.base import Agent
+from capver.engines.discovery import discover, random_walks
+from capver.engines.execution import Budget, Execution, execute
+from capver.envs.base import Representation, Simulator
+from capver.errors import CapverError, UsageError
+from capver.model.state import Capability, State
+from capver.model.vocabulary import Atom, Literal, Vocabulary
+
+HELP = "run one agent on one domain and print the transitions of a few capability executions"
+
+AGENTS = ("lao", "primitive", "model")
+
+
+def _theta(text: str) -> int | None:
+    if text.lower() in ("inf", "infinity", "none"):
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'inf', got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'inf', got {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("agent", choices=AGENTS, help="lao: LAO* planner; primitive: one ground action per "
+                        "capability; model: behaves as the capability model given with --model")
+    parser.add_argument("--domain", default="blocks", help="bundled PPDDL domain (default: blocks)")
+    parser.add_argument("--problem", default="problem1", help="problem of the domain (default: problem1)")
+    parser.add_argument("--model", metavar="FILE", help="capability-model file (.capm) for the model agent")
+    parser.add_argument("--init", metavar="ATOMS", default="",
+                        help="model agent: initial state as space-separated atoms, e.g. 'on(a,b) clear(a)'")
+    parser.add_argument("--capabilities", metavar="N", type=_positive, default=3,
+                        help="number of capabilities to execute, drawn at random (default: 3)")
+    parser.add_argument("--capability", metavar="NAME", action="append", default=[],
+                        help="execute this capability (repeatable), e.g. 'on(a,b)' or 'holding(a)&~clear(b)'")
+    parser.add_argument("--walk-states", metavar="K", type=_positive, default=2,
+                        help="also execute from K states reached by random walks (default: 2)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: 0)")
+    parser.add_argument("--theta", type=_theta, default=1, help="temporal length bound Θ, or 'inf' (default: 1)")
+    parser.add_argument("--max-steps", type=_positive, default=200, help="step budget per execution (default: 200)")
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    agent: Agent
+    sim: Simulator[Any]
+    alpha: Representation[Any]
+    vocab: Vocabulary
+    capabilities: list[Capability]
+    description: str
+
+
+def parse_capability(name: str, vocab: Vocabulary) -> Capability:
+    """The capability whose name spells its intent: literals joined by ``&``, negative
+    ones prefixed with ``~`` (the form :meth:`Capability.for_intent` writes)."""
+    lits = []
+    for part in name.split("&"):
+        part = part.strip()
+        positive = not part.startswith("~")
+        try:
+            atom = Atom.parse(part.lstrip("~").strip())
+            vocab.index(atom)
+        except CapverError as exc:
+            raise UsageError(f"--capability {name!r}: {exc}") from None
+        lits.append(Literal(atom, positive))
+    return Capability.for_intent(tuple(lits))
+
+
+def _ppddl_setup(args: argparse.Namespace, rng: np.random.Generator) -> Setup:
+    from capver.agents.lao_agent import LAOAgent
+    from capver.agents.primitive import PrimitiveAgent
+    from capver.envs.ppddl import AtomsRepresentation, PPDDLSimulator, load_task
+
+    task = load_task(args.domain, args.problem)
+    sim = PPDDLSimulator(task, seed=args.seed)
+    alpha = AtomsRepresentation(task)
+    vocab = task.vocabulary
+    if args.agent == "lao":
+        if args.capability:
+            caps = [parse_capability(n, vocab) for n in args.capability]
+        else:
+            caps = discover(sim, alpha, rng, n_walks=10, length=50).capabilities
+        agent: Agent = LAOAgent(task)
+    else:
+        primitive = PrimitiveAgent(task)
+        caps = primitive.capabilities
+        if args.capability:
+            known = {c.name: c for c in caps}
+            for n in args.capability:
+                if n not in known:
+                    raise UsageError(f"--capability {n!r}: not a ground action of {args.domain}/{args.problem}, "
+                                     f"e.g. {caps[0].name!r}")
+            caps = [known[n] for n in args.capability]
+        agent = primitive
+    return Setup(agent, sim, alpha, vocab, caps, f"{args.agent} agent on {task!r}")
+
+
+def _model_setup(args: argparse.Namespace) -> Setup:
+    from capver.agents.model_backed import ModelBackedAgent
+    from capver.io import dsl
+
+    if not args.model:
+        raise UsageError("--model FILE is required for the model agent")
+    try:
+        parsed = dsl.read(args.model)
+    except OSError as exc:
+        raise UsageError(f"--model {args.model!r}: cannot read the file ({exc.strerror or exc})") from None
+    agent = ModelBackedAgent(parsed.model)
+    vocab = parsed.vocabulary
+    try:
+        init = vocab.state(args.init.split())
+    except CapverError as exc:
+        raise UsageError(f"--init {args.init!r}: {exc}") from None
+    caps = agent.capabilities
+    if args.capability:
+        known = {c.name: c for c in caps}
+        for n in args.capability:
+            if n not in known:
+                raise UsageError(f"--capability {n!r}: the model has no such capability; it has {sorted(known)}")
+        caps = [known[n] for n in args.capability]
+    return Setup(agent, agent.simulator(init), agent.representation(), vocab, caps,
+                 f"model agent of {parsed.name!r} ({args.model})")
+
+
+def format_execution(ex: Execution, vocab: Vocabulary) -> list[str]:
+    t = ex.transition
+    eta = t.effect
+    added = ", ".join(str(a) for a in vocab.atoms_of(eta.add)) or "-"
+    deleted = ", ".join(str(a) for a in vocab.atoms_of(eta.delete)) or "-"
+    lines = [
+        f"  state:    {vocab.format_state(t.s)}",
+        f"  added:    {added}",
+        f"  deleted:  {deleted}",
+        f"  steps: {ex.steps}   temporal length: {len(ex.symbolic_trajectory) - 1}   stop: {ex.stop_reason}",
+    ]
+    if ex.failed:
+        lines.append(f"  FAILED: {ex.failure}")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    rng = np.random.default_rng(args.seed)
+    setup = _model_setup(args) if args.agent == "model" else _ppddl_setup(args, rng)
+    caps = setup.capabilities
+    if not args.capability and args.capabilities < len(caps):
+        picked = sorted(rng.choice(len(caps), size=args.capabilities, replace=False).tolist())
+        caps = [caps[i] for i in picked]
+    x0 = setup.sim.reset(args.seed)
+    starts: list[tuple[str, State]] = [("initial state", x0)]
+    walked = sorted({t.s_next for t in random_walks(setup.sim, setup.alpha, rng, n_walks=3, length=20)} - {x0})
+    if walked and args.walk_states:
+        idx = sorted(rng.choice(len(walked), size=min(args.walk_states, len(walked)), replace=False).tolist())
+        starts += [(f"random-walk state {k + 1}", walked[i]) for k, i in enumerate(idx)]
+    budget = Budget(max_steps=args.max_steps, theta=args.theta)
+    theta = "inf" if args.theta is None else str(args.theta)
+    print(f"{setup.description}: {len(setup.capabilities)} capabilities, executing {len(caps)} "
+          f"from {len(starts)} states (theta={theta}, seed={args.seed})")
+    n = 0
+    for c in caps:
+        for where, x in starts:
+            n += 1
+            ex = execute(setup.agent, setup.sim, setup.alpha, c, x, rng, budget)
+            print(f"[{n}] {c.name}  from {where}")
+            print("\n".join(format_execution(ex, setup.vocab)))
+    return 0

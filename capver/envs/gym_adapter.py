@@ -1,0 +1,189 @@
+"""Adapter from a gymnasium environment to the simulator S_E of section 2.
+
+Section 2 asks only that the simulator can be reset, reverted to any previously
+encountered state, stepped, and asked for its available actions.  Gymnasium gives
+reset/step; reverting needs a *snapshot* of the environment, which this module takes
+through a :class:`SnapshotCodec`:
+
+* :class:`StateApiCodec` uses the environment's own state API (methods such as
+  ``get_state``/``set_state`` or ALE's ``clone_state``/``restore_state``) - fast and
+  exact when the environment has one;
+* :class:`DeepcopyCodec` deep-copies the whole wrapper chain (including its random
+  generator) - works for any environment but is slow (about 1 ms for a MiniGrid
+  grid; see ``capver bench minigrid``).
+
+:func:`codec_for` picks the state API when present, else deep copy.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+import gymnasium as gym
+from gymnasium import spaces
+
+from capver.envs.base import Action, InvalidActionError
+from capver.errors import SimulatorError
+
+X = TypeVar("X")
+
+
+class SnapshotCodec(Protocol[X]):
+    """Takes and restores snapshots of a gymnasium environment."""
+
+    def capture(self, env: gym.Env[Any, Any]) -> X:
+        """A snapshot of ``env`` that later mutation of ``env`` cannot change."""
+        ...
+
+    def restore(self, env: gym.Env[Any, Any], x: X) -> gym.Env[Any, Any]:
+        """Bring the environment into state ``x``; returns the environment to use from
+        now on (the same object for in-place codecs, a fresh copy for deep copies)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class DeepcopySnapshot:
+    """A deep copy of a whole environment, wrappers and random generator included."""
+
+    env: gym.Env[Any, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class DeepcopyCodec:
+    """Snapshots by :func:`copy.deepcopy` of the environment object."""
+
+    def capture(self, env: gym.Env[Any, Any]) -> DeepcopySnapshot:
+        return DeepcopySnapshot(copy.deepcopy(env))
+
+    def restore(self, env: gym.Env[Any, Any], x: DeepcopySnapshot) -> gym.Env[Any, Any]:
+        if not isinstance(x, DeepcopySnapshot):
+            raise SimulatorError(
+                f"snapshot: expected a DeepcopySnapshot taken by DeepcopyCodec, got {type(x).__name__}"
+            )
+        # Copy again: the snapshot must survive the steps taken after reverting to it.
+        return copy.deepcopy(x.env)
+
+
+@dataclass(frozen=True, slots=True)
+class StateApiCodec:
+    """Snapshots through the unwrapped environment's own state methods.
+
+    ``getter``/``setter`` name the methods (``get_state``/``set_state`` by default).
+    The getter must return a value that later steps do not mutate.  Wrapper state
+    (e.g. a ``TimeLimit`` counter) is not part of such a snapshot."""
+
+    getter: str = "get_state"
+    setter: str = "set_state"
+
+    def capture(self, env: gym.Env[Any, Any]) -> Any:
+        return getattr(env.unwrapped, self.getter)()
+
+    def restore(self, env: gym.Env[Any, Any], x: Any) -> gym.Env[Any, Any]:
+        getattr(env.unwrapped, self.setter)(x)
+        return env
+
+
+_STATE_APIS: tuple[tuple[str, str], ...] = (
+    ("get_state", "set_state"),
+    ("clone_state", "restore_state"),
+)
+
+
+def codec_for(env: gym.Env[Any, Any]) -> SnapshotCodec[Any]:
+    """The environment's own state API if it has one, else :class:`DeepcopyCodec`."""
+    inner = env.unwrapped
+    for getter, setter in _STATE_APIS:
+        if callable(getattr(inner, getter, None)) and callable(getattr(inner, setter, None)):
+            return StateApiCodec(getter, setter)
+    return DeepcopyCodec()
+
+
+def discrete_actions(space: spaces.Space[Any]) -> tuple[int, ...]:
+    """The action list of a :class:`gymnasium.spaces.Discrete` space."""
+    if not isinstance(space, spaces.Discrete):
+        raise SimulatorError(
+            f"action space {space}: only Discrete spaces have a finite action list; "
+            "pass actions=... to GymSimulator"
+        )
+    start = int(space.start)
+    return tuple(range(start, start + int(space.n)))
+
+
+class GymSimulator(Generic[X]):
+    """A :class:`~capver.envs.base.Simulator` over a gymnasium environment.
+
+    States are snapshots taken by ``codec``; ``step`` returns the snapshot after the
+    action.  The reward, termination flags and info of the last step are kept in
+    :attr:`last_reward`, :attr:`terminated`, :attr:`truncated` and :attr:`last_info`.
+    After a terminating or truncating step no action is available (gymnasium leaves
+    such steps undefined) until :meth:`reset` or :meth:`set_state`.
+    """
+
+    def __init__(
+        self,
+        env: gym.Env[Any, Any],
+        codec: SnapshotCodec[X] | None = None,
+        actions: Sequence[Action] | None = None,
+        reset_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._env = env
+        self._codec: SnapshotCodec[X] = codec if codec is not None else codec_for(env)
+        self._actions: tuple[Action, ...] = (
+            tuple(actions) if actions is not None else discrete_actions(env.action_space)
+        )
+        if not self._actions:
+            raise SimulatorError("argument 'actions': expected at least one action")
+        self._action_set = frozenset(self._actions)
+        self._reset_options = dict(reset_options) if reset_options is not None else None
+        self.last_reward: float = 0.0
+        self.terminated = False
+        self.truncated = False
+        self.last_info: dict[str, Any] = {}
+        self.last_observation: Any = None
+
+    @property
+    def env(self) -> gym.Env[Any, Any]:
+        """The environment currently driven (a deep-copy codec replaces it on restore)."""
+        return self._env
+
+    @property
+    def codec(self) -> SnapshotCodec[X]:
+        return self._codec
+
+    def reset(self, seed: int | None = None) -> X:
+        self.last_observation, info = self._env.reset(seed=seed, options=self._reset_options)
+        self._clear(dict(info))
+        return self._codec.capture(self._env)
+
+    def get_state(self) -> X:
+        return self._codec.capture(self._env)
+
+    def set_state(self, x: X) -> None:
+        self._env = self._codec.restore(self._env, x)
+        self.last_observation = None
+        self._clear({})
+
+    def step(self, action: Action) -> X:
+        if self.terminated or self.truncated or action not in self._action_set:
+            raise InvalidActionError(action)
+        obs, reward, terminated, truncated, info = self._env.step(action)
+        self.last_observation = obs
+        self.last_reward = float(reward)
+        self.terminated = bool(terminated)
+        self.truncated = bool(truncated)
+        self.last_info = dict(info)
+        return self._codec.capture(self._env)
+
+    def available_actions(self) -> Sequence[Action]:
+        if self.terminated or self.truncated:
+            return ()
+        return self._actions
+
+    def _clear(self, info: dict[str, Any]) -> None:
+        self.last_reward = 0.0
+        self.terminated = False
+        self.truncated = False
+        self.last_info = info

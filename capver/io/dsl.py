@@ -1,0 +1,938 @@
+"""The capability-model language: read and write compound models h† as text
+(paper, section 2, Definition "capability model": rules ⟨cond(r), {(p_j, η_j)}⟩
+with p_j ∈ (0, 1], Σ_j p_j = 1; Pr_h averages the rules that match a state).
+
+A ``.capm`` file is a PDDL-like s-expression (grammar: ``grammars/capmodel.lark``,
+shipped as ``capver.grammars``)::
+
+    (define (capability-model toy-blocks)
+      (:types block - object)
+      (:objects a b - block)
+      (:predicates (on ?x - block ?y - block) (clear ?x - block) (handempty))
+      (:capability pick-a
+        :intent (holding a)
+        (:rule
+          :when (and (clear a) (handempty))
+          :effects (probabilistic
+            2/3 (and (holding a) (not (clear a)) (not (handempty)))
+            1/3 (and)))))
+
+An ``(:atoms ...)`` section lists the ground atoms, in bit order, when they are
+not every type-consistent grounding in declaration order.
+
+:func:`emit` prints each condition from its BDD's irredundant cover, or as the
+negation of the cover of its complement when that is shorter (the usual case for
+the optimistic h∨), and writes probabilities as exact fractions, so that
+``parse(emit(h), ctx=h.ctx)`` predicts exactly the same Pr_h.  :func:`parse` turns
+every problem in the text into :class:`~capver.errors.DSLSyntaxError` or
+:class:`~capver.errors.DSLSemanticError` naming file, line, column and what was
+expected.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import json
+import re
+import textwrap
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+import lark
+from pysmt.fnode import FNode
+
+from capver.errors import DSLSemanticError, DSLSyntaxError, VocabularyError
+from capver.logic.bdd import Cube, Node, isop
+from capver.logic.condition import Condition, LogicContext
+from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
+from capver.model.state import Capability, Effect
+from capver.model.vocabulary import ROOT_TYPE, Atom, Literal, Predicate, Vocabulary
+
+GRAMMAR = "capmodel.lark"
+WIDTH = 88
+MAX_DEPTH = 100
+"""Deepest formula nesting accepted; deeper input would exhaust Python's stack in
+the recursive formula and BDD builders."""
+
+KEYWORDS = frozenset({"define", "capability-model", "probabilistic", "and", "or", "not", "true", "false"})
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
+# These characters would make two different atoms print alike (``p(a,b)``) or make
+# an atom's SMT symbol collide with another's next-state symbol (``p'``).
+_FORBIDDEN_IN_NAMES = re.compile(r"[\s(),']")
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedModel:
+    """What a model file denotes: its declared name and the compound model."""
+
+    name: str
+    model: CompoundModel
+    filename: str = "<string>"
+
+    @property
+    def ctx(self) -> LogicContext:
+        return self.model.ctx
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        return self.model.vocabulary
+
+
+# =====================================================================================
+# Emitter
+# =====================================================================================
+
+Sexp = str | list["Sexp"]
+"""A symbolic expression to print: a token, or a parenthesised list."""
+
+
+def emit(model: CompoundModel, *, name: str = "model") -> str:
+    """The text of ``model`` in the capability-model language."""
+    vocab = model.vocabulary
+    _check_printable(vocab)
+    out: list[str] = [*_header(name), "", f"(define (capability-model {quote(name)})"]
+    out += _vocabulary_lines(vocab)
+    for cm in model.values():
+        out.append("")
+        out += _capability_lines(model.ctx, cm)
+    out[-1] += ")"
+    return "\n".join(out) + "\n"
+
+
+def write(model: CompoundModel, path: str | Path, *, name: str | None = None) -> None:
+    """Write ``model`` to ``path``; the model is named after the file unless ``name``
+    is given."""
+    p = Path(path)
+    p.write_text(emit(model, name=p.stem if name is None else name), encoding="utf-8")
+
+
+def quote(name: str) -> str:
+    """A name as it appears in a model file: bare if it is a plain identifier that is
+    not a keyword, else a JSON string."""
+    if _PLAIN_NAME.fullmatch(name) and name not in KEYWORDS:
+        return name
+    return json.dumps(name, ensure_ascii=False)
+
+
+def condition_sexp(cond: Condition) -> Sexp:
+    """The shortest of two printings of ``cond``: its irredundant cover, or the
+    negation of the irredundant cover of its complement."""
+    vocab = cond.ctx.vocab
+    direct = _cover_sexp(vocab, cond.cover)
+    b = cond.ctx.bdd
+    negated: Sexp = ["not", _cover_sexp(vocab, isop(b, b.neg(cond.bdd)))]
+    return negated if len(flat(negated)) < len(flat(direct)) else direct
+
+
+def condition_text(cond: Condition) -> str:
+    """``condition_sexp`` on one line."""
+    return flat(condition_sexp(cond))
+
+
+def flat(e: Sexp) -> str:
+    if isinstance(e, str):
+        return e
+    return "(" + " ".join(flat(x) for x in e) + ")"
+
+
+def _check_printable(vocab: Vocabulary) -> None:
+    named = [("type", t) for t in vocab.types] + [("object", o) for o in vocab.objects]
+    named += [("predicate", p) for p in vocab.predicates]
+    for what, n in named:
+        if not n or _FORBIDDEN_IN_NAMES.search(n):
+            raise VocabularyError(
+                f"{what} name {n!r} cannot be written to a model file: expected a non-empty name "
+                "without whitespace, parentheses, commas or quotes"
+            )
+
+
+def _header(name: str) -> list[str]:
+    text = (
+        "How to read this file: each (:capability NAME ...) block says what the agent does when "
+        "it is asked to achieve the capability's :intent. In a given state, every (:rule ...) "
+        "whose :when condition holds in that state applies. A rule's :effects list the possible "
+        "outcomes with their probabilities: atoms written plainly become true, atoms under (not "
+        "...) become false, everything else stays as it was, and (and) means nothing changes. "
+        "When several rules apply, the agent's outcome is drawn from the average of their "
+        "distributions; when no rule applies, the model makes no prediction."
+    )
+    lines = [f"; Capability model {quote(name)}, written by capver.", ";"]
+    return lines + ["; " + ln for ln in textwrap.wrap(text, WIDTH - 2)]
+
+
+def _comment(text: str, indent: str) -> list[str]:
+    return [f"{indent}; {ln}" for ln in textwrap.wrap(text, WIDTH - len(indent) - 2)]
+
+
+def _param_names(k: int) -> list[str]:
+    base = ["?x", "?y", "?z", "?u", "?v", "?w"]
+    return base[:k] if k <= len(base) else [f"?x{i + 1}" for i in range(k)]
+
+
+def _wrapped_section(keyword: str, items: Sequence[str], indent: str) -> list[str]:
+    one = f"{indent}({keyword} {' '.join(items)})" if items else f"{indent}({keyword})"
+    if len(one) <= WIDTH:
+        return [one]
+    lines = [f"{indent}({keyword}"]
+    inner = indent + "  "
+    cur = inner
+    for it in items:
+        if cur != inner and len(cur) + 1 + len(it) > WIDTH:
+            lines.append(cur)
+            cur = inner
+        cur = cur + it if cur == inner else cur + " " + it
+    lines.append(cur + ")")
+    return lines
+
+
+def _grouped(pairs: Iterable[tuple[str, str]]) -> list[str]:
+    """``a b - block c - object`` from (name, type) pairs, grouped by type in order of
+    first appearance."""
+    groups: dict[str, list[str]] = {}
+    for n, t in pairs:
+        groups.setdefault(t, []).append(quote(n))
+    items: list[str] = []
+    for t, names in groups.items():
+        items += [*names, "-", quote(t)]
+    return items
+
+
+def default_atoms(vocab: Vocabulary) -> tuple[Atom, ...]:
+    """The atom order :meth:`Vocabulary.build` chooses when no atoms are given."""
+    return tuple(a for p in vocab.predicates for a in vocab.groundings(p))
+
+
+def _signature(p: Predicate) -> str:
+    """``(on ?x - block ?y - block)``; parameters of the root type are left untyped."""
+    parts = [quote(p.name)]
+    for var, t in zip(_param_names(p.arity), p.param_types, strict=True):
+        parts += [var] if t == ROOT_TYPE else [var, "-", quote(t)]
+    return "(" + " ".join(parts) + ")"
+
+
+def _atom_sexp(a: Atom) -> Sexp:
+    return [quote(a.predicate), *(quote(x) for x in a.args)]
+
+
+def _vocabulary_lines(vocab: Vocabulary) -> list[str]:
+    ind = "  "
+    lines: list[str] = []
+    declared = [(t, p) for t, p in vocab.types.items() if t != ROOT_TYPE]
+    if declared:
+        lines += _wrapped_section(":types", _grouped((t, p or ROOT_TYPE) for t, p in declared), ind)
+    if vocab.objects:
+        lines += _wrapped_section(":objects", _grouped(vocab.objects.items()), ind)
+    decls = [_signature(p) for p in vocab.predicates.values()]
+    one = f"{ind}(:predicates {' '.join(decls)})" if decls else f"{ind}(:predicates)"
+    if len(one) <= WIDTH:
+        lines.append(one)
+    else:
+        lines += [f"{ind}(:predicates"] + [f"{ind}  {d}" for d in decls]
+        lines[-1] += ")"
+    if vocab.atoms != default_atoms(vocab):
+        lines += _wrapped_section(":atoms", [flat(_atom_sexp(a)) for a in vocab.atoms], ind)
+    return lines
+
+
+def _literal_sexp(lit: Literal) -> Sexp:
+    return _atom_sexp(lit.atom) if lit.positive else ["not", _atom_sexp(lit.atom)]
+
+
+def _conjunction_sexp(lits: Sequence[Literal]) -> Sexp:
+    if len(lits) == 1:
+        return _literal_sexp(lits[0])
+    return ["and", *(_literal_sexp(x) for x in lits)]
+
+
+def _effect_literals(vocab: Vocabulary, eta: Effect) -> list[Literal]:
+    lits = []
+    for i, a in enumerate(vocab.atoms):
+        bit = 1 << i
+        if eta.add & bit:
+            lits.append(Literal(a, True))
+        elif eta.delete & bit:
+            lits.append(Literal(a, False))
+    return lits
+
+
+def _cube_literals(vocab: Vocabulary, c: Cube) -> list[Literal]:
+    return [Literal(a, bool(c.value >> i & 1)) for i, a in enumerate(vocab.atoms) if c.mask >> i & 1]
+
+
+def _cover_sexp(vocab: Vocabulary, cover: Sequence[Cube]) -> Sexp:
+    if not cover:
+        return "false"
+    if len(cover) == 1 and cover[0].mask == 0:
+        return "true"
+    cubes = [_conjunction_sexp(_cube_literals(vocab, c)) for c in cover]
+    return cubes[0] if len(cubes) == 1 else ["or", *cubes]
+
+
+def _layout(e: Sexp, col: int) -> list[str]:
+    """Lines printing ``e`` when its first character sits at column ``col``: on one line
+    if it fits; else ``(not X)`` keeps X on its first line, the literals of an ``and``
+    are filled into lines like a paragraph, and other lists put one argument per line."""
+    one = flat(e)
+    if isinstance(e, str) or col + len(one) <= WIDTH or len(e) < 2:
+        return [one]
+    head = flat(e[0])
+    if head == "not" and len(e) == 2:
+        lines = _layout(e[1], col + 5)
+        return ["(not " + lines[0], *lines[1:-1], lines[-1] + ")"] if len(lines) > 1 else ["(not " + lines[0] + ")"]
+    if head == "and" and all(col + 5 + len(flat(x)) <= WIDTH for x in e[1:]):
+        items = [flat(x) for x in e[1:]]
+        pad = " " * (col + 5)
+        lines = []
+        cur, end = "(and " + items[0], col + 5 + len(items[0])
+        for item in items[1:]:
+            if end + 1 + len(item) > WIDTH:
+                lines.append(cur)
+                cur, end = pad + item, col + 5 + len(item)
+            else:
+                cur, end = cur + " " + item, end + 1 + len(item)
+        return [*lines, cur + ")"]
+    pad = " " * (col + 2)
+    lines = ["(" + head]
+    for x in e[1:]:
+        sub = _layout(x, col + 2)
+        lines += [pad + sub[0], *sub[1:]]
+    lines[-1] += ")"
+    return lines
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _intent_words(intent: Sequence[Literal]) -> str:
+    return " and ".join(str(x.atom) if x.positive else f"not {x.atom}" for x in intent)
+
+
+def _capability_lines(ctx: LogicContext, cm: CapabilityModel) -> list[str]:
+    ind, ind2 = "  ", "    "
+    cap = cm.capability
+    goal = f"asked to achieve {_intent_words(cap.intent)}" if cap.intent else "no intent given"
+    rules = _plural(len(cm.rules), "rule") if cm.rules else "no rules, so the model makes no prediction for it"
+    lines = _comment(f"Capability {quote(cap.name)}: {goal}; {rules}.", ind)
+    lines.append(f"{ind}(:capability {quote(cap.name)}")
+    intent = _conjunction_sexp(cap.intent)
+    lines.append(f"{ind2}:intent {flat(intent)}")
+    for k, r in enumerate(cm.rules, 1):
+        lines += _comment(f"Rule {k}: {_rule_summary(ctx, cap, r)}.", ind2)
+        lines += _rule_lines(ctx, r, ind2)
+    lines[-1] += ")"
+    return lines
+
+
+def _rule_lines(ctx: LogicContext, r: Rule, indent: str) -> list[str]:
+    inner = indent + "  "
+    lines = [f"{indent}(:rule"]
+    prefix = f"{inner}:when "
+    cond = _layout(condition_sexp(r.condition), len(prefix))
+    lines += [prefix + cond[0], *cond[1:]]
+    vocab = ctx.vocab
+    # Lines are (code, comment) so closing parentheses can be appended to the code.
+    body: list[list[str]] = []
+    if len(r.effects) == 1:
+        prefix = f"{inner}:effects "
+        eff = _layout(_conjunction_sexp(_effect_literals(vocab, r.effects[0][1])), len(prefix))
+        body.append([prefix + eff[0], ""])
+        body += [[x, ""] for x in eff[1:]]
+    else:
+        body.append([f"{inner}:effects (probabilistic", ""])
+        pad = inner + "  "
+        for p, eta in r.effects:
+            lead = f"{pad}{_fraction(p)} "
+            lits = _effect_literals(vocab, eta)
+            eff = _layout(_conjunction_sexp(lits), len(lead))
+            body.append([lead + eff[0], "" if lits else "nothing changes"])
+            body += [[x, ""] for x in eff[1:]]
+        body[-1][0] += ")"
+    body[-1][0] += ")"
+    lines += [code + (f"  ; {c}" if c else "") for code, c in body]
+    return lines
+
+
+def _fraction(p: Fraction) -> str:
+    return str(p.numerator) if p.denominator == 1 else f"{p.numerator}/{p.denominator}"
+
+
+def _rule_summary(ctx: LogicContext, cap: Capability, r: Rule) -> str:
+    cond = r.condition
+    if cond.kind == "pessimistic":
+        n = len(cond.states)
+        where = f"learned from {_plural(n, 'observed state')}; applies only there" if n else "applies in no state"
+    elif cond.kind == "optimistic":
+        n, k = len(cond.states), len(cond.excluded)
+        where = (
+            f"learned from {_plural(n, 'observed state')}; also assumed to apply in every state "
+            f"never tried (it excludes {_plural(k, 'other observed state')})"
+        )
+    else:
+        count = ctx.bdd.count(cond.bdd)
+        total = 1 << len(ctx.vocab)
+        where = "applies in no state" if count == 0 else f"applies in {count} of {total} states"
+    success = _success_words(ctx, cap, r)
+    return where if success is None else f"{where}; {success}"
+
+
+def _success_words(ctx: LogicContext, cap: Capability, r: Rule) -> str | None:
+    """How likely the rule's outcome satisfies the intent, over the states where the
+    rule applies and the intent does not hold yet (None when there is no intent or
+    the case split grows too large)."""
+    if not cap.intent:
+        return None
+    b = ctx.bdd
+    pos, neg = ctx.vocab.literals(cap.intent)
+    if pos & neg:
+        return "can never achieve its contradictory intent"
+    start = b.conj(r.condition.bdd, b.neg(b.cube(Cube(pos | neg, pos))))
+    if start == b.false:
+        return "the intent already holds wherever it applies" if r.condition.bdd != b.false else None
+    # apply(s, η) ⊨ intent exactly on a cube of s (or nowhere): each intent atom the
+    # effect does not set must already have the right value in s.
+    regions: list[tuple[Node, Fraction]] = [(start, Fraction(0))]
+    for p, eta in r.effects:
+        if pos & eta.delete or neg & eta.add:
+            continue
+        need_pos = pos & ~eta.add
+        need_neg = neg & ~eta.delete
+        q = b.cube(Cube(need_pos | need_neg, need_pos))
+        nxt: list[tuple[Node, Fraction]] = []
+        for u, acc in regions:
+            yes, no = b.conj(u, q), b.conj(u, b.neg(q))
+            if yes != b.false:
+                nxt.append((yes, acc + p))
+            if no != b.false:
+                nxt.append((no, acc))
+        if len(nxt) > 256:
+            return None
+        regions = nxt
+    lo = min(acc for _, acc in regions)
+    hi = max(acc for _, acc in regions)
+    if lo == hi == 0:
+        return "never achieves the intent"
+    if lo == hi == 1:
+        return "always achieves the intent"
+    if lo == hi:
+        return f"achieves the intent with probability {_fraction(lo)}"
+    return f"achieves the intent with probability between {_fraction(lo)} and {_fraction(hi)}, depending on the state"
+
+
+# =====================================================================================
+# Parser
+# =====================================================================================
+
+_TERMINAL_WORDS = {
+    "NAME": "a name",
+    "STRING": 'a quoted name such as "x-1"',
+    "VARIABLE": "a parameter such as ?x",
+    "PROBABILITY": "a probability such as 1/3",
+    "$END": "the end of the file",
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> lark.Lark:
+    # Building the LALR tables takes ~0.1 s; a Lark object keeps no state between
+    # parse calls, so one per process is shared.
+    grammar = importlib.resources.files("capver.grammars").joinpath(GRAMMAR).read_text(encoding="utf-8")
+    return lark.Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True, maybe_placeholders=False)
+
+
+def parse(
+    text: str,
+    *,
+    filename: str = "<string>",
+    ctx: LogicContext | None = None,
+    bdd: str = "cudd",
+) -> ParsedModel:
+    """The model a text denotes.
+
+    Conditions are built in ``ctx`` (whose vocabulary must then equal the file's), or
+    in a new :class:`LogicContext` over the file's vocabulary with BDD backend ``bdd``.
+    Raises :class:`DSLSyntaxError` or :class:`DSLSemanticError` for bad input."""
+    parser = _parser()
+    try:
+        tree = parser.parse(text)
+    except lark.UnexpectedInput as exc:
+        raise _syntax_error(parser, exc, text, filename) from None
+    return _Builder(text, filename).model(tree, ctx, bdd)
+
+
+def read(path: str | Path, *, ctx: LogicContext | None = None, bdd: str = "cudd") -> ParsedModel:
+    """Parse the model file at ``path``."""
+    p = Path(path)
+    raw = p.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        column = len(before) - (before.rfind(b"\n") + 1) + 1
+        raise DSLSyntaxError(
+            f"byte 0x{raw[exc.start]:02x} is not valid UTF-8; expected a UTF-8 text file",
+            filename=str(p),
+            line=line,
+            column=column,
+        ) from None
+    return parse(text, filename=str(p), ctx=ctx, bdd=bdd)
+
+
+def _describe_terminal(parser: lark.Lark, name: str) -> str:
+    if name in _TERMINAL_WORDS:
+        return _TERMINAL_WORDS[name]
+    try:
+        pattern = parser.get_terminal(name).pattern
+    except KeyError:
+        return name
+    if isinstance(pattern, lark.lexer.PatternStr):
+        return f"'{pattern.value}'"
+    # Keywords are regexps `word(?!...)` (see the grammar); show the word.
+    return f"'{pattern.value.split('(?!')[0]}'"
+
+
+def _expected_words(parser: lark.Lark, names: Iterable[str]) -> str:
+    words = sorted({_describe_terminal(parser, n) for n in names})
+    if not words:
+        return "nothing more"
+    if len(words) == 1:
+        return words[0]
+    return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _end_position(text: str) -> tuple[int, int]:
+    line = text.count("\n") + 1
+    return line, len(text) - (text.rfind("\n") + 1) + 1
+
+
+def _caret(text: str, line: int, column: int, span: int = 40) -> str:
+    lines = text.split("\n")
+    src = lines[line - 1] if 0 < line <= len(lines) else ""
+    start = max(column - 1 - span, 0)
+    shown = src[start : column - 1 + span]
+    return shown + "\n" + " " * (column - 1 - start) + "^\n"
+
+
+def _acceptable(exc: lark.UnexpectedInput) -> Iterable[str]:
+    """The terminals the parser could take at the error.  The LALR table's own list
+    (``exc.expected``) can hold spurious look-aheads of merged states, so each
+    candidate is tried on a copy of the parser."""
+    interactive = getattr(exc, "interactive_parser", None)
+    if interactive is not None:
+        return interactive.accepts()
+    if isinstance(exc, lark.UnexpectedCharacters):
+        return exc.allowed or ()
+    return getattr(exc, "expected", None) or ()
+
+
+_WORD = re.compile(r"[^\s()]+")
+
+
+def _syntax_error(parser: lark.Lark, exc: lark.UnexpectedInput, text: str, filename: str) -> DSLSyntaxError:
+    expected = _expected_words(parser, _acceptable(exc))
+    if isinstance(exc, lark.UnexpectedCharacters):
+        word = _WORD.match(text, exc.pos_in_stream)
+        if word is not None and len(word.group()) > 1:
+            what = f"unexpected {word.group()!r}"
+        else:
+            what = f"unexpected character {text[exc.pos_in_stream]!r}"
+        line, column, context = exc.line, exc.column, exc.get_context(text)
+    else:
+        tok = getattr(exc, "token", None)
+        if tok is None or tok.type in ("$END", "<EOF>"):
+            what = "unexpected end of the file"
+            line, column = _end_position(text)
+            context = _caret(text, line, column)
+        else:
+            kind = _describe_terminal(parser, tok.type)
+            what = f"unexpected {tok.value!r}" + ("" if kind == f"'{tok.value}'" else f" ({kind})")
+            line, column, context = tok.line, tok.column, exc.get_context(text)
+    return DSLSyntaxError(f"{what}; expected {expected}", filename=filename, line=line, column=column, context=context)
+
+
+Where = lark.Token | lark.Tree
+
+
+def _position(where: Where) -> tuple[int, int]:
+    if isinstance(where, lark.Token):
+        return where.line or 1, where.column or 1
+    return where.meta.line, where.meta.column
+
+
+def _at(where: Where) -> str:
+    line, column = _position(where)
+    return f"line {line}, column {column}"
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _some(names: Iterable[str], limit: int = 12) -> str:
+    items = sorted(names)
+    if not items:
+        return "(none declared)"
+    shown = ", ".join(items[:limit])
+    return shown + (f", ... ({len(items)} in all)" if len(items) > limit else "")
+
+
+class _Builder:
+    """Turns a parse tree into a :class:`ParsedModel`, checking what the grammar
+    cannot."""
+
+    def __init__(self, text: str, filename: str) -> None:
+        self.text = text
+        self.filename = filename
+        self.types: dict[str, str] = {}
+        self.objects: dict[str, str] = {}
+        self.predicates: dict[str, Predicate] = {}
+        self.vocab: Vocabulary | None = None
+
+    def error(self, where: Where, message: str) -> DSLSemanticError:
+        line, column = _position(where)
+        return DSLSemanticError(
+            message, filename=self.filename, line=line, column=column, context=_caret(self.text, line, column)
+        )
+
+    # -- names ----------------------------------------------------------------------------
+    def name(self, tok: lark.Token) -> str:
+        if tok.type != "STRING":
+            return str(tok.value)
+        try:
+            value = json.loads(tok.value)
+        except ValueError as exc:
+            raise self.error(tok, f"malformed quoted name ({exc.args[0]}); expected a JSON string") from None
+        return str(value)
+
+    def vocab_name(self, tok: lark.Token, what: str) -> str:
+        n = self.name(tok)
+        if not n or _FORBIDDEN_IN_NAMES.search(n):
+            raise self.error(
+                tok,
+                f"{what} name {n!r} is not allowed; expected a non-empty name without whitespace, "
+                "parentheses, commas or quotes",
+            )
+        return n
+
+    # -- whole file -----------------------------------------------------------------------
+    def model(self, tree: lark.Tree, ctx: LogicContext | None, bdd: str) -> ParsedModel:
+        model_name = self.name(tree.children[0])
+        sections = {c.data: c for c in tree.children[1:] if isinstance(c, lark.Tree) and c.data != "capability"}
+        if "types" in sections:
+            self.declare_types(sections["types"])
+        if "objects" in sections:
+            self.declare_objects(sections["objects"])
+        self.declare_predicates(sections["predicates"])
+        atoms = self.atom_list(sections["atoms"]) if "atoms" in sections else None
+        vocab = Vocabulary.build(self.predicates.values(), self.objects, self.types, atoms)
+        if ctx is None:
+            ctx = LogicContext(vocab, bdd)
+        elif ctx.vocab != vocab:
+            section, difference = _vocabulary_difference(vocab, ctx.vocab)
+            where = sections.get(section, sections["predicates"] if section == "atoms" else tree)
+            raise self.error(
+                where,
+                f"the file's vocabulary differs from the logic context's: {difference}; "
+                "expected the context's vocabulary",
+            )
+        self.vocab = ctx.vocab
+        models: list[CapabilityModel] = []
+        first: dict[str, lark.Token] = {}
+        for c in tree.children[1:]:
+            if isinstance(c, lark.Tree) and c.data == "capability":
+                tok = c.children[0]
+                cname = self.name(tok)
+                if not cname:
+                    raise self.error(tok, "empty capability name; expected a non-empty name")
+                if cname in first:
+                    raise self.error(
+                        tok,
+                        f"duplicate capability {quote(cname)} (first declared at {_at(first[cname])}); "
+                        "expected each capability to be declared once",
+                    )
+                first[cname] = tok
+                models.append(self.capability(c, ctx, cname))
+        return ParsedModel(model_name, CompoundModel(ctx, models), self.filename)
+
+    # -- vocabulary -----------------------------------------------------------------------
+    def typed_items(
+        self, items: Sequence[lark.Tree], marker: str, what: str
+    ) -> list[tuple[lark.Token, lark.Token | None]]:
+        """Pair each name of a PDDL typed list with the token of its type (None: the
+        root type)."""
+        out: list[tuple[lark.Token, lark.Token | None]] = []
+        pending: list[lark.Token] = []
+        for it in items:
+            tok = it.children[0]
+            if it.data == marker:
+                if not pending:
+                    raise self.error(
+                        it, f"'- {self.name(tok)}' gives no {what} a type; expected {what} names before '-'"
+                    )
+                out += [(p, tok) for p in pending]
+                pending = []
+            else:
+                pending.append(tok)
+        return out + [(p, None) for p in pending]
+
+    def known_type(self, tok: lark.Token | None) -> str:
+        if tok is None:
+            return ROOT_TYPE
+        t = self.name(tok)
+        if t != ROOT_TYPE and t not in self.types:
+            raise self.error(tok, f"unknown type {quote(t)}; expected one of: {_some([ROOT_TYPE, *self.types])}")
+        return t
+
+    def declare_types(self, section: lark.Tree) -> None:
+        where: dict[str, lark.Token] = {}
+        parents: list[tuple[str, lark.Token | None]] = []
+        for tok, parent in self.typed_items(section.children, "item_type", "type"):
+            t = self.vocab_name(tok, "type")
+            if t == ROOT_TYPE:
+                raise self.error(tok, f"'{ROOT_TYPE}' is the built-in root type; expected a new type name")
+            if t in where:
+                raise self.error(
+                    tok, f"type {quote(t)} declared twice (first at {_at(where[t])}); expected a new type name"
+                )
+            where[t] = tok
+            self.types[t] = ROOT_TYPE
+            parents.append((t, parent))
+        for t, parent in parents:
+            self.types[t] = self.known_type(parent)
+        for t, tok in where.items():
+            seen = {t}
+            cur = self.types[t]
+            while cur != ROOT_TYPE:
+                if cur in seen:
+                    raise self.error(tok, f"type {quote(t)} is its own ancestor; expected an acyclic type hierarchy")
+                seen.add(cur)
+                cur = self.types[cur]
+
+    def declare_objects(self, section: lark.Tree) -> None:
+        where: dict[str, lark.Token] = {}
+        for tok, t in self.typed_items(section.children, "item_type", "object"):
+            o = self.vocab_name(tok, "object")
+            if o in where:
+                raise self.error(
+                    tok, f"object {quote(o)} declared twice (first at {_at(where[o])}); expected a new object name"
+                )
+            where[o] = tok
+            self.objects[o] = self.known_type(t)
+
+    def declare_predicates(self, section: lark.Tree) -> None:
+        where: dict[str, lark.Token] = {}
+        for decl in section.children:
+            tok = decl.children[0]
+            p = self.vocab_name(tok, "predicate")
+            if p in where:
+                raise self.error(
+                    tok,
+                    f"predicate {quote(p)} declared twice (first at {_at(where[p])}); expected a new predicate name",
+                )
+            where[p] = tok
+            variables: dict[str, lark.Token] = {}
+            types: list[str] = []
+            pending: list[lark.Token] = []
+            for it in decl.children[1:]:
+                vtok = it.children[0]
+                if it.data == "param_type":
+                    if not pending:
+                        raise self.error(
+                            it, f"'- {self.name(vtok)}' gives no parameter a type; expected ?parameters before '-'"
+                        )
+                    types += [self.known_type(vtok)] * len(pending)
+                    pending = []
+                    continue
+                v = str(vtok.value)
+                if v in variables:
+                    raise self.error(
+                        vtok, f"parameter {v} appears twice in {quote(p)}; expected distinct parameter names"
+                    )
+                variables[v] = vtok
+                pending.append(vtok)
+            types += [ROOT_TYPE] * len(pending)
+            self.predicates[p] = Predicate(p, tuple(types))
+
+    def is_subtype(self, t: str, of: str) -> bool:
+        cur = t
+        while True:
+            if cur == of:
+                return True
+            if cur == ROOT_TYPE:
+                return False
+            cur = self.types[cur]
+
+    def ground(self, atom: lark.Tree) -> Atom:
+        """The atom an ``(p a b)`` tree names, checked against the declarations."""
+        ptok, args = atom.children[0], atom.children[1:]
+        p = self.name(ptok)
+        pred = self.predicates.get(p)
+        if pred is None:
+            raise self.error(ptok, f"unknown predicate {quote(p)}; expected one of: {_some(self.predicates)}")
+        if len(args) != pred.arity:
+            raise self.error(
+                ptok,
+                f"predicate {quote(p)} takes {_plural(pred.arity, 'argument')}, got {len(args)}; "
+                f"expected {_signature(pred)}",
+            )
+        names = []
+        for k, (tok, t) in enumerate(zip(args, pred.param_types, strict=True), 1):
+            o = self.name(tok)
+            ot = self.objects.get(o)
+            if ot is None:
+                raise self.error(tok, f"unknown object {quote(o)}; expected one of: {_some(self.objects)}")
+            if not self.is_subtype(ot, t):
+                raise self.error(
+                    tok,
+                    f"object {quote(o)} has type {quote(ot)}; expected an object of type {quote(t)} "
+                    f"as argument {k} of {quote(p)}",
+                )
+            names.append(o)
+        return Atom(p, tuple(names))
+
+    def atom_list(self, section: lark.Tree) -> list[Atom]:
+        where: dict[Atom, lark.Tree] = {}
+        for t in section.children:
+            a = self.ground(t)
+            if a in where:
+                raise self.error(t, f"atom {a} listed twice (first at {_at(where[a])}); expected each atom once")
+            where[a] = t
+        return list(where)
+
+    def index(self, atom: lark.Tree) -> int:
+        a = self.ground(atom)
+        assert self.vocab is not None
+        if a not in self.vocab:
+            raise self.error(atom, f"atom {a} is not among the (:atoms ...) of this model; expected a listed atom")
+        return self.vocab.index(a)
+
+    # -- capabilities -----------------------------------------------------------------------
+    def capability(self, tree: lark.Tree, ctx: LogicContext, name: str) -> CapabilityModel:
+        intent: tuple[Literal, ...] = ()
+        rules: list[Rule] = []
+        assert self.vocab is not None
+        for c in tree.children[1:]:
+            if c.data == "intent":
+                intent = tuple(
+                    Literal(self.vocab.atoms[i], positive) for i, positive, _ in self.literals(c.children[0])
+                )
+            else:
+                rules.append(self.rule(c, ctx))
+        return CapabilityModel(Capability(name, intent), tuple(rules))
+
+    def literals(self, conj: lark.Tree) -> list[tuple[int, bool, lark.Tree]]:
+        out = []
+        for lit in conj.children:
+            out.append((self.index(lit.children[0]), lit.data == "literal", lit))
+        return out
+
+    def rule(self, tree: lark.Tree, ctx: LogicContext) -> Rule:
+        when = [c for c in tree.children if c.data == "when"]
+        formula = self.formula(when[0].children[0], ctx, 1) if when else ctx.smt.mgr.TRUE()
+        effects_tree = tree.children[-1]
+        if effects_tree.data == "probabilistic":
+            outcomes = [(self.probability(o.children[0]), o.children[1]) for o in effects_tree.children]
+        else:
+            outcomes = [(Fraction(1), effects_tree.children[0])]
+        seen: dict[Effect, lark.Tree] = {}
+        effects: list[tuple[Fraction, Effect]] = []
+        for p, conj in outcomes:
+            eta = self.effect(conj)
+            if eta in seen:
+                raise self.error(
+                    conj,
+                    f"this effect already appears in the rule at {_at(seen[eta])}; "
+                    "expected distinct effects (add up their probabilities instead)",
+                )
+            seen[eta] = conj
+            effects.append((p, eta))
+        total = sum((p for p, _ in outcomes), Fraction(0))
+        if total != 1:
+            raise self.error(effects_tree, f"effect probabilities sum to {_fraction(total)}; expected them to sum to 1")
+        return Rule.make(Condition.formula(ctx, formula), effects)
+
+    def probability(self, tok: lark.Token) -> Fraction:
+        try:
+            p = Fraction(str(tok.value))
+        except (ValueError, ZeroDivisionError) as exc:
+            raise self.error(
+                tok, f"malformed probability {_clip(tok.value)} ({_clip(str(exc))}); expected a number such as 1/3"
+            ) from None
+        if not 0 < p <= 1:
+            raise self.error(
+                tok, f"probability {_clip(tok.value)} is outside (0, 1]; expected a number greater than 0 and at most 1"
+            )
+        return p
+
+    def effect(self, conj: lark.Tree) -> Effect:
+        add = delete = 0
+        for i, positive, lit in self.literals(conj):
+            bit = 1 << i
+            if (delete if positive else add) & bit:
+                assert self.vocab is not None
+                raise self.error(
+                    lit,
+                    f"atom {self.vocab.atoms[i]} is both added and deleted by one effect; "
+                    "expected at most one of (p ...) and (not (p ...))",
+                )
+            if positive:
+                add |= bit
+            else:
+                delete |= bit
+        return Effect(add, delete)
+
+    def formula(self, tree: lark.Tree | lark.Token, ctx: LogicContext, depth: int) -> FNode:
+        mgr = ctx.smt.mgr
+        if depth > MAX_DEPTH:
+            raise self.error(tree, f"formula nested more than {MAX_DEPTH} levels deep; expected a flatter formula")
+        kind = tree.data
+        if kind == "atom":
+            return ctx.smt.cur[self.index(tree)]
+        if kind == "f_true":
+            return mgr.TRUE()
+        if kind == "f_false":
+            return mgr.FALSE()
+        args = [self.formula(c, ctx, depth + 1) for c in tree.children]
+        if kind == "f_not":
+            return mgr.Not(args[0])
+        if kind == "f_and":
+            return mgr.And(args)
+        return mgr.Or(args)
+
+
+def _vocabulary_difference(mine: Vocabulary, theirs: Vocabulary) -> tuple[str, str]:
+    """The section where two vocabularies first differ, and how."""
+    if dict(mine.types) != dict(theirs.types):
+        return "types", f"types {_describe_map(mine.types)} instead of {_describe_map(theirs.types)}"
+    if dict(mine.objects) != dict(theirs.objects):
+        return "objects", f"objects {_describe_map(mine.objects)} instead of {_describe_map(theirs.objects)}"
+    if dict(mine.predicates) != dict(theirs.predicates):
+        a = {p.name: p.param_types for p in mine.predicates.values()}
+        b = {p.name: p.param_types for p in theirs.predicates.values()}
+        return "predicates", f"predicates {_describe_map(a)} instead of {_describe_map(b)}"
+    for k, (x, y) in enumerate(zip(mine.atoms, theirs.atoms, strict=False)):
+        if x != y:
+            return "atoms", f"atom {k} is {x} instead of {y}"
+    return "atoms", f"{len(mine.atoms)} atoms instead of {len(theirs.atoms)}"
+
+
+def _describe_map(m: object) -> str:
+    text = str(dict(m))  # type: ignore[call-overload]
+    return text if len(text) <= 200 else text[:200] + "...}"
+
+
+__all__ = [
+    "ParsedModel",
+    "condition_sexp",
+    "condition_text",
+    "default_atoms",
+    "emit",
+    "parse",
+    "quote",
+    "read",
+    "write",
+]
