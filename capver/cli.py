@@ -17,6 +17,8 @@ from capver.errors import CapverError
 COMMANDS: dict[str, str] = {
     "build": "capver.commands.build",
     "check": "capver.commands.check",
+    "learn": "capver.commands.learn",
+    "run": "capver.commands.run_agent",
     "bench": "capver.commands.bench",
 }
 

@@ -1,7 +1,7 @@
 """``capver bench introspection``: the runtime comparisons of the model-introspection
 paper (002) — Figure 2 (the infinite grid of section 4: introspector against GREEDY,
-RANDOM[K] and BEAM[K]) and Figure 4 (section 5.4: introspector against GREEDY on
-Blocks-World unstacking, Drawers and Bins).
+RANDOM[K], BEAM[K], MCTS[K] and MCTS-U[K]) and Figure 4 (section 5.4: introspector
+against GREEDY on Blocks-World unstacking, Drawers and Bins).
 
 For every domain, size and episode one instance is drawn (the same instance for every
 planner), every planner solves it under a per-run budget, and every returned plan is
@@ -58,7 +58,7 @@ QUICK_SIZES: dict[str, tuple[int, ...]] = {
     "bins": (2, 4, 8, 16),
 }
 DEFAULT_PLANNERS: dict[str, tuple[str, ...]] = {
-    "grid": ("introspector", "greedy", "random", "beam"),
+    "grid": ("introspector", "greedy", "random", "beam", "mcts", "mcts-u"),
     "blocks": ("introspector", "greedy"),
     "drawers": ("introspector", "greedy"),
     "bins": ("introspector", "greedy"),
@@ -108,7 +108,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         nargs="+",
         choices=sorted(PLANNERS),
         default=None,
-        help="planners for every domain (default: all four on the grid, introspector and greedy elsewhere)",
+        help="planners for every domain (default: all six on the grid, introspector and greedy elsewhere)",
     )
     p.add_argument(
         "--sizes",
@@ -121,7 +121,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     p.add_argument("--grid-episodes", type=int, default=20, help="instances per distance on the grid (default 20)")
     p.add_argument("--timeout", type=float, default=60.0, help="per-run wall-clock limit in seconds (default 60)")
     p.add_argument("--max-nodes", type=int, default=3_000_000, help="per-run limit on stored search nodes")
-    p.add_argument("--k", type=int, default=100, help="K of RANDOM[K] and BEAM[K] (default 100)")
+    p.add_argument("--k", type=int, default=100, help="K of RANDOM[K], BEAM[K], MCTS[K] and MCTS-U[K] (default 100)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="a few small sizes only (a smoke run)")
     p.add_argument("--out", type=Path, default=Path("bench-introspection"), help="output directory")

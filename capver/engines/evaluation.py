@@ -82,13 +82,21 @@ def achieving_model(model: CompoundModel) -> CompoundModel:
     return CompoundModel(model.ctx, kept)
 
 
-def vd_sampled(h: CompoundModel, d_h: TransitionDataset, d_eval: TransitionDataset) -> float:
-    """VD_s(h, h⋆) of section 4.2 (1.0 when c_T = 0)."""
+def vd_sampled(
+    h: CompoundModel, d_h: TransitionDataset, d_eval: TransitionDataset, covered_only: bool = False
+) -> float:
+    """VD_s(h, h⋆) of section 4.2 (1.0 when c_T = 0).
+
+    With ``covered_only`` the sum runs over the transitions of D′ whose (s, c) the
+    model covers — how section 4.2 "focuses on achievable intents" after removing
+    the rules that never achieve theirs."""
     c_t = 0
     acc = 0.0
     for t, n_eval in d_eval.items():
         w = d_h.count(t.s, t.c, t.s_next)
         if not w:
+            continue
+        if covered_only and (t.c not in h or not h[t.c].covers(t.s)):
             continue
         c_t += w
         emp = n_eval / d_eval.count_sc(t.s, t.c)
@@ -96,9 +104,36 @@ def vd_sampled(h: CompoundModel, d_h: TransitionDataset, d_eval: TransitionDatas
     return acc / c_t if c_t else 1.0
 
 
+def vd_eval_weighted(h: CompoundModel, d_eval: TransitionDataset, covered_only: bool = False) -> float:
+    """VD over D′ weighted by D′'s own counts:
+    (1/|D′|) Σ_{t∈T_D′} N_e(t|D′)·|N_e(t|D′)/N_e(s,c|D′) − Pr_h(s′|s,c)|.
+
+    Section 4.2's printed VD_s weights by the *learner's* counts, so transitions the
+    learner never saw do not count and the score saturates as soon as what was seen
+    is estimated well.  This variant charges every transition of D′, so it also
+    measures how much of the agent's behaviour the model covers: the learning curve
+    rises from 0 as MCQS explores.  With ``covered_only`` only (s, c) pairs the model
+    covers count (as for :func:`model_agreement`)."""
+    total = 0
+    acc = 0.0
+    for t, n_eval in d_eval.items():
+        if covered_only and (t.c not in h or not h[t.c].covers(t.s)):
+            continue
+        total += n_eval
+        emp = n_eval / d_eval.count_sc(t.s, t.c)
+        acc += n_eval * abs(emp - float(h.prob(t.s, t.c, t.s_next)))
+    return acc / total if total else 1.0
+
+
+def coverage_agreement(h_and: CompoundModel, d_eval: TransitionDataset) -> float:
+    """1 − :func:`vd_eval_weighted` of h∧ over all of D′."""
+    return 1.0 - vd_eval_weighted(h_and, d_eval)
+
+
 def model_agreement(h_and: CompoundModel, d_h: TransitionDataset, d_eval: TransitionDataset) -> float:
-    """1 − VD_s on the pessimistic model restricted to achieving rules."""
-    return 1.0 - vd_sampled(achieving_model(h_and), d_h, d_eval)
+    """1 − VD_s on the pessimistic model restricted to achieving rules, summed over
+    the (s, c) pairs those rules cover."""
+    return 1.0 - vd_sampled(achieving_model(h_and), d_h, d_eval, covered_only=True)
 
 
 def reachable_states(truth: CompoundModel, initial: Iterable[State], limit: int = 1_000_000) -> set[State]:

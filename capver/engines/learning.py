@@ -58,6 +58,10 @@ class Setting:
     capabilities: tuple[Capability, ...]
     initial_states: tuple[Any, ...]
     budget: Budget = Budget()
+    # True when environment states are the symbolic states themselves (PPDDL and
+    # model-backed simulators): then every state of a reloaded dataset can be
+    # reverted to, so a resumed run loses no starting points.
+    symbolic_states: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +129,15 @@ class Learner:
         self.snapshots: dict[int, Any] = {}
         for x in setting.initial_states:
             self.snapshots.setdefault(setting.alpha(x), x)
-        self.progress = Progress(unique_transitions=sum(1 for _ in self.data.unique_transitions()))
+        if setting.symbolic_states:
+            for t in self.data.unique_transitions():
+                self.snapshots.setdefault(t.s, t.s)
+                self.snapshots.setdefault(t.s_next, t.s_next)
+        self.progress = Progress(
+            unique_transitions=sum(1 for _ in self.data.unique_transitions()),
+            steps=self.data.simulator_steps,
+            executions=len(self.data),
+        )
         self._start = time.monotonic()
 
     # -- the loop -------------------------------------------------------------------

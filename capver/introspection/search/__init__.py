@@ -1,12 +1,9 @@
 """Planners of the model-introspection paper (002), one module per algorithm (as in
 pyperplan): :mod:`.introspector` (bilevel milestone search, sections 4 and 5.3),
 :mod:`.greedy` (GREEDY, exhaustive best-first), :mod:`.random_k` (RANDOM[K]) and
-:mod:`.beam` (BEAM[K]).  :data:`PLANNERS` is the registry a command line takes its
-choices from; ``make_planner(name, k=...)`` builds one.
-
-MCTS[K] and MCTS-U[K] (pUCT) are not registered yet: they must run on the project's
-shared engine :mod:`capver.engines.mcts`, and will be added by wrapping a problem as
-that engine's ``SearchProblem`` (see below).
+:mod:`.beam` (BEAM[K]) and :mod:`.mcts_k` (MCTS[K] and MCTS-U[K], on the project's
+shared engine :mod:`capver.engines.mcts`).  :data:`PLANNERS` is the registry a
+command line takes its choices from; ``make_planner(name, k=...)`` builds one.
 
 The problem interface
 ---------------------
@@ -35,13 +32,12 @@ PlanResult``; ``rng`` (a ``numpy.random.Generator``) is its only source of
 randomness and ``budget`` bounds wall-clock time, expansions and stored nodes.
 :func:`~.problem.simulate` re-executes a plan against the problem.
 
-Plugging in an MCTS: the engine's ``SearchProblem`` is ``actions(s)``,
-``transition(s, a, rng) -> (s′, reward, terminal)`` and ``key(s)``, so the adapter is
-``transition = (s2 := problem.successor(s, a), problem.reward(s, a, s2),
-problem.termination(s, a, s2) != 0)`` and ``key = identity``, with
-``MCTSConfig(horizon=problem.horizon, backup="mean", iterations=K)``; MCTS-U passes a
-uniform ``prior`` (pUCT).  A plan is then the principal path, replanned from each
-state reached (receding horizon) as the paper's MCTS[K] does.
+The MCTS baselines plug a problem into the engine through
+:class:`~.mcts_k.EngineProblem` (the engine's ``SearchProblem``: ``actions(s)``,
+``transition(s, a, rng) = (T̂(s, a), R̂(s, a, s′), Ĉ(s, a, s′) ≠ 0)``, ``key =
+identity``), with ``MCTSConfig(horizon=problem.horizon, backup="mean")``; MCTS-U
+passes a uniform ``prior`` (pUCT).  They plan with a receding horizon: K iterations
+from each state reached, then the argmax-Q action.
 """
 
 from __future__ import annotations
@@ -52,6 +48,7 @@ from capver.errors import IntrospectionError
 from capver.introspection.search.beam import Beam
 from capver.introspection.search.greedy import Greedy
 from capver.introspection.search.introspector import Introspector
+from capver.introspection.search.mcts_k import MCTSU, MCTSK
 from capver.introspection.search.problem import (
     Budget,
     IntrospectableProblem,
@@ -69,14 +66,18 @@ PLANNERS: dict[str, Callable[..., Planner]] = {
     "greedy": Greedy,
     "random": RandomK,
     "beam": Beam,
+    "mcts": MCTSK,
+    "mcts-u": MCTSU,
 }
-"""Planner name -> constructor; "random" and "beam" take the budget ``k``."""
+"""Planner name -> constructor; "random", "beam", "mcts" and "mcts-u" take the
+budget ``k``."""
 
-TAKES_K = frozenset({"random", "beam"})
+TAKES_K = frozenset({"random", "beam", "mcts", "mcts-u"})
 
 
 def make_planner(name: str, k: int | None = None) -> Planner:
-    """The planner registered as ``name``; ``k`` is K of RANDOM[K] and BEAM[K]."""
+    """The planner registered as ``name``; ``k`` is K of RANDOM[K], BEAM[K], MCTS[K]
+    and MCTS-U[K]."""
     try:
         ctor = PLANNERS[name]
     except KeyError:
@@ -104,6 +105,8 @@ __all__ = [
     "Greedy",
     "IntrospectableProblem",
     "Introspector",
+    "MCTSK",
+    "MCTSU",
     "Milestones",
     "PlanResult",
     "Planner",

@@ -1,0 +1,28 @@
+"""``capver bench NAME``: the benchmark commands whose output the README records.
+
+Each benchmark is a module with ``main(argv) -> int``; :data:`BENCHMARKS` is the
+registry the choices come from."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+HELP = "run a benchmark (foundation, agents, minigrid, learning, introspection)"
+
+BENCHMARKS: dict[str, str] = {
+    "foundation": "capver.bench.foundation",
+    "agents": "capver.bench.agents",
+    "minigrid": "capver.bench.minigrid",
+    "learning": "capver.bench.learning",
+    "introspection": "capver.bench.introspection",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", choices=sorted(BENCHMARKS))
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the benchmark (see NAME --help)")
+
+
+def run(args: argparse.Namespace) -> int:
+    return int(importlib.import_module(BENCHMARKS[args.name]).main(args.args))

@@ -1,0 +1,105 @@
+"""Plain-words report of a learned model (section 4.2's E2: "inspect learned models
+for notable capabilities and limitations"), and learning-curve files."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from capver.engines.evaluation import achieving_model
+from capver.model.capability_model import CompoundModel
+
+
+def _words(intent: Sequence[object]) -> str:
+    return " and ".join(str(lit) for lit in intent) or "(execute it)"
+
+
+def capability_report(h_and: CompoundModel, h_or: CompoundModel) -> str:
+    """Each capability with its conditions and outcome probabilities in words."""
+    from capver.io.dsl import condition_text
+
+    vocab = h_and.vocabulary
+    achieving = achieving_model(h_and)
+    lines = [
+        f"{len(h_and)} capabilities assessed, {len(achieving)} observed to achieve their intent.",
+        "Conditions are those of the pessimistic model h∧ (only observed behaviour).",
+        "",
+    ]
+    for name in sorted(h_and):
+        m = h_and[name]
+        cap = m.capability
+        n_states = sum(len(r.condition.states) for r in m.rules)
+        status = "achievable" if name in achieving else "never observed to achieve its intent"
+        lines.append(f"* {name}: intent {_words(cap.intent)} — {status}; tried in {n_states} states, {len(m.rules)} rule(s)")
+        for i, r in enumerate(m.rules, 1):
+            cond = condition_text(r.condition)
+            if len(cond) > 160:
+                cond = cond[:157] + "..."
+            lines.append(f"    rule {i}: when {cond}")
+            for p, eta in r.effects:
+                what = eta.format(vocab) if (eta.add or eta.delete) else "nothing changes"
+                lines.append(f"      with probability {p} ({float(p):.0%}): {what}")
+        o = h_or.get(name)
+        if o is not None and o.rules:
+            lines.append(f"    optimistic bound h∨ assumes these {len(o.rules)} rule(s) also apply in every untried state")
+    return "\n".join(lines) + "\n"
+
+
+CURVE_FIELDS = ("method", "seed", "steps", "queries", "transitions", "agreement", "coverage_agreement", "exact_vd")
+
+
+def write_curve(path: Path, rows: Iterable[Mapping[str, object]]) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CURVE_FIELDS, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+
+
+def read_curves(paths: Iterable[Path]) -> list[dict[str, str]]:
+    rows: list[dict[str, str]] = []
+    for p in paths:
+        with open(p, newline="") as f:
+            rows.extend(csv.DictReader(f))
+    return rows
+
+
+def plot_curves(rows: Sequence[Mapping[str, object]], path: Path, metric: str = "coverage_agreement", title: str = "") -> None:
+    """Model agreement vs simulator steps, one line per method (mean over seeds on a
+    common step grid), like the paper's Fig. 4."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    by_method: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    for r in rows:
+        val = r.get(metric)
+        if val in (None, ""):
+            continue
+        by_method.setdefault(str(r["method"]), {}).setdefault(str(r["seed"]), []).append(
+            (float(r["steps"]), float(val))  # type: ignore[arg-type]
+        )
+    for method, runs in sorted(by_method.items()):
+        top = max(s for pts in runs.values() for s, _ in pts)
+        grid = np.linspace(0, top, 200)
+        curves = []
+        for pts in runs.values():
+            pts.sort()
+            xs, ys = zip(*pts)
+            curves.append(np.interp(grid, xs, ys, right=ys[-1]))
+        mean = np.mean(curves, axis=0)
+        ax.plot(grid, mean, label=f"{method} ({len(runs)} seed{'s' if len(runs) > 1 else ''})")
+    ax.set_xlabel("simulator steps")
+    ax.set_ylabel(metric.replace("_", " "))
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,148 @@
+"""Named assessment settings: an agent, its simulator, α, the capabilities to assess
+and, where it is known, the true model h⋆ (for exact VD).
+
+:data:`SETTINGS` is the registry ``capver learn`` / ``capver eval`` take their
+``--agent`` choices from.  Capabilities come from discovery by random walks
+(section 3) for the PPDDL agents, and grow from later transitions; the
+primitive-action agent's capabilities are the ground actions (the QACE setting);
+the model-backed agent's are its model's; the MiniGrid agents are asked the intents
+the RL agent was trained for (a list of intents, as section 3 allows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from capver.engines.evaluation import reachable_states
+from capver.engines.execution import Budget
+from capver.engines.learning import Setting
+from capver.errors import CapverError
+from capver.logic.condition import LogicContext
+from capver.model.capability_model import CompoundModel
+from capver.model.state import Capability, State, Transition
+
+
+class SettingError(CapverError, ValueError):
+    """An assessment setting that cannot be built from the given arguments."""
+
+
+@dataclass(frozen=True, slots=True)
+class SettingArgs:
+    domain: str = "first_responders"
+    problem: str = "problem1"
+    model: str | None = None
+    init: str = ""
+    theta: int | None = 1
+    max_steps: int = 200
+    layouts: int = 20
+    seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    """A setting ready to learn on."""
+
+    name: str
+    ctx: LogicContext
+    setting: Setting
+    truth: CompoundModel | None = None
+    reachable: frozenset[State] | None = None
+    grow: Callable[[Transition], Iterable[Capability]] | None = None
+
+
+def _lao(args: SettingArgs, rng: np.random.Generator) -> Assessment:
+    from capver.agents.lao_agent import LAOAgent
+    from capver.engines.discovery import discover
+    from capver.envs.ppddl import AtomsRepresentation, PPDDLSimulator, load_task
+
+    task = load_task(args.domain, args.problem)
+    sim = PPDDLSimulator(task, seed=args.seed)
+    alpha = AtomsRepresentation(task)
+    caps = discover(sim, alpha, rng, n_walks=10, length=50)
+    sim.reset(args.seed)
+    setting = Setting(
+        LAOAgent(task), sim, alpha, tuple(caps.capabilities), (task.initial_state,),
+        Budget(max_steps=args.max_steps, theta=args.theta), symbolic_states=True,
+    )
+    return Assessment(f"lao:{args.domain}/{args.problem}", LogicContext(task.vocabulary), setting, grow=caps.observe)
+
+
+def _primitive(args: SettingArgs, rng: np.random.Generator) -> Assessment:
+    from capver.agents.primitive import PrimitiveAgent, true_primitive_model
+    from capver.envs.ppddl import AtomsRepresentation, PPDDLSimulator, load_task
+
+    task = load_task(args.domain, args.problem)
+    sim = PPDDLSimulator(task, seed=args.seed)
+    alpha = AtomsRepresentation(task)
+    agent = PrimitiveAgent(task)
+    ctx = LogicContext(task.vocabulary)
+    truth = true_primitive_model(task, ctx)
+    setting = Setting(
+        agent, sim, alpha, tuple(agent.capabilities), (task.initial_state,), Budget(max_steps=2, theta=1),
+        symbolic_states=True,
+    )
+    reach = frozenset(reachable_states(truth, [task.initial_state]))
+    return Assessment(f"primitive:{args.domain}/{args.problem}", ctx, setting, truth, reach)
+
+
+def _model(args: SettingArgs, rng: np.random.Generator) -> Assessment:
+    from capver.agents.model_backed import ModelBackedAgent
+    from capver.io import dsl
+
+    if not args.model:
+        raise SettingError("--model FILE is required for the model-backed agent")
+    try:
+        parsed = dsl.read(args.model)
+    except OSError as exc:
+        raise SettingError(f"--model {args.model!r}: cannot read the file ({exc.strerror or exc})") from None
+    vocab = parsed.vocabulary
+    try:
+        init = vocab.state(args.init.split())
+    except CapverError as exc:
+        raise SettingError(f"--init {args.init!r}: {exc}") from None
+    agent = ModelBackedAgent(parsed.model)
+    setting = Setting(
+        agent, agent.simulator(init), agent.representation(), tuple(agent.capabilities), (init,),
+        Budget(max_steps=2, theta=None), symbolic_states=True,
+    )
+    truth = agent.true_model
+    return Assessment(
+        f"model:{args.model}", parsed.ctx, setting, truth, frozenset(reachable_states(truth, [init]))
+    )
+
+
+def _minigrid(kind: str) -> Callable[[SettingArgs, np.random.Generator], Assessment]:
+    def build(args: SettingArgs, rng: np.random.Generator) -> Assessment:
+        from capver.agents.minigrid_agents import SearchAgent, TabularRLAgent, training_intents
+        from capver.envs.minigrid_env import MiniGridRepresentation, iter_layouts, minigrid_simulator, start_state
+
+        sim = minigrid_simulator()
+        alpha = MiniGridRepresentation()
+        layouts = [start_state(lay) for lay in iter_layouts(rng, args.layouts)]
+        agent = TabularRLAgent() if kind == "rl" else SearchAgent()
+        caps = tuple(Capability.for_intent(i) for i in training_intents())
+        # Θ = ∞ for MiniGrid, as in section 4.2.
+        setting = Setting(agent, sim, alpha, caps, tuple(layouts), Budget(max_steps=args.max_steps, theta=None))
+        return Assessment(f"minigrid-{kind}", LogicContext(alpha.vocabulary), setting)
+
+    return build
+
+
+SETTINGS: dict[str, Callable[[SettingArgs, np.random.Generator], Assessment]] = {
+    "lao": _lao,
+    "primitive": _primitive,
+    "model": _model,
+    "minigrid-rl": _minigrid("rl"),
+    "minigrid-search": _minigrid("search"),
+}
+
+
+def build_assessment(agent: str, args: SettingArgs, rng: np.random.Generator) -> Assessment:
+    try:
+        factory = SETTINGS[agent]
+    except KeyError:
+        raise SettingError(f"unknown agent {agent!r}; expected one of {sorted(SETTINGS)}") from None
+    return factory(args, rng)
