@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from capver.agents.base import Agent
 from capver.agents.faulty import (
-    InvalidActionAgent,
     HangingAgent,
+    InvalidActionAgent,
     RaisingAgent,
     RunawayAgent,
     SlowAgent,

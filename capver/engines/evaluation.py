@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
 import numpy as np
 
 from capver.engines.execution import execute
@@ -206,7 +207,7 @@ def reachability_accuracy(
             x = x0
             dist: dict[State, float] = {s: 1.0}
             for c in seq:
-                ex = execute(setting.agent, setting.sim, alpha, h[c].capability, x, rng, setting.budget)
+                execute(setting.agent, setting.sim, alpha, h[c].capability, x, rng, setting.budget)
                 x = setting.sim.get_state()
                 dist = _propagate(h, dist, c)
             final = alpha(x)

@@ -152,7 +152,7 @@ class Learner:
     def xi(self) -> float:
         return min(self.config.xi_cap, self.config.xi_step * self.progress.since_discovery)
 
-    def run(self, on_query: Callable[["Learner"], None] | None = None) -> Progress:
+    def run(self, on_query: Callable[[Learner], None] | None = None) -> Progress:
         while not self._should_stop():
             self.query()
             if on_query is not None:

@@ -73,7 +73,7 @@ class Edge(Generic[S, A]):
     total: float = 0.0
     best: float = 0.0
     reward: float = 0.0
-    children: dict[Hashable, "Node[S, A]"] = field(default_factory=dict)
+    children: dict[Hashable, Node[S, A]] = field(default_factory=dict)
 
     def q(self, backup: str) -> float:
         if self.visits == 0:

@@ -16,6 +16,7 @@ lattice kinds and a cube test on the BDD's irredundant cover for formulas.
 from __future__ import annotations
 
 from collections.abc import Iterable
+
 from pysmt.fnode import FNode
 
 from capver.logic.bdd import BDDBackend, Cube, Node, disjoin, isop, make_backend
@@ -89,7 +90,7 @@ class LogicContext:
 class Condition:
     """An immutable rule condition; see the module docstring for the kinds."""
 
-    __slots__ = ("ctx", "kind", "states", "universe", "_bdd", "_smt", "_cover")
+    __slots__ = ("_bdd", "_cover", "_smt", "ctx", "kind", "states", "universe")
 
     def __init__(
         self,
@@ -115,21 +116,21 @@ class Condition:
 
     # -- constructors ---------------------------------------------------------------
     @staticmethod
-    def pessimistic(ctx: LogicContext, block: Iterable[int], *, bdd: Node | None = None) -> "Condition":
+    def pessimistic(ctx: LogicContext, block: Iterable[int], *, bdd: Node | None = None) -> Condition:
         return Condition(ctx, "pessimistic", frozenset(block), bdd=bdd)
 
     @staticmethod
     def optimistic(
         ctx: LogicContext, block: Iterable[int], observed: Iterable[int], *, bdd: Node | None = None
-    ) -> "Condition":
+    ) -> Condition:
         return Condition(ctx, "optimistic", frozenset(block), frozenset(observed), bdd=bdd)
 
     @staticmethod
-    def formula(ctx: LogicContext, f: FNode) -> "Condition":
+    def formula(ctx: LogicContext, f: FNode) -> Condition:
         return Condition(ctx, "formula", smt=f)
 
     @staticmethod
-    def true(ctx: LogicContext) -> "Condition":
+    def true(ctx: LogicContext) -> Condition:
         return Condition(ctx, "formula", smt=ctx.smt.mgr.TRUE())
 
     # -- semantics --------------------------------------------------------------------
@@ -185,7 +186,7 @@ class Condition:
             self._cover = tuple(isop(self.ctx.bdd, self.bdd))
         return self._cover
 
-    def equivalent(self, other: "Condition") -> bool:
+    def equivalent(self, other: Condition) -> bool:
         """Same set of states (BDDs are canonical, so this is node equality)."""
         return bool(self.bdd == other.bdd)
 

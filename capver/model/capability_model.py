@@ -48,7 +48,7 @@ class Rule:
             raise ModelError(f"effect probabilities sum to {total}, expected 1")
 
     @staticmethod
-    def make(condition: Condition, effects: Iterable[tuple[Fraction | int | str, Effect]]) -> "Rule":
+    def make(condition: Condition, effects: Iterable[tuple[Fraction | int | str, Effect]]) -> Rule:
         items = sorted(((Fraction(p), e) for p, e in effects), key=lambda pe: pe[1])
         return Rule(condition, tuple(items))
 
@@ -173,7 +173,7 @@ class CapabilityModel:
 class CompoundModel(Mapping[str, CapabilityModel]):
     """h†: one :class:`CapabilityModel` per capability, keyed by capability name."""
 
-    __slots__ = ("ctx", "_models")
+    __slots__ = ("_models", "ctx")
 
     def __init__(self, ctx: LogicContext, models: Iterable[CapabilityModel] | Mapping[str, CapabilityModel]) -> None:
         self.ctx = ctx
@@ -198,7 +198,7 @@ class CompoundModel(Mapping[str, CapabilityModel]):
     def __len__(self) -> int:
         return len(self._models)
 
-    def replace(self, changed: Iterable[CapabilityModel]) -> "CompoundModel":
+    def replace(self, changed: Iterable[CapabilityModel]) -> CompoundModel:
         """A new compound model with some capability models swapped in."""
         table = dict(self._models)
         for m in changed:

@@ -58,7 +58,7 @@ class Capability:
     intent: tuple[Literal, ...] = ()
 
     @staticmethod
-    def for_intent(intent: tuple[Literal, ...]) -> "Capability":
+    def for_intent(intent: tuple[Literal, ...]) -> Capability:
         """The capability whose name spells its intent, e.g. ``on(a,b)&~clear(a)``."""
         name = "&".join(("" if lit.positive else "~") + str(lit.atom) for lit in intent)
         return Capability(name, tuple(intent))

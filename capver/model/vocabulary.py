@@ -41,7 +41,7 @@ class Atom:
         return f"{self.predicate}({','.join(self.args)})"
 
     @staticmethod
-    def parse(text: str) -> "Atom":
+    def parse(text: str) -> Atom:
         """Parse ``p``, ``p()`` or ``p(a,b)`` (the ``str`` form)."""
         text = text.strip()
         if "(" not in text:
@@ -90,7 +90,7 @@ class Vocabulary:
         objects: Mapping[str, str] | None = None,
         types: Mapping[str, str | None] | None = None,
         atoms: Iterable[Atom] | None = None,
-    ) -> "Vocabulary":
+    ) -> Vocabulary:
         """Create a vocabulary.
 
         If ``atoms`` is None every type-consistent grounding of every predicate is
@@ -223,7 +223,7 @@ class Vocabulary:
         }
 
     @staticmethod
-    def from_json(data: Mapping[str, object]) -> "Vocabulary":
+    def from_json(data: Mapping[str, object]) -> Vocabulary:
         try:
             preds = [Predicate(n, tuple(ts)) for n, ts in dict(data["predicates"]).items()]  # type: ignore[arg-type]
             return Vocabulary.build(

@@ -8,10 +8,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from capver.engines.generate import propositional_vocabulary, random_model, sample_dataset
+from capver.engines.generate import (
+    propositional_vocabulary,
+    random_model,
+    sample_dataset,
+)
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.mcqs.base import SynthesisInput
-from capver.engines.mcqs.distinguishing import SINK1, DistinguishingMDP, MetaState, delta_sd, delta_tv
+from capver.engines.mcqs.distinguishing import (
+    SINK1,
+    DistinguishingMDP,
+    MetaState,
+    delta_sd,
+    delta_tv,
+)
 from capver.engines.mcqs.mcqs_e import plan_exact
 from capver.engines.mcqs.mcqs_s import plan_sampled
 from capver.engines.mcts import MCTS, MCTSConfig
@@ -75,7 +85,7 @@ def test_lemma2_reward_is_the_revisitation_bonus(seed: int, xi: float) -> None:
 
 
 def test_untried_pair_is_full_disagreement_and_unseen_mass_goes_to_sink() -> None:
-    ctx, data, b = _setup([(0, "c0", 1), (1, "c1", 3), (2, "c1", 2)])
+    _ctx, data, b = _setup([(0, "c0", 1), (1, "c1", 3), (2, "c1", 2)])
     mdp = DistinguishingMDP(b.pessimistic, b.optimistic, data, ["c0", "c1"], xi=0.0)
     nxt = mdp.step(MetaState.point(0), "c1")
     # h∧ knows nothing of c1 at s=0; h∨ averages its two rules (+p1, no-op).
@@ -96,7 +106,7 @@ def _depth2_instance():
 
 @pytest.mark.parametrize("seed", range(5))
 def test_mcqs_e_finds_the_hand_solved_depth_two_query(seed: int) -> None:
-    ctx, data, b = _depth2_instance()
+    _ctx, data, b = _depth2_instance()
     inp = SynthesisInput(b.pessimistic, b.optimistic, data, ("c0", "c1", "c2"), 0.0)
     cfg = MCTSConfig(iterations=60, horizon=3, discount=0.95)
     path, value, _ = plan_exact(0, inp, cfg, np.random.default_rng(seed), explore=False)
@@ -110,7 +120,7 @@ def test_mcqs_e_finds_the_hand_solved_depth_two_query(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(5))
 def test_mcqs_s_prefers_the_informative_first_step(seed: int) -> None:
-    ctx, data, b = _depth2_instance()
+    _ctx, data, b = _depth2_instance()
     inp = SynthesisInput(b.pessimistic, b.optimistic, data, ("c0", "c1", "c2"), 0.0)
     cfg = MCTSConfig(iterations=150, horizon=3, backup="mean", discount=0.95)
     engine, root = plan_sampled(0, inp, cfg, np.random.default_rng(seed))

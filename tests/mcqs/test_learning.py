@@ -18,7 +18,12 @@ import pytest
 from capver.agents.model_backed import ModelBackedAgent
 from capver.engines.evaluation import exact_vd, reachable_states
 from capver.engines.execution import Budget
-from capver.engines.generate import propositional_vocabulary, random_condition, random_effect, random_model
+from capver.engines.generate import (
+    propositional_vocabulary,
+    random_condition,
+    random_effect,
+    random_model,
+)
 from capver.engines.learning import LearnConfig, Learner, Setting
 from capver.engines.verify import equivalent
 from capver.logic.condition import Condition, LogicContext
@@ -87,7 +92,7 @@ def test_mcqs_tries_every_pair_sooner_than_random() -> None:
     for method in ("mcqs-e", "random"):
         counts = []
         for seed in range(3):
-            ctx, truth, setting = _world(10 + seed, stochastic=False)
+            ctx, _truth, setting = _world(10 + seed, stochastic=False)
             learner = Learner(ctx, setting, LearnConfig(method=method, max_queries=2000, patience=0), np.random.default_rng(seed))
             done = []
 
@@ -108,7 +113,7 @@ def test_mcqs_tries_every_pair_sooner_than_random() -> None:
 
 
 def test_reachable_states_of_truth() -> None:
-    ctx, truth, setting = _world(0, stochastic=False)
+    _ctx, truth, _setting = _world(0, stochastic=False)
     reach = reachable_states(truth, [0])
     assert 0 in reach and reach <= set(range(16))
 
@@ -130,7 +135,7 @@ def test_learn_command_resumes_after_sigkill(tmp_path: Path) -> None:
     complete = before[: before.rfind(b"\n") + 1].count(b"\n")
     assert complete > 10
     steps_before = sum(json.loads(line).get("steps", 0) for line in before.splitlines()[1:] if line.endswith(b"}") and b'"c"' in line)
-    res = subprocess.run(cmd + ["--resume", "--max-steps", str(steps_before + 50)], capture_output=True, text=True, timeout=120)
+    res = subprocess.run(cmd + ["--resume", "--max-steps", str(steps_before + 50)], capture_output=True, text=True, timeout=120, check=False)
     assert res.returncode == 0, res.stderr
     after = dataset.read_bytes()
     # Every complete record written before the kill is still there, in order.

@@ -45,7 +45,7 @@ class MetaState:
     rho2: Dist
 
     @staticmethod
-    def point(s: int) -> "MetaState":
+    def point(s: int) -> MetaState:
         return MetaState(((s, 1.0),), ((s, 1.0),))
 
     @property
