@@ -116,8 +116,17 @@ def _model(args: SettingArgs, rng: np.random.Generator) -> Assessment:
 
 def _minigrid(kind: str) -> Callable[[SettingArgs, np.random.Generator], Assessment]:
     def build(args: SettingArgs, rng: np.random.Generator) -> Assessment:
-        from capver.agents.minigrid_agents import SearchAgent, TabularRLAgent, training_intents
-        from capver.envs.minigrid_env import MiniGridRepresentation, iter_layouts, minigrid_simulator, start_state
+        from capver.agents.minigrid_agents import (
+            SearchAgent,
+            TabularRLAgent,
+            training_intents,
+        )
+        from capver.envs.minigrid_env import (
+            MiniGridRepresentation,
+            iter_layouts,
+            minigrid_simulator,
+            start_state,
+        )
 
         sim = minigrid_simulator()
         alpha = MiniGridRepresentation()

@@ -17,7 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-from capver.engines.evaluation import collect_eval_dataset, coverage_agreement, exact_vd, model_agreement
+from capver.engines.evaluation import (
+    collect_eval_dataset,
+    coverage_agreement,
+    exact_vd,
+    model_agreement,
+)
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.mcqs.base import SynthesisConfig
