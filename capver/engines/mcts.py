@@ -136,25 +136,55 @@ class MCTS(Generic[S, A]):
         return q + lam * math.sqrt(math.log(max(node.visits, 1)) / e.visits)
 
     def best_action(self, node: Node[S, A], explore: bool = True) -> A | None:
-        """argmax UCT (with ``explore``) or argmax Q among the expanded actions."""
+        """argmax UCT (with ``explore``) or argmax Q among the expanded actions; ties go
+        to the action listed first by the problem."""
         if not node.edges:
             return None
-        if explore:
-            return max(node.edges, key=lambda a: (self.uct(node, a), -node.order.index(a)))
-        return max(node.edges, key=lambda a: (node.edges[a].q(self.config.backup), -node.order.index(a)))
+        return self._argmax(node, explore)
+
+    def _argmax(self, node: Node[S, A], explore: bool) -> A | None:
+        # The hot loop of the search: one pass in the problem's action order (so ties
+        # resolve to the first action) without building key tuples.
+        backup = self.config.backup
+        lam = self.config.exploration
+        prior = self.prior
+        if explore and prior is None:
+            log_n = math.log(max(node.visits, 1))
+        sqrt_n = math.sqrt(max(node.visits, 1))
+        best: A | None = None
+        best_v = -math.inf
+        edges = node.edges
+        for a in node.order:
+            e = edges.get(a)
+            if e is None:
+                continue
+            if e.visits == 0:
+                q = 0.0
+            else:
+                q = e.best if backup == "max" else e.total / e.visits
+            if not explore:
+                v = q
+            elif prior is not None:
+                v = q + lam * prior(node.state, a) * sqrt_n / (1 + e.visits)
+            elif e.visits == 0:
+                v = math.inf
+            else:
+                v = q + lam * math.sqrt(log_n / e.visits)
+            if v > best_v:
+                best, best_v = a, v
+        return best
 
     def _select(self, node: Node[S, A]) -> A:
         if node.untried and self.prior is None:
             return node.untried.pop()
         if node.untried:
-            a = node.untried.pop()
-            node.edges.setdefault(a, Edge())
             # pUCT scores every action from the start: expand the best-scoring one.
             for b in node.untried:
                 node.edges.setdefault(b, Edge())
             node.untried.clear()
-            return max(node.edges, key=lambda x: (self.uct(node, x), -node.order.index(x)))
-        return max(node.edges, key=lambda a: (self.uct(node, a), -node.order.index(a)))
+        a = self._argmax(node, explore=True)
+        assert a is not None
+        return a
 
     def _iterate(self, root: Node[S, A]) -> None:
         cfg = self.config
