@@ -17,6 +17,7 @@ from capver.errors import CapverError
 COMMANDS: dict[str, str] = {
     "build": "capver.commands.build",
     "check": "capver.commands.check",
+    "export": "capver.commands.export",
     "learn": "capver.commands.learn",
     "run": "capver.commands.run_agent",
     "bench": "capver.commands.bench",
