@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from capver.commands.argtypes import theta
 from capver.engines.evaluation import (
     collect_eval_dataset,
     coverage_agreement,
@@ -36,25 +37,13 @@ from capver.settings import SETTINGS, Assessment, SettingArgs, build_assessment
 HELP = "learn capability models of an agent by active query synthesis (MCQS) or random queries"
 
 
-def _theta(text: str) -> int | None:
-    if text.lower() in ("inf", "infinity", "none"):
-        return None
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or 'inf', got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or 'inf', got {text!r}")
-    return v
-
-
 def add_setting_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", choices=sorted(SETTINGS), default="lao", help="the agent to assess (default: lao)")
     parser.add_argument("--domain", default="first_responders", help="bundled PPDDL domain for lao/primitive")
     parser.add_argument("--problem", default="problem1", help="problem of the domain (default: problem1)")
     parser.add_argument("--model", metavar="FILE", help="capability-model file (.capm) for the model agent")
     parser.add_argument("--init", default="", metavar="ATOMS", help="model agent: initial state atoms")
-    parser.add_argument("--theta", type=_theta, default=1, help="temporal length Θ for lao, or 'inf' (default 1)")
+    parser.add_argument("--theta", type=theta, default=1, help="temporal length Θ for lao, or 'inf' (default 1)")
     parser.add_argument("--layouts", type=int, default=20, help="MiniGrid: number of start layouts (default 20)")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
 

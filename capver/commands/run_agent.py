@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from capver.agents.base import Agent
+from capver.commands.argtypes import non_negative, theta
 from capver.engines.discovery import discover, random_walks
 from capver.engines.execution import Budget, Execution, execute
 from capver.envs.base import Representation, Simulator
@@ -31,28 +32,6 @@ HELP = "run one agent on one domain and print the transitions of a few capabilit
 AGENTS = ("lao", "primitive", "model")
 
 
-def _theta(text: str) -> int | None:
-    if text.lower() in ("inf", "infinity", "none"):
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or 'inf', got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or 'inf', got {text!r}")
-    return value
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("agent", choices=AGENTS, help="lao: LAO* planner; primitive: one ground action per "
                         "capability; model: behaves as the capability model given with --model")
@@ -61,15 +40,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", metavar="FILE", help="capability-model file (.capm) for the model agent")
     parser.add_argument("--init", metavar="ATOMS", default="",
                         help="model agent: initial state as space-separated atoms, e.g. 'on(a,b) clear(a)'")
-    parser.add_argument("--capabilities", metavar="N", type=_positive, default=3,
+    parser.add_argument("--capabilities", metavar="N", type=non_negative, default=3,
                         help="number of capabilities to execute, drawn at random (default: 3)")
     parser.add_argument("--capability", metavar="NAME", action="append", default=[],
                         help="execute this capability (repeatable), e.g. 'on(a,b)' or 'holding(a)&~clear(b)'")
-    parser.add_argument("--walk-states", metavar="K", type=_positive, default=2,
+    parser.add_argument("--walk-states", metavar="K", type=non_negative, default=2,
                         help="also execute from K states reached by random walks (default: 2)")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: 0)")
-    parser.add_argument("--theta", type=_theta, default=1, help="temporal length bound Θ, or 'inf' (default: 1)")
-    parser.add_argument("--max-steps", type=_positive, default=200, help="step budget per execution (default: 200)")
+    parser.add_argument("--theta", type=theta, default=1, help="temporal length bound Θ, or 'inf' (default: 1)")
+    parser.add_argument("--max-steps", type=non_negative, default=200, help="step budget per execution (default: 200)")
 
 
 @dataclass(frozen=True, slots=True)
