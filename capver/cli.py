@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "check": "capver.commands.check",
     "export": "capver.commands.export",
     "learn": "capver.commands.learn",
+    "plan": "capver.commands.plan",
     "run": "capver.commands.run_agent",
     "bench": "capver.commands.bench",
 }

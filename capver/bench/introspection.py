@@ -173,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     print(format_table(summaries, args.k))
     for domain in args.domains:
         plot_domain(domain, [s for s in summaries if s.domain == domain], args.k, args.out / f"introspection_{domain}.png")
-    report = targets(summaries)
+    report = targets(summaries, args.k)
     (args.out / "targets.txt").write_text(report + "\n")
     print(report)
     print(f"wrote {args.out}/runs.csv, summary.csv, targets.txt and introspection_<domain>.png")
@@ -295,9 +295,22 @@ def growth_exponent(sizes: Sequence[int], times: Sequence[float]) -> float:
     return float(np.polyfit(x, y, 1)[0])
 
 
-def targets(summaries: Sequence[Summary]) -> str:
-    """The brief's targets on Blocks-World unstacking, plus speedups everywhere."""
+def targets(summaries: Sequence[Summary], k: int = 100) -> str:
+    """The brief's targets on Blocks-World unstacking, plus speedups everywhere and,
+    on the grid, where each planner's score collapses (Figure 2)."""
     lines = ["targets:"]
+    grid_planners = sorted({s.planner for s in summaries if s.domain == "grid"})
+    for name in grid_planners:
+        scores = {s.size: s.mean_score for s in summaries if s.domain == "grid" and s.planner == name}
+        sizes = sorted(d for d in scores if not math.isnan(scores[d]))
+        if not sizes:
+            continue
+        collapsed = next((d for d in sizes if scores[d] <= 0.05), None)
+        lines.append(
+            f"  grid: {planner_label(name, k)} mean score {scores[sizes[0]]:.2f} at d={sizes[0]}, "
+            f"{scores[sizes[-1]]:.2f} at d={sizes[-1]}; "
+            + (f"first d with score <= 0.05: {collapsed}" if collapsed is not None else "never below 0.05")
+        )
     for domain in sorted({s.domain for s in summaries}):
         intro = {s.size: s for s in summaries if s.domain == domain and s.planner == "introspector"}
         greedy = {s.size: s for s in summaries if s.domain == domain and s.planner == "greedy"}

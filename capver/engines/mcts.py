@@ -154,9 +154,12 @@ class MCTS(Generic[S, A]):
         best: A | None = None
         best_v = -math.inf
         edges = node.edges
+        # Greedy extraction ignores never-visited edges: their Q of 0 is no estimate and
+        # would beat tried actions whenever rewards are negative (pUCT pre-creates them).
+        skip_unvisited = not explore and any(e.visits for e in edges.values())
         for a in node.order:
             e = edges.get(a)
-            if e is None:
+            if e is None or (skip_unvisited and e.visits == 0):
                 continue
             if e.visits == 0:
                 q = 0.0

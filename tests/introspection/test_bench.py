@@ -21,8 +21,8 @@ def test_tiny_benchmark_writes_tables_and_plots(tmp_path, capsys) -> None:
     assert rc == 0
     with (out / "runs.csv").open() as fh:
         runs = list(csv.DictReader(fh))
-    # grid: 2 sizes x 4 planners x 2 episodes; blocks: 2 sizes x 2 planners x 2 episodes
-    assert len(runs) == 16 + 8
+    # grid: 2 sizes x 6 planners x 2 episodes; blocks: 2 sizes x 2 planners x 2 episodes
+    assert len(runs) == 24 + 8
     for r in runs:
         if r["planner"] in ("introspector", "greedy"):
             assert r["solved"] == "True"
@@ -33,12 +33,12 @@ def test_tiny_benchmark_writes_tables_and_plots(tmp_path, capsys) -> None:
         summary = list(csv.DictReader(fh))
     assert {(s["domain"], s["planner"]) for s in summary} == {
         ("grid", "introspector"), ("grid", "greedy"), ("grid", "random"), ("grid", "beam"),
-        ("blocks", "introspector"), ("blocks", "greedy"),
+        ("grid", "mcts"), ("grid", "mcts-u"), ("blocks", "introspector"), ("blocks", "greedy"),
     }
     for name in ("introspection_grid.png", "introspection_blocks.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = capsys.readouterr().out
-    assert "BEAM[5]" in text and "RANDOM[5]" in text
+    assert "BEAM[5]" in text and "RANDOM[5]" in text and "MCTS[5]" in text and "MCTS-U[5]" in text
     assert "largest size GREEDY solves in every episode: 4" in (out / "targets.txt").read_text()
 
 

@@ -162,11 +162,11 @@ def test_introspector_needs_milestones() -> None:
 
 
 def test_registry() -> None:
-    assert set(PLANNERS) == {"introspector", "greedy", "random", "beam"}
+    assert set(PLANNERS) == {"introspector", "greedy", "random", "beam", "mcts", "mcts-u"}
     assert make_planner("beam", k=7) == Beam(k=7)
     assert make_planner("greedy") == Greedy()
     assert planner_label("random", 50) == "RANDOM[50]"
-    with pytest.raises(IntrospectionError, match="unknown planner 'mcts'"):
-        make_planner("mcts")
+    with pytest.raises(IntrospectionError, match="unknown planner 'astar'"):
+        make_planner("astar")
     with pytest.raises(IntrospectionError, match="K must be positive"):
         make_planner("random", k=0)

@@ -48,7 +48,7 @@ from capver.errors import IntrospectionError
 from capver.introspection.search.beam import Beam
 from capver.introspection.search.greedy import Greedy
 from capver.introspection.search.introspector import Introspector
-from capver.introspection.search.mcts_k import MCTSU, MCTSK
+from capver.introspection.search.mcts_k import MCTSK, MCTSU
 from capver.introspection.search.problem import (
     Budget,
     IntrospectableProblem,
@@ -98,6 +98,8 @@ def planner_label(name: str, k: int | None = None) -> str:
 
 
 __all__ = [
+    "MCTSK",
+    "MCTSU",
     "PLANNERS",
     "TAKES_K",
     "Beam",
@@ -105,8 +107,6 @@ __all__ = [
     "Greedy",
     "IntrospectableProblem",
     "Introspector",
-    "MCTSK",
-    "MCTSU",
     "Milestones",
     "PlanResult",
     "Planner",

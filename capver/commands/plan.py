@@ -1,0 +1,125 @@
+"""``capver plan``: plan with a capability model's capabilities towards a goal, using
+the introspector of the model-introspection paper (milestones by state mutation of
+the goal, section 5.1; bilevel search, section 5.3) or GREEDY, and optionally check
+the plan by executing it with the model-backed agent (the E3 cross-evaluation of
+section 4.2 of the capability paper).
+
+The goal is a formula over the model's atoms: literals separated by spaces (``~``
+negates one) and alternatives separated by ``|``, e.g. ``"on(a,b) ~clear(c)"``.  The
+command prints the milestones from the initial state, the plan with the outcome each
+step is planned for, the probabilities the model predicts and, with
+``--execute-with model``, how often the agent reached the goal.  Exit status 0 when a
+plan was found, 1 when none was.  See :mod:`capver.introspection.capability_planning`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from capver.commands.argtypes import positive, seconds
+from capver.engines.execution import Budget as ExecutionBudget
+from capver.engines.learning import Setting
+from capver.errors import CapverError, IntrospectionError, UsageError
+from capver.introspection.capability_planning import (
+    CAPABILITY_PLANNERS,
+    CapabilityPlan,
+    ExecutionReport,
+    execute_plan,
+    parse_goal,
+    plan_capabilities,
+)
+from capver.introspection.search import Budget
+from capver.model.capability_model import CompoundModel
+
+HELP = "plan towards a goal with the capabilities of a capability model (introspector or GREEDY)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", metavar="MODEL.capm", help="capability-model file")
+    parser.add_argument("--goal", required=True,
+                        help="goal literals, e.g. 'on(a,b) ~clear(c)' ('~' negates, '|' separates alternatives)")
+    parser.add_argument("--init", metavar="ATOMS", default="",
+                        help="initial state as space-separated atoms, e.g. 'ontable(a) clear(a)' (default: empty)")
+    parser.add_argument("--planner", choices=CAPABILITY_PLANNERS, default="introspector",
+                        help="introspector (milestones) or greedy (most probable path) (default: introspector)")
+    parser.add_argument("--horizon", type=positive, default=20,
+                        help="maximum number of capability executions in a plan (default: 20)")
+    parser.add_argument("--timeout", type=seconds, default=None, help="planning time limit in seconds")
+    parser.add_argument("--execute-with", choices=("model",), default=None,
+                        help="model: execute the plan with the agent that behaves as MODEL")
+    parser.add_argument("--runs", type=positive, default=100, help="executions of the plan (default: 100)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: 0)")
+
+
+def format_plan(plan: CapabilityPlan, model: CompoundModel) -> list[str]:
+    vocab = model.vocabulary
+    lines = [f"initial state: {vocab.format_state(plan.initial)}", f"goal: {plan.goal}"]
+    if plan.milestones:
+        lines.append("milestones (mutations of the goal from the initial state): "
+                     + ", ".join(str(m) for m in plan.milestones))
+    else:
+        lines.append("milestones: none (the goal holds and no capability can undo it, or no capability can reach it)")
+    status = "solved" if plan.solved else ("TIMED OUT" if plan.timed_out else "no plan reaches the goal")
+    lines.append(f"{plan.planner}: {len(plan.steps)} capabilities, {status}; planning {plan.runtime:.4f} s "
+                 f"(grounding {plan.build_seconds:.4f} s), {plan.expanded} expanded, {plan.generated} generated")
+    for i, (a, s2) in enumerate(zip(plan.steps, plan.states[1:]), 1):
+        eta = a.effect
+        changes = [str(x) for x in vocab.atoms_of(eta.add)] + [f"~{x}" for x in vocab.atoms_of(eta.delete)]
+        lines.append(f"  {i}. {a.name}   planned outcome: {' '.join(changes) or 'no change'}"
+                     f"   (rule {a.rule + 1}, p={a.probability})")
+    if plan.solved:
+        lines.append(f"predicted: path probability {plan.path_probability} ({float(plan.path_probability):.4f}), "
+                     f"goal probability {plan.success_probability} ({float(plan.success_probability):.4f}), "
+                     f"no prediction {plan.unknown_probability} ({float(plan.unknown_probability):.4f})")
+    return lines
+
+
+def format_report(report: ExecutionReport) -> list[str]:
+    first = (
+        f"executed {report.runs} times: goal reached in {report.successes} ({report.success_rate:.1%}; "
+        f"model predicts {float(report.predicted_success):.1%})"
+    )
+    second = (
+        f"  planned path followed in {report.on_path}, final state predicted possible in "
+        f"{report.predicted_possible} ({report.reachability_accuracy:.1%}), "
+        f"{report.failed_executions} failed executions, {report.steps} simulator steps"
+    )
+    return [first, second]
+
+
+def run(args: argparse.Namespace) -> int:
+    from capver.agents.model_backed import ModelBackedAgent
+    from capver.io import dsl
+
+    try:
+        parsed = dsl.read(args.model)
+    except OSError as exc:
+        raise UsageError(f"MODEL {args.model!r}: cannot read the file ({exc.strerror or exc})") from None
+    model = parsed.model
+    vocab = model.vocabulary
+    try:
+        init = vocab.state(args.init.split())
+    except CapverError as exc:
+        raise UsageError(f"--init {args.init!r}: {exc}") from None
+    try:
+        goal = parse_goal(args.goal, vocab, what="--goal")
+    except IntrospectionError as exc:
+        raise UsageError(str(exc)) from None
+    rng = np.random.default_rng(args.seed)
+    budget = Budget(timeout=args.timeout)
+    plan = plan_capabilities(model, goal, init, planner=args.planner, horizon=args.horizon, rng=rng, budget=budget)
+    print(f"model {parsed.name!r} ({args.model}): {len(model)} capabilities")
+    print("\n".join(format_plan(plan, model)))
+    if not plan.solved:
+        return 1
+    if args.execute_with == "model":
+        agent = ModelBackedAgent(model)
+        setting = Setting(
+            agent, agent.simulator(init), agent.representation(), tuple(agent.capabilities), (init,),
+            ExecutionBudget(max_steps=2, theta=None), symbolic_states=True,
+        )
+        report = execute_plan(plan, setting, rng, model=model, runs=args.runs)
+        print("\n".join(format_report(report)))
+    return 0
