@@ -70,11 +70,11 @@ def main() -> int:
         z3_s = time.perf_counter() - start
         tc, ec = premises(learner, truth, a.reachable)
 
-        def show(v) -> str:
+        def show(v, vocab=a.ctx.vocab) -> str:
             if v.holds:
                 return "proved (UNSAT)"
             t = v.counterexample
-            return f"refuted: {t.c} from {a.ctx.vocab.format_state(t.s)}"[:90]
+            return f"refuted: {t.c} from {vocab.format_state(t.s)}"[:90]
 
         lines.append(
             f"| {domain}/{problem} | {len(learner.data)} | {complete} | {show(v_bounds)} | {show(v_lower)} | "
