@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from capver.errors import CapverError
@@ -41,6 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args._run(args))
+    except BrokenPipeError:
+        # The reader went away (e.g. `capver build | head`): not an error of ours.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except CapverError as exc:
         print(f"capver {args.command}: error: {exc}", file=sys.stderr)
         return 2
