@@ -1,25 +1,237 @@
-"""Smoke test of ``capver bench learning``: a tiny run yields well-formed curves and a
-table whose numbers are in range."""
+"""Smoke test of ``capver bench learning`` (section 4.2's E1/E4 comparison and the
+QACE-style primitive-action comparison): a tiny run writes a table whose rows,
+columns and numbers agree with the raw curves, and the curve helpers compute what
+their docstrings say."""
 
 from __future__ import annotations
 
-from capver.bench.learning import Job, run_job, steps_to, summarize
+import csv
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from capver.bench.learning import (
+    Job,
+    RunSpec,
+    build_setting,
+    collect_eval_set,
+    first_crossing,
+    main,
+    mean_curve,
+    run_job,
+    run_jobs,
+    steps_to_reach,
+)
+
+SETTING = "lao:first_responders"
+ARGS = [
+    "--quick", "--jobs", "1", "--settings", SETTING, "--methods", "mcqs-s,random", "--seeds", "2",
+    "--ablation-methods", "mcqs-s", "--qace-methods", "mcqs-s", "--qace-every", "4", "--random-factor", "4",
+]
+MAIN_HEADER = [
+    "setting", "method", "seeds", "budget", "steps", "time-capped",
+    "agr→90%", "agr→99%", "cov→90%", "cov→99%",
+    "R÷M agr 90%", "R÷M agr 99%", "R÷M cov 90%", "R÷M cov 99%", "R÷M @final cov",
+    "cov@budget", "final agr", "final cov", "exact VD", "learn s", "wall s",
+]
+QACE_HEADER = [
+    "method", "seeds", "reached ≤0.009", "steps at threshold", "executions at threshold", "learn s at threshold",
+    "best MAE", "steps at best", "learn s at best", "final MAE on tried (s,c)", "final (s,c) coverage", "steps run",
+]
+Tables = list[tuple[list[str], list[dict[str, str]]]]
+RATIO = re.compile(r"^(>?\d+\.\d×|—)$")
 
 
-def test_tiny_learning_run_and_table() -> None:
-    rows = []
-    for method in ("mcqs-s", "random"):
-        rows += run_job(Job("lao:blocks", method, 0, budget=60, eval_sequences=10, eval_every=20))
-    assert {r["method"] for r in rows} == {"mcqs-s", "random"}
+def _tables(text: str) -> list[tuple[list[str], list[dict[str, str]]]]:
+    """The markdown tables of ``text`` as (header, rows as {column: cell})."""
+    raw: list[list[list[str]]] = []
+    previous = False
+    for line in text.splitlines():
+        is_row = line.startswith("|")
+        if is_row and not previous:
+            raw.append([])
+        if is_row and not line.startswith("|---"):
+            raw[-1].append([c.strip() for c in line.strip().strip("|").split("|")])
+        previous = is_row
+    return [(t[0], [dict(zip(t[0], row)) for row in t[1:]]) for t in raw]
+
+
+def _mean_pm(cell: str) -> float:
+    mean, _, std = cell.partition(" ± ")
+    assert 0.0 <= float(std) <= 1.0
+    return float(mean)
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("bench-learning")
+    assert main([*ARGS, "--out", str(d)]) == 0
+    return d
+
+
+@pytest.fixture(scope="module")
+def tables(out: Path) -> Tables:
+    return _tables((out / "table.md").read_text())
+
+
+@pytest.fixture(scope="module")
+def runs(out: Path) -> list[dict[str, str]]:
+    with open(out / "runs.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_main_table_rows_columns_and_ranges(tables: Tables) -> None:
+    (main_header, rows), (qace_header, _) = tables
+    assert main_header == MAIN_HEADER
+    assert sorted(r["method"] for r in rows) == ["mcqs-s", "mcqs-s ξ=0", "random"]
     for r in rows:
-        assert 0.0 <= float(r["coverage_agreement"]) <= 1.0 and 0.0 <= float(r["agreement"]) <= 1.0
-    by_method = {m: [r for r in rows if r["method"] == m] for m in ("mcqs-s", "random")}
-    for rs in by_method.values():
-        steps = [int(r["steps"]) for r in rs]
-        assert steps == sorted(steps) and steps[0] == 0 and steps[-1] >= 60
-        # The learner starts knowing nothing: coverage agreement starts at 0 and grows.
-        assert float(rs[0]["coverage_agreement"]) == 0.0 < float(rs[-1]["coverage_agreement"])
-    assert steps_to(by_method["random"], "coverage_agreement", 0.0) == 0.0
-    assert steps_to(by_method["random"], "coverage_agreement", 1.1) is None
-    table = summarize(rows)
-    assert "#### lao:blocks" in table and table.count("\n| mcqs-s |") == 1 and table.count("\n| random |") == 1
+        assert r["setting"] == SETTING and r["seeds"] == "2" and r["budget"] == "40"
+        capped = int(r["time-capped"].split("/")[0])
+        budget = 160 if r["method"] == "random" else 40  # Random gets 4× the budget
+        assert float(r["steps"]) >= budget or capped > 0
+        for col in ("final agr", "final cov"):
+            assert 0.0 <= _mean_pm(r[col]) <= 1.0
+        assert 0.0 <= float(r["cov@budget"]) <= 1.0
+        assert r["exact VD"] == "—"  # the LAO* setting has no known true model
+        assert float(r["wall s"]) >= float(r["learn s"]) > 0.0
+        ratios = [r[c] for c in MAIN_HEADER if c.startswith("R÷M")]
+        if r["method"] == "random":
+            assert ratios == [""] * 5
+        else:
+            assert all(RATIO.match(x) for x in ratios), ratios
+    assert qace_header == QACE_HEADER
+
+
+def test_steps_to_threshold_agree_with_the_curves(tables: Tables, runs: list[dict[str, str]]) -> None:
+    for row in tables[0][1]:
+        for metric, short in (("agreement", "agr"), ("coverage_agreement", "cov")):
+            for thr in (0.9, 0.99):
+                hits = []
+                for seed in ("0", "1"):
+                    pts = [r for r in runs if r["method"] == row["method"] and r["seed"] == seed and r["setting"] == SETTING]
+                    hit = next((float(r["steps"]) for r in pts[1:] if float(r[metric]) >= thr), None)
+                    if hit is not None:
+                        hits.append(hit)
+                want = f"{np.mean(hits):.0f} ({len(hits)}/2)" if hits else "— (0/2)"
+                assert row[f"{short}→{thr:.0%}"] == want
+
+
+def test_curves_start_from_an_empty_model(runs: list[dict[str, str]]) -> None:
+    d_eval = collect_eval_set(SETTING, 20)
+    n_sc: dict[tuple[int, str], int] = {}
+    for s, c, _, n in d_eval.counts:
+        n_sc[(s, c)] = n_sc.get((s, c), 0) + n
+    # A model that predicts nothing is charged each transition's empirical probability.
+    empty_cov = 1.0 - sum(n * n / n_sc[(s, c)] for s, c, _, n in d_eval.counts) / d_eval.size
+    curves: dict[tuple[str, str], list[dict[str, str]]] = {}
+    for r in runs:
+        if r["setting"] == SETTING:
+            curves.setdefault((r["method"], r["seed"]), []).append(r)
+    assert sorted(curves) == [(m, s) for m in ("mcqs-s", "mcqs-s ξ=0", "random") for s in ("0", "1")]
+    for rows in curves.values():
+        steps = [int(r["steps"]) for r in rows]
+        assert steps[0] == 0 and steps == sorted(steps) and len(rows) >= 3
+        assert float(rows[0]["agreement"]) == 0.0  # c_T = 0: agreement is defined as 0
+        assert float(rows[0]["coverage_agreement"]) == pytest.approx(empty_cov, abs=1e-6)
+        assert float(rows[-1]["coverage_agreement"]) > float(rows[0]["coverage_agreement"])
+        assert all(0.0 <= float(r["agreement"]) <= 1.0 for r in rows)
+
+
+def test_qace_section(tables: Tables, runs: list[dict[str, str]]) -> None:
+    (row,) = tables[1][1]
+    assert row["method"] == "mcqs-s" and row["seeds"] == "2"
+    assert re.fullmatch(r"[0-2]/2", row["reached ≤0.009"])
+    assert 0.0 <= float(row["best MAE"]) <= 1.0
+    assert 0.0 < float(row["final (s,c) coverage"]) <= 1.0
+    assert 0 < float(row["steps run"]) <= 20
+    # Before any observation h∧ predicts nothing, so the error is the mean of the true
+    # probabilities: (number of (s, c) pairs) / (number of true transitions).
+    a = build_setting("primitive:first_responders")
+    assert a.truth is not None and a.reachable is not None
+    n_pairs = n_trans = 0
+    for s in a.reachable:
+        for m in a.truth.values():
+            dist = m.distribution(s)
+            assert sum(dist.values(), Fraction(0)) == 1
+            n_pairs += 1
+            n_trans += len(dist)
+    qace = [r for r in runs if r["setting"] == "primitive:first_responders"]
+    firsts = [r for r in qace if r["steps"] == "0" and r["queries"] == "0"]
+    assert len(firsts) == 2
+    for r in firsts:
+        assert float(r["mae"]) == pytest.approx(n_pairs / n_trans, abs=1e-6)
+    assert all(0.0 <= float(r["mae"]) <= 1.0 for r in qace)
+
+
+def test_plots_are_written(out: Path) -> None:
+    for name in ("lao_first_responders_agreement.png", "lao_first_responders_coverage_agreement.png",
+                 "primitive_first_responders_mae.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_pool_run_equals_an_in_process_run() -> None:
+    jobs = [
+        Job(RunSpec(SETTING, method, 0, 15, 5, iterations=10, horizon=4), collect_eval_set(SETTING, 5))
+        for method in ("mcqs-s", "random")
+    ]
+
+    def strip(rows: tuple[dict[str, object], ...]) -> list[dict[str, object]]:
+        return [{k: v for k, v in r.items() if k != "learn_seconds"} for r in rows]
+
+    pooled = run_jobs(jobs, 2, lambda _: None)
+    assert [r.spec for r in pooled] == [j.spec for j in jobs]
+    for job, r in zip(jobs, pooled):
+        assert strip(r.rows) == strip(run_job(job).rows)  # type: ignore[arg-type]
+
+
+def test_bad_arguments_exit_with_a_message(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv, needle in (
+        (["--settings", "lao"], "lao:DOMAIN"),
+        (["--methods", "mcqs-x"], "unknown method"),
+        (["--settings", SETTING, "--budget-steps", "lao:blocks=5"], "not one of --settings"),
+    ):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2
+        assert needle in capsys.readouterr().err
+
+
+def test_steps_to_reach() -> None:
+    pts = [(0.0, 0.0), (10.0, 0.95), (20.0, 0.85), (30.0, 0.92), (40.0, 0.995)]
+    assert steps_to_reach(pts, 0.9) == 10.0
+    assert steps_to_reach(pts, 0.9, sustained=True) == 30.0
+    assert steps_to_reach(pts, 0.99) == 40.0
+    assert steps_to_reach(pts, 0.999) is None
+    # The initial checkpoint never counts, even when it is already above.
+    assert steps_to_reach([(0.0, 1.0), (5.0, 1.0)], 0.9) == 5.0
+
+
+def test_mean_curve_holds_the_last_value_of_a_short_run() -> None:
+    grid, values = mean_curve([[(0.0, 0.0), (10.0, 1.0)], [(0.0, 0.0), (5.0, 0.5), (20.0, 0.5)]])
+    assert grid.tolist() == [0.0, 5.0, 10.0, 20.0]
+    assert values.tolist() == pytest.approx([0.0, 0.5, 0.75, 0.75])
+
+
+@given(
+    st.lists(st.floats(0.0, 1.0), min_size=2, max_size=8),
+    st.lists(st.integers(1, 50), min_size=7, max_size=7),
+    st.floats(0.0, 1.0),
+)
+def test_first_crossing_is_where_the_curve_first_reaches_the_target(
+    ys: list[float], gaps: list[int], target: float
+) -> None:
+    grid = np.cumsum([0, *gaps[: len(ys) - 1]]).astype(float)
+    values = np.array(ys)
+    x = first_crossing(grid, values, target)
+    if values.max() < target - 1e-12:
+        assert x is None
+        return
+    assert x is not None and grid[0] <= x <= grid[-1]
+    assert np.interp(x, grid, values) == pytest.approx(target, abs=1e-9) or (x == grid[0] and values[0] >= target)
+    before = grid < x
+    assert not np.any(values[before] >= target - 1e-12)

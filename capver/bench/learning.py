@@ -1,234 +1,817 @@
-"""``capver bench learning``: the paper's learning-efficiency comparison (section 4.2,
-E1 and E4) and the QACE-style primitive-action comparison.
+"""Benchmark: learning efficiency of MCQS-E, MCQS-S and the Random Query baseline
+(section 4.2, questions E1 and E4), and a QACE-style comparison on primitive actions.
 
-For every setting × method × seed it runs the MCQS loop under a simulator-step
-budget and records learning curves against one evaluation dataset D′ per setting
-(shared by all methods and seeds).  Two agreement metrics are recorded (see
-:mod:`capver.engines.evaluation`): the paper's printed 1 − VD_s, and the
-coverage-weighted 1 − VD over D′ (which charges transitions the learner never saw).
-Runs are independent and go to a process pool (``--jobs``).
+Part 1 (E1).  For every setting (default: LAO* on First Responders, Blocksworld and
+Tireworld with Θ = 1, and the MiniGrid RL agent with Θ = ∞) and every method, the
+learning loop of :mod:`capver.engines.learning` runs for ``--seeds`` seeds on a
+budget of simulator steps.  At checkpoints the pessimistic model h∧ is scored
+against ONE evaluation dataset D′ per setting (the same for every method and seed:
+``--eval-sequences`` sequences of 10–30 uniformly random capabilities, collected
+once with a fixed seed) with
+
+* ``agreement`` — section 4.2's model agreement 1 − VD_s as printed (D′'s
+  transitions weighted by the learner's own counts; see
+  :func:`capver.engines.evaluation.model_agreement`);
+* ``coverage_agreement`` — 1 − VD weighted by D′'s counts, which also charges the
+  behaviour the learner has not seen yet;
+* ``exact_vd`` where the true model is known.
+
+The table gives, per setting × method, the steps to reach 90 % and 99 % of either
+metric (mean over the seeds that reached it, with how many did), the ratio
+Random ÷ method for each threshold that every seed of both reached, the ratio of
+the steps Random needs to reach the method's final coverage agreement to the steps
+the method needed (on the seed-mean curves, interpolated between checkpoints;
+``>x`` when Random never gets there: x is then a lower bound), final values and
+wall-clock.  Random runs get ``--random-factor`` times the step budget (they are
+cheap per step) so that this ratio can be measured rather than only bounded.
+
+Part 2 (E4).  MCQS-S and MCQS-E with ξ = 0 on the PDDL settings (rows ``… ξ=0``).
+
+Part 3.  The QACE comparison (Verma et al. 2023): the primitive-action agent on
+First Responders, whose true model is known.  Every ``--qace-every`` queries the
+mean |P_true − P_model| of h∧ over all transitions of the true model from the
+reachable states is computed; reported are the simulator steps, executions and
+learning time (evaluation excluded) at which it first drops to
+``--qace-threshold`` (QACE needs 2,466–5,295 interactions and 395–462 s to reach
+0.009), or the best value reached.
+
+Run: ``capver bench learning [--quick] [--jobs 2] [--out DIR]``; writes
+``table.md``, ``runs.csv`` and one PNG per setting and metric into ``--out``.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import multiprocessing
+import sys
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+import zlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from capver.engines.evaluation import collect_eval_dataset, coverage_agreement, mean_abs_error, model_agreement
+from capver.engines.evaluation import (
+    collect_eval_dataset,
+    coverage_agreement,
+    exact_vd,
+    mean_abs_error,
+    model_agreement,
+)
 from capver.engines.learning import LearnConfig, Learner
+from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.mcqs.base import SynthesisConfig
 from capver.engines.mcts import MCTSConfig
 from capver.engines.report import plot_curves
-from capver.model.state import Transition
-from capver.settings import SettingArgs, build_assessment
+from capver.model.dataset import TransitionDataset
+from capver.model.state import Capability, Transition
+from capver.settings import Assessment, SettingArgs, SettingError, build_assessment
 
-DEFAULT_BUDGETS = {"lao:first_responders": 3000, "lao:blocks": 2000, "lao:tireworld": 1500, "minigrid-rl": 1500}
+DEFAULT_SETTINGS = ("lao:first_responders", "lao:blocks", "lao:tireworld", "minigrid-rl")
+DEFAULT_BUDGETS: dict[str, int] = {
+    "lao:first_responders": 1500,
+    "lao:blocks": 2000,
+    "lao:tireworld": 500,
+    "minigrid-rl": 5000,
+}
+FALLBACK_BUDGET = 1000
+QUICK_BUDGET = 40
+THRESHOLDS = (0.90, 0.99)
+METRICS = ("agreement", "coverage_agreement")
+SHORT = {"agreement": "agr", "coverage_agreement": "cov"}
+# The setting (discovered capabilities, MiniGrid start layouts) and D′ are built from
+# these seeds in every process, so every method and seed faces the same problem.
+SETTING_SEED = 0
+EVAL_SEED = 10_007
+QACE_SETTING = "primitive:first_responders"
+QACE_TARGET = "QACE: 2,466–5,295 interactions, 395–462 s"
+
+CURVE_FIELDS = (
+    "setting", "method", "seed", "steps", "queries", "executions", "transitions", "learn_seconds",
+    "agreement", "coverage_agreement", "exact_vd", "mae", "mae_tried", "sc_coverage",
+)
+
+
+# ------------------------------------------------------------------------------ settings
+def parse_setting(name: str) -> tuple[str, SettingArgs]:
+    """``lao:DOMAIN`` / ``primitive:DOMAIN`` / ``minigrid-rl`` / ``minigrid-search`` as
+    the (agent, arguments) :func:`capver.settings.build_assessment` takes."""
+    agent, _, domain = name.partition(":")
+    if agent in ("lao", "primitive"):
+        if not domain:
+            raise SettingError(f"setting {name!r}: expected {agent}:DOMAIN, e.g. {agent}:first_responders")
+        return agent, SettingArgs(domain=domain, seed=SETTING_SEED)
+    if agent in ("minigrid-rl", "minigrid-search") and not domain:
+        return agent, SettingArgs(seed=SETTING_SEED)
+    raise SettingError(
+        f"setting {name!r}: expected lao:DOMAIN, primitive:DOMAIN, minigrid-rl or minigrid-search"
+    )
+
+
+def build_setting(name: str) -> Assessment:
+    agent, args = parse_setting(name)
+    return build_assessment(agent, args, np.random.default_rng(SETTING_SEED))
+
+
+@dataclass(frozen=True, slots=True)
+class EvalSet:
+    """D′ of one setting in a form that crosses process boundaries (the dataset
+    itself holds BDD-backed objects)."""
+
+    setting: str
+    capabilities: tuple[Capability, ...]
+    counts: tuple[tuple[int, str, int, int], ...]  # (s, c, s′, N_e)
+
+    @property
+    def fingerprint(self) -> str:
+        return hashlib.sha1(repr(self.counts).encode()).hexdigest()[:12]
+
+    @property
+    def size(self) -> int:
+        return sum(n for *_, n in self.counts)
+
+    def dataset(self, a: Assessment) -> TransitionDataset:
+        d = TransitionDataset(a.ctx.vocab, self.capabilities)
+        for s, c, s2, n in self.counts:
+            d.add(Transition(s, c, s2), count=n)
+        return d
+
+
+def collect_eval_set(setting: str, n_sequences: int) -> EvalSet:
+    """D′ for ``setting``, from a fixed seed (section 4.2's independent dataset)."""
+    a = build_setting(setting)
+    a.setting.sim.reset(EVAL_SEED)
+    d = collect_eval_dataset(a.setting, a.setting.capabilities, n_sequences, np.random.default_rng(EVAL_SEED))
+    counts = tuple(sorted((t.s, t.c, t.s_next, n) for t, n in d.items()))
+    return EvalSet(setting, tuple(a.setting.capabilities), counts)
+
+
+def true_transitions(a: Assessment) -> list[Transition]:
+    """Every ⟨s, c, s′⟩ with Pr_true(s′|s,c) > 0 from the reachable states."""
+    if a.truth is None or a.reachable is None:
+        raise SettingError(f"setting {a.name}: its true model is unknown")
+    return [
+        Transition(s, c, s2)
+        for s in sorted(a.reachable)
+        for c, m in a.truth.items()
+        for s2, p in m.distribution(s).items()
+        if p > 0
+    ]
+
+
+# ------------------------------------------------------------------------------ runs
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """One learning run; ``kind`` is ``"curve"`` (parts 1–2) or ``"qace"`` (part 3)."""
+
+    setting: str
+    method: str
+    seed: int
+    max_steps: int
+    eval_every: int
+    kind: str = "curve"
+    xi_cap: float = 1e-5
+    patience: int = 0
+    iterations: int = 100
+    horizon: int = 10
+    executions: int = 2
+    max_seconds: float | None = None
+
+    @property
+    def label(self) -> str:
+        return self.method if self.xi_cap > 0 else f"{self.method} ξ=0"
+
+    def config(self) -> LearnConfig:
+        return LearnConfig(
+            method=self.method,
+            executions_per_query=self.executions,
+            max_steps=self.max_steps,
+            max_seconds=self.max_seconds,
+            patience=self.patience,
+            xi_cap=self.xi_cap,
+            xi_step=self.xi_cap / 10,
+            synthesis=SynthesisConfig(MCTSConfig(iterations=self.iterations, horizon=self.horizon, discount=0.95)),
+        )
+
+    def rng(self) -> np.random.Generator:
+        # Seeded by (seed, setting) only: every method meets the same stream.
+        return np.random.default_rng([self.seed, zlib.crc32(self.setting.encode())])
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    spec: RunSpec
+    rows: tuple[Mapping[str, object], ...]
+    learn_seconds: float  # the learning loop alone, evaluations excluded
+    wall_seconds: float
+    stop_reason: str
+    eval_fingerprint: str = ""
+
+    @property
+    def time_capped(self) -> bool:
+        return self.stop_reason.startswith("time budget")
+
+
+class _Stopwatch:
+    """Wall time since start minus the time spent evaluating."""
+
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+        self.excluded = 0.0
+
+    def learning(self) -> float:
+        return time.perf_counter() - self.start - self.excluded
+
+
+def _row(spec: RunSpec, lr: Learner, clock: _Stopwatch) -> dict[str, object]:
+    p = lr.progress
+    return {
+        "setting": spec.setting, "method": spec.label, "seed": spec.seed, "steps": p.steps,
+        "queries": p.queries, "executions": p.executions, "transitions": p.unique_transitions,
+        "learn_seconds": round(clock.learning(), 3),
+    }
+
+
+def run_curve(spec: RunSpec, eval_set: EvalSet) -> RunResult:
+    """Parts 1–2: learn and score h∧ against D′ every ``eval_every`` steps."""
+    a = build_setting(spec.setting)
+    d_eval = eval_set.dataset(a)
+    rng = spec.rng()
+    a.setting.sim.reset(int(rng.integers(2**31 - 1)))
+    learner = Learner(a.ctx, a.setting, spec.config(), rng, grow=a.grow)
+    rows: list[dict[str, object]] = []
+    clock = _Stopwatch()
+    next_eval = [0]
+
+    def record(lr: Learner) -> None:
+        row = _row(spec, lr, clock)
+        t = time.perf_counter()
+        row["agreement"] = round(model_agreement(lr.h_and, lr.data, d_eval), 6)
+        row["coverage_agreement"] = round(coverage_agreement(lr.h_and, d_eval), 6)
+        if a.truth is not None and a.reachable is not None:
+            row["exact_vd"] = round(exact_vd(lr.h_and, a.truth, a.reachable), 6)
+        rows.append(row)
+        next_eval[0] = lr.progress.steps + spec.eval_every
+        clock.excluded += time.perf_counter() - t
+
+    def on_query(lr: Learner) -> None:
+        if lr.progress.steps >= next_eval[0]:
+            record(lr)
+
+    record(learner)
+    progress = learner.run(on_query)
+    if rows[-1]["steps"] != progress.steps or rows[-1]["queries"] != progress.queries:
+        record(learner)
+    return RunResult(
+        spec, tuple(rows), clock.learning(), time.perf_counter() - clock.start, progress.stop_reason,
+        eval_set.fingerprint,
+    )
+
+
+def run_qace(spec: RunSpec, every: int = 1, threshold: float = 0.0) -> RunResult:
+    """Part 3: mean |P_true − P_model| of h∧ over the true transitions, every
+    ``every`` queries, until it is at most ``threshold`` or a budget is spent.
+
+    ``mae_tried`` restricts the mean to the (s, c) pairs D holds and ``sc_coverage``
+    is the share of the true model's (s, c) pairs D holds.  The loop calls
+    :meth:`Learner.query` itself rather than :meth:`Learner.run` so that it can stop
+    at the threshold and so that the time cap counts learning only: one evaluation
+    costs as much as several queries here."""
+    a = build_setting(spec.setting)
+    truth = a.truth
+    if truth is None:
+        raise SettingError(f"setting {spec.setting}: the QACE comparison needs a known true model")
+    transitions = true_transitions(a)
+    pairs = sorted({(t.s, t.c) for t in transitions})
+    rng = spec.rng()
+    a.setting.sim.reset(int(rng.integers(2**31 - 1)))
+    learner = Learner(a.ctx, a.setting, replace(spec.config(), max_seconds=None), rng, grow=a.grow)
+    rows: list[dict[str, object]] = []
+    clock = _Stopwatch()
+
+    def record(lr: Learner) -> float:
+        row = _row(spec, lr, clock)
+        t = time.perf_counter()
+        data = lr.data
+        tried = [tr for tr in transitions if data.count_sc(tr.s, tr.c)]
+        mae = mean_abs_error(lr.h_and, truth, transitions)
+        row["mae"] = round(mae, 6)
+        row["mae_tried"] = round(mean_abs_error(lr.h_and, truth, tried), 6) if tried else ""
+        row["sc_coverage"] = round(sum(1 for s, c in pairs if data.count_sc(s, c)) / len(pairs), 6)
+        rows.append(row)
+        clock.excluded += time.perf_counter() - t
+        return mae
+
+    p = learner.progress
+    reason = ""
+    mae = record(learner)
+    while not reason:
+        if mae <= threshold:
+            reason = f"error ≤ {threshold}"
+        elif p.steps >= spec.max_steps:
+            reason = f"step budget {spec.max_steps}"
+        elif spec.max_seconds is not None and clock.learning() >= spec.max_seconds:
+            reason = f"time budget {spec.max_seconds}s of learning"
+        elif spec.patience and p.since_change >= spec.patience:
+            reason = f"converged: {spec.patience} queries without change"
+        else:
+            learner.query()
+            if p.queries % every == 0:
+                mae = record(learner)
+    if rows[-1]["queries"] != p.queries:
+        record(learner)
+    return RunResult(spec, tuple(rows), clock.learning(), time.perf_counter() - clock.start, reason)
 
 
 @dataclass(frozen=True, slots=True)
 class Job:
+    spec: RunSpec
+    eval_set: EvalSet | None = None
+    qace_every: int = 1
+    qace_threshold: float = 0.0
+
+
+def run_job(job: Job) -> RunResult:
+    """Module-level so that a process pool can pickle it."""
+    if job.spec.kind == "qace":
+        return run_qace(job.spec, job.qace_every, job.qace_threshold)
+    if job.eval_set is None:
+        raise ValueError("a curve run needs its setting's D′")
+    return run_curve(job.spec, job.eval_set)
+
+
+def run_jobs(jobs: Sequence[Job], n_procs: int, log: Callable[[str], None]) -> list[RunResult]:
+    """Independent runs, in a pool of ``n_procs`` processes (in this one for 1); the
+    expensive methods are started first so the pool stays busy to the end.  The
+    results come back in the order of ``jobs``."""
+    cost = {"mcqs-e": 0, "mcqs-s": 1, "random": 2}
+    order = sorted(jobs, key=lambda j: (j.spec.kind != "qace", cost.get(j.spec.method, 3)))
+    results: list[RunResult] = []
+
+    def done(r: RunResult) -> None:
+        results.append(r)
+        s = r.spec
+        log(f"[{len(results)}/{len(jobs)}] {s.setting} {s.label} seed {s.seed}: {r.rows[-1]['steps']} steps, "
+            f"{r.learn_seconds:.1f}s learning ({r.stop_reason})")
+
+    if n_procs <= 1:
+        for j in order:
+            done(run_job(j))
+    else:
+        # spawn: BDD and z3 state of this process must not be shared with forks.
+        with multiprocessing.get_context("spawn").Pool(n_procs) as pool:
+            for r in pool.imap_unordered(run_job, order):
+                done(r)
+    index = {j.spec: i for i, j in enumerate(jobs)}
+    return sorted(results, key=lambda r: index[r.spec])
+
+
+# ------------------------------------------------------------------------------ analysis
+Curve = list[tuple[float, float]]
+
+
+def curve(result: RunResult, metric: str) -> Curve:
+    return [(float(r["steps"]), float(r[metric])) for r in result.rows  # type: ignore[arg-type]
+            if r.get(metric, "") != ""]
+
+
+def steps_to_reach(points: Curve, threshold: float, sustained: bool = False) -> float | None:
+    """Steps at the first checkpoint (after the initial one) whose value is at least
+    ``threshold``; with ``sustained`` the first from which it never drops below."""
+    hit: float | None = None
+    for steps, v in points[1:]:
+        if v >= threshold:
+            if hit is None:
+                hit = steps
+                if not sustained:
+                    return hit
+        elif sustained:
+            hit = None
+    return hit
+
+
+def mean_curve(curves: Sequence[Curve]) -> tuple[np.ndarray, np.ndarray]:
+    """The seed mean on the union of checkpoint steps; a run that stopped early keeps
+    its last value."""
+    grid = np.unique(np.concatenate([[s for s, _ in c] for c in curves]))
+    ys = [np.interp(grid, [s for s, _ in c], [v for _, v in c]) for c in curves]
+    return grid, np.mean(ys, axis=0)
+
+
+def first_crossing(grid: np.ndarray, values: np.ndarray, target: float) -> float | None:
+    """The step at which the piecewise-linear curve first reaches ``target``."""
+    above = np.nonzero(values >= target - 1e-12)[0]
+    if not len(above):
+        return None
+    i = int(above[0])
+    if i == 0:
+        return float(grid[0])
+    x0, x1, y0, y1 = grid[i - 1], grid[i], values[i - 1], values[i]
+    return float(x0 + (target - y0) * (x1 - x0) / (y1 - y0))
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    mean_steps: float | None  # over the seeds that reached it
+    reached: int
+    seeds: int
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRow:
     setting: str
     method: str
-    seed: int
+    seeds: int
     budget: int
-    eval_sequences: int
-    eval_every: int
-    xi: float = 1e-5
-    iterations: int = 100
+    steps: float
+    time_capped: int
+    reach: Mapping[tuple[str, float], Reach]
+    ratio: Mapping[tuple[str, float], str]  # Random ÷ this method (empty for Random itself)
+    ratio_final_coverage: str
+    cov_at_budget: float
+    final: Mapping[str, tuple[float, float]]  # metric → (mean, std)
+    exact_vd: float | None
+    learn_seconds: float
+    wall_seconds: float
 
 
-def _assessment(setting: str, seed: int):
-    agent, _, domain = setting.partition(":")
-    args = SettingArgs(domain=domain or "first_responders", theta=None if agent.startswith("minigrid") else 1, seed=seed)
-    return build_assessment(agent, args, np.random.default_rng(seed))
+def _fmt_ratio(num: float, den: float, lower_bound: bool = False) -> str:
+    if den <= 0:
+        return "—"
+    return f"{'>' if lower_bound else ''}{num / den:.1f}×"
 
 
-def run_job(job: Job) -> list[dict[str, object]]:
-    """One learning run; returns its curve rows."""
-    # D′ is built from seed 0's setting and a fixed generator: identical for every job.
-    a = _assessment(job.setting, 0)
-    d_eval = collect_eval_dataset(a.setting, a.setting.capabilities, job.eval_sequences, np.random.default_rng(4242))
-    if job.seed:
-        a = _assessment(job.setting, job.seed)
-    cfg = LearnConfig(
-        method=job.method, max_steps=job.budget, patience=0, xi_cap=job.xi, xi_step=job.xi / 10,
-        synthesis=SynthesisConfig(MCTSConfig(iterations=job.iterations, horizon=10, discount=0.95)),
-    )
-    learner = Learner(a.ctx, a.setting, cfg, np.random.default_rng(1000 + job.seed), grow=a.grow)
-    label = job.method if job.xi else f"{job.method} ξ=0"
-    rows: list[dict[str, object]] = []
-    start = time.monotonic()
-    nxt = [0]
-
-    def record(lr: Learner) -> None:
-        rows.append({
-            "setting": job.setting, "method": label, "seed": job.seed, "steps": lr.progress.steps,
-            "queries": lr.progress.queries, "transitions": lr.progress.unique_transitions,
-            "agreement": model_agreement(lr.h_and, lr.data, d_eval),
-            "coverage_agreement": coverage_agreement(lr.h_and, d_eval),
-            "seconds": time.monotonic() - start,
-        })
-
-    def on_query(lr: Learner) -> None:
-        if lr.progress.steps >= nxt[0]:
-            record(lr)
-            nxt[0] = lr.progress.steps + job.eval_every
-
-    record(learner)
-    learner.run(on_query)
-    record(learner)
-    return rows
-
-
-def steps_to(rows: Sequence[dict[str, object]], metric: str, level: float) -> float | None:
-    for r in rows:
-        if float(r[metric]) >= level:  # type: ignore[arg-type]
-            return float(r["steps"])  # type: ignore[arg-type]
-    return None
-
-
-def _fmt(x: float | None) -> str:
-    return "—" if x is None else f"{x:,.0f}"
-
-
-def summarize(all_rows: list[dict[str, object]], metric: str = "coverage_agreement") -> str:
+def summarize(results: Sequence[RunResult], budgets: Mapping[str, int], sustained: bool = False) -> list[SummaryRow]:
+    """One row per (setting, method label) of the curve runs, in the order of ``results``."""
+    groups: dict[tuple[str, str], list[RunResult]] = {}
+    for r in results:
+        if r.spec.kind == "curve":
+            groups.setdefault((r.spec.setting, r.spec.label), []).append(r)
     out = []
-    settings = sorted({str(r["setting"]) for r in all_rows})
-    for setting in settings:
-        rows_s = [r for r in all_rows if r["setting"] == setting]
-        methods = sorted({str(r["method"]) for r in rows_s})
-        runs = {m: {} for m in methods}
-        for r in rows_s:
-            runs[str(r["method"])].setdefault(r["seed"], []).append(r)
-        finals = {m: float(np.mean([rs[-1][metric] for rs in runs[m].values()])) for m in methods}
-        rnd = finals.get("random")
-        out.append(f"\n#### {setting}\n")
-        out.append("| method | seeds | final coverage agreement | final paper agreement (1−VD_s) | steps to 90% / 99% (coverage) "
-                   "| steps to Random's final level | Random ÷ method at that level | wall s |")
-        out.append("|---|---|---|---|---|---|---|---|")
-        rnd_steps = None
-        if rnd is not None:
-            hits = [steps_to(rs, metric, rnd) for rs in runs["random"].values()]
-            rnd_steps = float(np.mean([h for h in hits if h is not None])) if any(h is not None for h in hits) else None
-        for m in methods:
-            rs_all = list(runs[m].values())
-            paper = float(np.mean([rs[-1]["agreement"] for rs in rs_all]))
-            s90 = [steps_to(rs, metric, 0.9) for rs in rs_all]
-            s99 = [steps_to(rs, metric, 0.99) for rs in rs_all]
-
-            def mean_hit(v: list[float | None]) -> str:
-                hit = [x for x in v if x is not None]
-                return f"{_fmt(float(np.mean(hit)))} ({len(hit)}/{len(v)})" if hit else f"— (0/{len(v)})"
-
-            at = [steps_to(rs, metric, rnd) for rs in rs_all] if rnd is not None else []
-            at_hit = [x for x in at if x is not None]
-            at_mean = float(np.mean(at_hit)) if at_hit else None
-            ratio = f"{rnd_steps / at_mean:.1f}×" if (rnd_steps and at_mean) else "—"
-            wall = float(np.mean([rs[-1]["seconds"] for rs in rs_all]))
-            out.append(f"| {m} | {len(rs_all)} | {finals[m]:.4f} | {paper:.4f} | {mean_hit(s90)} / {mean_hit(s99)} | "
-                       f"{_fmt(at_mean)} | {ratio} | {wall:.0f} |")
-    return "\n".join(out)
+    for (setting, label), runs in groups.items():
+        reach: dict[tuple[str, float], Reach] = {}
+        for metric in METRICS:
+            for thr in THRESHOLDS:
+                hits = [h for h in (steps_to_reach(curve(r, metric), thr, sustained) for r in runs) if h is not None]
+                reach[(metric, thr)] = Reach(float(np.mean(hits)) if hits else None, len(hits), len(runs))
+        final = {}
+        for metric in METRICS:
+            values = [curve(r, metric)[-1][1] for r in runs]
+            final[metric] = (float(np.mean(values)), float(np.std(values)))
+        vds = [float(r.rows[-1]["exact_vd"]) for r in runs if r.rows[-1].get("exact_vd", "") != ""]  # type: ignore[arg-type]
+        budget = budgets[setting]
+        cov_b = float(np.mean([np.interp(budget, *zip(*curve(r, "coverage_agreement"))) for r in runs]))
+        out.append(SummaryRow(
+            setting, label, len(runs), budget, float(np.mean([float(r.rows[-1]["steps"]) for r in runs])),  # type: ignore[arg-type]
+            sum(r.time_capped for r in runs), reach, {}, "", cov_b, final,
+            float(np.mean(vds)) if vds else None,
+            float(np.mean([r.learn_seconds for r in runs])), float(np.mean([r.wall_seconds for r in runs])),
+        ))
+    return [_with_ratios(row, out, groups) for row in out]
 
 
-def qace(budget: int, seeds: int, methods: Sequence[str], target: float = 0.009) -> str:
-    """Primitive-action agent on First Responders: interactions and time until the mean
-    |P_true − P_model| over the true transitions is ≤ ``target``."""
-    lines = ["\n#### primitive-action agent, First Responders (QACE setting)\n",
-             f"| method | seed | interactions to mean abs error ≤ {target} | learning time s | final error |",
-             "|---|---|---|---|---|"]
-    for method in methods:
-        for seed in range(seeds):
-            a = build_assessment("primitive", SettingArgs(domain="first_responders"), np.random.default_rng(seed))
-            assert a.truth is not None and a.reachable is not None
-            truth = a.truth
-            true_t = [Transition(s, c, s2) for s in a.reachable for c, m in truth.items() for s2 in m.distribution(s)]
-            cfg = LearnConfig(method=method, max_steps=budget, patience=0,
-                              synthesis=SynthesisConfig(MCTSConfig(iterations=100, horizon=10, discount=0.95)))
-            learner = Learner(a.ctx, a.setting, cfg, np.random.default_rng(seed))
-            hit: list[tuple[int, float]] = []
-            start = time.monotonic()
-            last = [1.0]
-
-            def check(lr: Learner, hit=hit, start=start, last=last, true_t=true_t, truth=truth) -> None:
-                if lr.progress.queries % 5:
-                    return
-                err = mean_abs_error(lr.h_and, truth, true_t)
-                last[0] = err
-                if err <= target and not hit:
-                    hit.append((lr.progress.steps, time.monotonic() - start))
-                    raise StopIteration
-
-            try:
-                learner.run(check)
-            except StopIteration:
-                pass
-            steps = f"{hit[0][0]:,}" if hit else f"not reached in {budget:,}"
-            secs = f"{hit[0][1]:.1f}" if hit else f"{time.monotonic() - start:.1f}"
-            lines.append(f"| {method} | {seed} | {steps} | {secs} | {last[0]:.4f} |")
-    lines.append(f"\n{len(true_t)} true transitions from {len(a.reachable)} reachable states; "
-                 "QACE needs 2,466–5,295 interactions and 395–462 s on this kind of machine.")
-    return "\n".join(lines)
+def _with_ratios(
+    row: SummaryRow, rows: Sequence[SummaryRow], groups: Mapping[tuple[str, str], list[RunResult]]
+) -> SummaryRow:
+    """Random ÷ this row's method, at each threshold and at this method's final
+    coverage agreement."""
+    base = next((r for r in rows if r.setting == row.setting and r.method == "random"), None)
+    if base is None or row.method == "random":
+        return row
+    ratio: dict[tuple[str, float], str] = {}
+    for key, mine in row.reach.items():
+        theirs = base.reach[key]
+        if mine.reached < mine.seeds or mine.mean_steps is None:
+            ratio[key] = "—"
+        elif theirs.reached == theirs.seeds and theirs.mean_steps is not None:
+            ratio[key] = _fmt_ratio(theirs.mean_steps, mine.mean_steps)
+        elif theirs.reached == 0:
+            ratio[key] = _fmt_ratio(base.steps, mine.mean_steps, lower_bound=True)
+        else:
+            ratio[key] = "—"
+    mine_curve = mean_curve([curve(r, "coverage_agreement") for r in groups[(row.setting, row.method)]])
+    rand_curve = mean_curve([curve(r, "coverage_agreement") for r in groups[(row.setting, "random")]])
+    target = row.final["coverage_agreement"][0]
+    mine_steps = first_crossing(*mine_curve, target)
+    rand_steps = first_crossing(*rand_curve, target)
+    if mine_steps is None or mine_steps <= 0:
+        at_final = "—"
+    elif rand_steps is None:
+        at_final = _fmt_ratio(float(rand_curve[0][-1]), mine_steps, lower_bound=True)
+    else:
+        at_final = _fmt_ratio(rand_steps, mine_steps)
+    return replace(row, ratio=ratio, ratio_final_coverage=at_final)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="capver bench learning", description=__doc__.splitlines()[0])
-    ap.add_argument("--settings", default=",".join(DEFAULT_BUDGETS))
-    ap.add_argument("--methods", default="mcqs-e,mcqs-s,random")
-    ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--budget-scale", type=float, default=1.0, help="multiply the default step budgets")
-    ap.add_argument("--eval-sequences", type=int, default=300)
-    ap.add_argument("--eval-every", type=int, default=100)
-    ap.add_argument("--ablation", action="store_true", help="also run MCQS with ξ = 0 on the PDDL settings")
-    ap.add_argument("--qace", action="store_true", help="also run the primitive-action (QACE) comparison")
-    ap.add_argument("--qace-budget", type=int, default=2000)
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--quick", action="store_true", help="tiny budgets: a smoke run")
-    ap.add_argument("--out", type=Path, default=Path("bench-learning"))
-    args = ap.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    settings = [s for s in args.settings.split(",") if s]
-    methods = [m for m in args.methods.split(",") if m]
-    scale = 0.05 if args.quick else args.budget_scale
-    seeds = 1 if args.quick else args.seeds
-    evals = 30 if args.quick else args.eval_sequences
-    jobs = [
-        Job(s, m, seed, max(50, int(DEFAULT_BUDGETS.get(s, 1500) * scale)), evals if not s.startswith("minigrid") else max(20, evals // 3),
-            max(10, int(args.eval_every * scale)))
-        for s in settings for m in methods for seed in range(seeds)
-    ]
-    if args.ablation:
-        jobs += [
-            Job(s, m, seed, max(50, int(DEFAULT_BUDGETS.get(s, 1500) * scale)), evals, max(10, int(args.eval_every * scale)), xi=0.0)
-            for s in settings if s.startswith("lao") for m in methods if m != "random" for seed in range(seeds)
+@dataclass(frozen=True, slots=True)
+class QaceRow:
+    method: str
+    seeds: int
+    reached: int
+    steps: float | None  # means over the seeds that reached the threshold
+    executions: float | None
+    learn_seconds: float | None
+    best_mae: float
+    best_steps: float
+    best_seconds: float
+    final_mae_tried: float | None
+    final_sc_coverage: float
+    budget_steps: float
+
+
+def summarize_qace(results: Sequence[RunResult], threshold: float) -> list[QaceRow]:
+    groups: dict[str, list[RunResult]] = {}
+    for r in results:
+        if r.spec.kind == "qace":
+            groups.setdefault(r.spec.label, []).append(r)
+
+    def mean(rows: Iterable[Mapping[str, object]], key: str) -> float:
+        return float(np.mean([float(row[key]) for row in rows]))  # type: ignore[arg-type]
+
+    out = []
+    for label, runs in groups.items():
+        hits, bests = [], []
+        for r in runs:
+            rows = [row for row in r.rows if row.get("mae", "") != ""]
+            hit = next((row for row in rows if float(row["mae"]) <= threshold), None)  # type: ignore[arg-type]
+            if hit is not None:
+                hits.append(hit)
+            bests.append(min(rows, key=lambda row: (float(row["mae"]), float(row["steps"]))))  # type: ignore[arg-type]
+        tried = [float(r.rows[-1]["mae_tried"]) for r in runs if r.rows[-1].get("mae_tried", "") != ""]  # type: ignore[arg-type]
+        out.append(QaceRow(
+            label, len(runs), len(hits),
+            mean(hits, "steps") if hits else None,
+            mean(hits, "executions") if hits else None,
+            mean(hits, "learn_seconds") if hits else None,
+            mean(bests, "mae"), mean(bests, "steps"), mean(bests, "learn_seconds"),
+            float(np.mean(tried)) if tried else None,
+            mean([r.rows[-1] for r in runs], "sc_coverage"),
+            mean([r.rows[-1] for r in runs], "steps"),
+        ))
+    return out
+
+
+# ------------------------------------------------------------------------------ output
+def _reach_cell(r: Reach) -> str:
+    if r.mean_steps is None:
+        return f"— (0/{r.seeds})"
+    return f"{r.mean_steps:.0f} ({r.reached}/{r.seeds})"
+
+
+def _pm(mean_std: tuple[float, float]) -> str:
+    return f"{mean_std[0]:.4f} ± {mean_std[1]:.4f}"
+
+
+def main_table(rows: Sequence[SummaryRow]) -> list[str]:
+    head = ["setting", "method", "seeds", "budget", "steps", "time-capped"]
+    for metric in METRICS:
+        head += [f"{SHORT[metric]}→{thr:.0%}" for thr in THRESHOLDS]
+    for metric in METRICS:
+        head += [f"R÷M {SHORT[metric]} {thr:.0%}" for thr in THRESHOLDS]
+    head += ["R÷M @final cov", "cov@budget", "final agr", "final cov", "exact VD", "learn s", "wall s"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [r.setting, r.method, str(r.seeds), str(r.budget), f"{r.steps:.0f}", f"{r.time_capped}/{r.seeds}"]
+        cells += [_reach_cell(r.reach[(m, t)]) for m in METRICS for t in THRESHOLDS]
+        cells += [r.ratio.get((m, t), "") for m in METRICS for t in THRESHOLDS]
+        cells += [
+            r.ratio_final_coverage, f"{r.cov_at_budget:.4f}", _pm(r.final["agreement"]),
+            _pm(r.final["coverage_agreement"]), "—" if r.exact_vd is None else f"{r.exact_vd:.4f}",
+            f"{r.learn_seconds:.1f}", f"{r.wall_seconds:.1f}",
         ]
-    start = time.monotonic()
-    with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
-        results = pool.map(run_job, jobs, chunksize=1)
-    rows = [r for rs in results for r in rs]
-    with open(args.out / "runs.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def qace_table(rows: Sequence[QaceRow], threshold: float) -> list[str]:
+    head = [
+        "method", "seeds", f"reached ≤{threshold}", "steps at threshold", "executions at threshold",
+        "learn s at threshold", "best MAE", "steps at best", "learn s at best", "final MAE on tried (s,c)",
+        "final (s,c) coverage", "steps run",
+    ]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def num(v: float | None, fmt: str) -> str:
+        return "—" if v is None else format(v, fmt)
+
+    for r in rows:
+        lines.append("| " + " | ".join([
+            r.method, str(r.seeds), f"{r.reached}/{r.seeds}", num(r.steps, ".0f"), num(r.executions, ".0f"),
+            num(r.learn_seconds, ".1f"), f"{r.best_mae:.4f}", f"{r.best_steps:.0f}", f"{r.best_seconds:.1f}",
+            num(r.final_mae_tried, ".4f"), f"{r.final_sc_coverage:.3f}", f"{r.budget_steps:.0f}",
+        ]) + " |")
+    return lines
+
+
+def write_runs(path: Path, results: Iterable[RunResult]) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CURVE_FIELDS, extrasaction="ignore", restval="")
         w.writeheader()
-        w.writerows(rows)
-    text = summarize(rows)
-    for s in settings:
-        sub = [r for r in rows if r["setting"] == s]
-        for metric in ("coverage_agreement", "agreement"):
-            plot_curves(sub, args.out / f"{s.replace(':', '_')}_{metric}.png", metric=metric, title=s)
+        for r in results:
+            w.writerows(r.rows)
+
+
+def write_plots(out: Path, results: Sequence[RunResult]) -> list[Path]:
+    """``SETTING_METRIC.png`` per setting and recorded metric (mean over seeds)."""
+    paths = []
+    by_setting: dict[tuple[str, str], list[Mapping[str, object]]] = {}
+    for r in results:
+        by_setting.setdefault((r.spec.setting, r.spec.kind), []).extend(r.rows)
+    for (setting, kind), rows in by_setting.items():
+        metrics = ("mae",) if kind == "qace" else (*METRICS, "exact_vd")
+        for metric in metrics:
+            if not any(row.get(metric, "") != "" for row in rows):
+                continue
+            path = out / f"{setting.replace(':', '_')}_{metric}.png"
+            plot_curves(rows, path, metric=metric, title=setting + (" (QACE comparison)" if kind == "qace" else ""))
+            paths.append(path)
+    return paths
+
+
+# ------------------------------------------------------------------------------ CLI
+def _positive(text: str) -> int:
+    v = int(text)
+    if v < 1:
+        raise ValueError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def _budgets(text: str | None, settings: Sequence[str], quick: bool) -> dict[str, int]:
+    """``N`` (every setting) or ``SETTING=N,…`` (the others keep their default)."""
+    base = {s: QUICK_BUDGET if quick else DEFAULT_BUDGETS.get(s, FALLBACK_BUDGET) for s in settings}
+    if not text:
+        return base
+    try:
+        if "=" not in text:
+            return {s: _positive(text) for s in settings}
+        for part in text.split(","):
+            name, _, value = part.partition("=")
+            if name not in base:
+                raise ValueError(f"{name!r} is not one of --settings {list(settings)}")
+            base[name] = _positive(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--budget-steps {text!r}: {exc}") from None
+    return base
+
+
+def _csv_list(text: str) -> list[str]:
+    return [p.strip() for p in text.split(",") if p.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="capver bench learning", description=__doc__.splitlines()[0])
+    p.add_argument("--settings", type=_csv_list, default=list(DEFAULT_SETTINGS),
+                   help="comma-separated: lao:DOMAIN, primitive:DOMAIN, minigrid-rl, minigrid-search")
+    p.add_argument("--methods", type=_csv_list, default=["mcqs-e", "mcqs-s", "random"],
+                   help=f"comma-separated, from {sorted(QUERY_METHODS)}")
+    p.add_argument("--seeds", type=int, default=3, help="runs per (setting, method) (default 3)")
+    p.add_argument("--budget-steps", metavar="N|SETTING=N,...",
+                   help=f"simulator-step budget of the MCQS runs (default {DEFAULT_BUDGETS})")
+    p.add_argument("--budget-scale", type=float, default=1.0,
+                   help="multiply every step budget (after --budget-steps) by this factor")
+    p.add_argument("--random-factor", type=float, default=8.0,
+                   help="Random runs get this many times the step budget (default 8)")
+    p.add_argument("--max-seconds", type=float, default=45.0,
+                   help="wall-clock cap of each run, evaluations included (0: none; default 45)")
+    p.add_argument("--eval-sequences", type=int, default=300, help="sequences in each setting's D′ (default 300)")
+    p.add_argument("--eval-every", type=int, default=0,
+                   help="checkpoint every this many simulator steps (default: budget/40)")
+    p.add_argument("--crossing", choices=("first", "sustained"), default="first",
+                   help="steps to a threshold: first checkpoint reaching it, or from which it stays reached")
+    p.add_argument("--patience", type=int, default=0, help="stop after this many queries without change (paper: 25)")
+    p.add_argument("--iterations", type=int, default=100, help="MCTS iterations per plan (default 100)")
+    p.add_argument("--horizon", type=int, default=10, help="query horizon (default 10)")
+    p.add_argument("--executions", type=int, default=2, help="executions n per query (default 2)")
+    p.add_argument("--ablation", action=argparse.BooleanOptionalAction, default=True,
+                   help="ξ = 0 runs on the lao settings (section 4.2's E4)")
+    p.add_argument("--ablation-methods", type=_csv_list, default=["mcqs-s", "mcqs-e"])
+    p.add_argument("--qace", action=argparse.BooleanOptionalAction, default=True,
+                   help=f"the primitive-action comparison on {QACE_SETTING}")
+    p.add_argument("--qace-methods", type=_csv_list, default=["mcqs-s", "mcqs-e"])
+    p.add_argument("--qace-budget-steps", type=int, default=500)
+    p.add_argument("--qace-threshold", type=float, default=0.009)
+    p.add_argument("--qace-every", type=int, default=5,
+                   help="evaluate the QACE error every this many queries (default 5: one evaluation costs "
+                        "about as much as 2–3 queries)")
+    p.add_argument("--qace-max-seconds", type=float, default=60.0,
+                   help="learning-time cap of each QACE run, evaluations excluded (0: none; default 60)")
+    p.add_argument("--quick", action="store_true", help="tiny budgets: a smoke run")
+    p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2; 1: no pool)")
+    p.add_argument("--out", type=Path, default=Path("bench-learning"), help="output directory")
+    return p
+
+
+def plan_jobs(args: argparse.Namespace, budgets: Mapping[str, int], eval_sets: Mapping[str, EvalSet]) -> list[Job]:
+    common = {"patience": args.patience, "iterations": args.iterations, "horizon": args.horizon,
+              "executions": args.executions, "max_seconds": args.max_seconds or None}
+    jobs = []
+    for setting in args.settings:
+        budget = budgets[setting]
+        every = args.eval_every or max(1, budget // 40)
+        for method in args.methods:
+            steps = int(budget * args.random_factor) if method == "random" else budget
+            for seed in range(args.seeds):
+                jobs.append(Job(RunSpec(setting, method, seed, steps, every, **common), eval_sets[setting]))
+        if args.ablation and setting.startswith("lao:"):
+            for method in args.ablation_methods:
+                for seed in range(args.seeds):
+                    spec = RunSpec(setting, method, seed, budget, every, xi_cap=0.0, **common)
+                    jobs.append(Job(spec, eval_sets[setting]))
     if args.qace:
-        text += "\n" + qace(50 if args.quick else args.qace_budget, 1 if args.quick else min(args.seeds, 3),
-                            [m for m in methods if m != "random"] or ["mcqs-s"])
-    text += f"\n\n{len(jobs)} runs, {time.monotonic() - start:.0f} s wall with {args.jobs} processes, os.cpu_count() = {multiprocessing.cpu_count()}\n"
-    (args.out / "table.md").write_text(text)
-    print(text)
+        for method in args.qace_methods:
+            for seed in range(args.seeds):
+                spec = RunSpec(QACE_SETTING, method, seed, args.qace_budget_steps, 1, kind="qace",
+                               **{**common, "max_seconds": args.qace_max_seconds or None})
+                jobs.append(Job(spec, None, args.qace_every, args.qace_threshold))
+    return jobs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.eval_sequences = min(args.eval_sequences, 20)
+        args.iterations = min(args.iterations, 20)
+        args.horizon = min(args.horizon, 5)
+        args.qace_budget_steps = min(args.qace_budget_steps, 20)
+        args.max_seconds = min(args.max_seconds or 10.0, 10.0)
+        args.qace_max_seconds = min(args.qace_max_seconds or 10.0, 10.0)
+    unknown = sorted(m for m in {*args.methods, *args.qace_methods, *args.ablation_methods} if m not in QUERY_METHODS)
+    if unknown:
+        parser.error(f"unknown method(s) {unknown}; expected some of {sorted(QUERY_METHODS)}")
+    if args.seeds < 1 or args.jobs < 1 or args.eval_sequences < 1 or args.random_factor <= 0 or args.budget_scale <= 0:
+        parser.error("--seeds, --jobs, --eval-sequences, --random-factor and --budget-scale must be positive")
+    if args.eval_every < 0 or args.qace_every < 1 or args.qace_budget_steps < 1:
+        parser.error("--eval-every must be ≥ 0, --qace-every and --qace-budget-steps ≥ 1")
+    for s in args.settings:
+        try:
+            parse_setting(s)
+        except SettingError as exc:
+            parser.error(f"--settings: {exc}")
+    try:
+        budgets = _budgets(args.budget_steps, args.settings, args.quick)
+    except argparse.ArgumentTypeError as exc:
+        parser.error(str(exc))
+    budgets = {s: max(1, round(b * args.budget_scale)) for s, b in budgets.items()}
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    start = time.perf_counter()
+    eval_sets = {}
+    for s in args.settings:
+        eval_sets[s] = e = collect_eval_set(s, args.eval_sequences)
+        log(f"D′ {s}: {args.eval_sequences} sequences, {e.size} executions, {len(e.counts)} unique transitions")
+    results = run_jobs(plan_jobs(args, budgets, eval_sets), args.jobs, log)
+    for r in results:
+        if r.spec.kind == "curve" and r.eval_fingerprint != eval_sets[r.spec.setting].fingerprint:
+            raise RuntimeError(f"{r.spec}: evaluated against a different D′")
+    total = time.perf_counter() - start
+
+    lines = [
+        "# capver bench learning",
+        "",
+        f"Seeds {args.seeds}; step budgets " + ", ".join(f"{s} {b}" for s, b in budgets.items())
+        + f" (Random × {args.random_factor:g}); time cap {args.max_seconds or 'none'} s per run; "
+        f"MCTS {args.iterations} iterations, horizon {args.horizon}; {args.executions} executions per query; "
+        f"patience {args.patience or 'off'}; thresholds: {args.crossing} checkpoint reaching them.",
+        ("agr = section 4.2's model agreement 1 − VD_s (learner-count weighted); cov = coverage agreement "
+        "(1 − VD weighted by D′'s counts). R÷M = Random's steps ÷ the method's; '@final cov' compares at the "
+        "method's final coverage agreement on the seed-mean curves ('>': Random never got there)."),
+        f"D′ ({args.eval_sequences} sequences): "
+        + "; ".join(f"{s} {e.size} executions, {len(e.counts)} unique transitions" for s, e in eval_sets.items())
+        + ".",
+        "",
+        *main_table(summarize(results, budgets, args.crossing == "sustained")),
+    ]
+    if args.qace:
+        lines += [
+            "",
+            (f"## Primitive actions on First Responders (QACE comparison; {QACE_TARGET}; "
+            "aim ≤ 500 interactions, ≤ 30 s)"),
+            "",
+            ("Mean |P_true − P_h∧| over all true transitions from the reachable states, evaluated every "
+            f"{args.qace_every} quer{'y' if args.qace_every == 1 else 'ies'}; step budget {args.qace_budget_steps}, "
+            f"learning-time cap {args.qace_max_seconds or 'none'} s; a run stops at the threshold. 'Steps' are "
+            "simulator interactions (executions of an inapplicable action take none); 'MAE on tried (s,c)' "
+            "restricts the mean to the (s, c) pairs D holds."),
+            "",
+            *qace_table(summarize_qace(results, args.qace_threshold), args.qace_threshold),
+        ]
+    lines += ["", (f"Total wall-clock {total:.0f} s with {args.jobs} process(es); learn s excludes evaluation, "
+              "wall s includes it (setting construction excluded).")]
+    text = "\n".join(lines) + "\n"
+    (out / "table.md").write_text(text)
+    write_runs(out / "runs.csv", results)
+    write_plots(out, results)
+    print(text, end="")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())
