@@ -31,6 +31,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from capver.engines import generate
+from capver.engines.lattice import LatticeBuilder
 from capver.errors import ModelError
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
@@ -186,6 +187,28 @@ class TestRandomModels:
         first = {(c, s): dict(m.distribution(s)) for c, m in world.truth.items() for s in all_states(4)}
         again = {(c, s): m.distribution(s) for c, m in world.truth.items() for s in all_states(4)}
         assert first == again
+
+
+def _fresh(h: CompoundModel) -> CompoundModel:
+    """The same rules without any cached distribution."""
+    return CompoundModel(h.ctx, [CapabilityModel(m.capability, m.rules) for m in h.values()])
+
+
+@given(sampled_worlds())
+def test_float_distribution_is_the_exact_one_in_floats(wd: tuple) -> None:
+    """Query synthesis's float path (computed cold, or from a cached exact
+    distribution) equals Pr_h, for formula models and for both lattice bounds."""
+    world, data = wd
+    lb = LatticeBuilder(world.truth.ctx, data)
+    for h in (world.truth, lb.pessimistic, lb.optimistic):
+        cold, warm = _fresh(h), _fresh(h)
+        for c in h:
+            for s in all_states(world.n):
+                exact = warm[c].distribution(s)
+                for m in (cold[c], warm[c]):
+                    fd = m.float_distribution(s)
+                    assert [s2 for s2, _ in fd] == sorted(exact)
+                    assert all(p == pytest.approx(float(exact[s2]), rel=1e-12) for s2, p in fd)
 
 
 def test_random_corpus_has_overlapping_rules() -> None:

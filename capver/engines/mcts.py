@@ -36,6 +36,11 @@ A = TypeVar("A")
 class SearchProblem(Protocol[S, A]):
     """What the engine needs of a (possibly stochastic) MDP."""
 
+    # A deterministic problem's edge has one child, so the engine descends through an
+    # existing child without recomputing the transition (the distinguishing MDP's
+    # meta-state step is the expensive part of MCQS-E).
+    deterministic: bool
+
     def actions(self, s: S) -> Sequence[A]:
         """Actions available in s (empty: s is terminal)."""
         ...
@@ -191,11 +196,17 @@ class MCTS(Generic[S, A]):
 
     def _iterate(self, root: Node[S, A]) -> None:
         cfg = self.config
+        deterministic = self.problem.deterministic
         path: list[tuple[Node[S, A], A, Edge[S, A], float]] = []
         node = root
         while not node.terminal:
             a = self._select(node)
             edge = node.edges.setdefault(a, Edge())
+            if deterministic and edge.children:
+                child = next(iter(edge.children.values()))
+                path.append((node, a, edge, edge.reward))
+                node = child
+                continue
             s2, r, term = self.problem.transition(node.state, a, self.rng)
             k = self.problem.key(s2)
             child = edge.children.get(k)
@@ -203,6 +214,7 @@ class MCTS(Generic[S, A]):
             if child is None:
                 child = self.new_node(s2, node.depth + 1, term)
                 edge.children[k] = child
+                edge.reward = r
             path.append((node, a, edge, r))
             node = child
             if fresh:

@@ -32,6 +32,8 @@ class Rule:
 
     condition: Condition
     effects: tuple[tuple[Fraction, Effect], ...]
+    # The effects with float probabilities, for query synthesis's float arithmetic.
+    float_effects: tuple[tuple[float, Effect], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.effects:
@@ -46,6 +48,7 @@ class Rule:
         total = sum((p for p, _ in self.effects), Fraction(0))
         if total != 1:
             raise ModelError(f"effect probabilities sum to {total}, expected 1")
+        object.__setattr__(self, "float_effects", tuple((float(p), eta) for p, eta in self.effects))
 
     @staticmethod
     def make(condition: Condition, effects: Iterable[tuple[Fraction | int | str, Effect]]) -> Rule:
@@ -151,9 +154,29 @@ class CapabilityModel:
         """Pr_h(· | s, c) as sorted (s′, float) pairs, cached: the hot path of query
         synthesis, where exact rationals would dominate the run time."""
         d = self._fcache.get(s)
-        if d is None:
-            d = tuple(sorted((s2, float(p)) for s2, p in self.distribution(s).items()))
-            self._fcache[s] = d
+        if d is not None:
+            return d
+        exact = self._cache.get(s)
+        if exact is not None:
+            d = tuple(sorted((s2, float(p)) for s2, p in exact.items()))
+        else:
+            # Same sums as :meth:`distribution` in floats: building the Fractions first
+            # cost more than the whole search step.
+            acc: dict[State, float] = {}
+            rs = self.matching(s)
+            if rs and len(rs) == len(self.rules) and len(rs) > 2:
+                denom, mix = self._all_rules_mixture()
+                for eta, n in mix:
+                    s2 = (s & ~eta.delete) | eta.add
+                    acc[s2] = acc.get(s2, 0) + n
+                d = tuple(sorted((s2, n / denom) for s2, n in acc.items()))
+            else:
+                for r in rs:
+                    for p, eta in r.float_effects:
+                        s2 = (s & ~eta.delete) | eta.add
+                        acc[s2] = acc.get(s2, 0.0) + p
+                d = tuple(sorted((s2, q / len(rs)) for s2, q in acc.items()))
+        self._fcache[s] = d
         return d
 
     def covers(self, s: State) -> bool:

@@ -140,6 +140,8 @@ class _Chain:
     1/2 and ends the episode otherwise.  Optimal mean-return first action: 'safe'
     (1.2 over three steps) beats 'risky' (≤ 0.5 + ...)."""
 
+    deterministic = False
+
     def actions(self, s):
         return ("safe", "risky") if s >= 0 else ()
 
@@ -161,3 +163,41 @@ def test_mean_backup_estimates_expected_return() -> None:
     # so Q(0, risky) = 0.5·1.9 = 0.95 and Q(0, safe) = 0.4 + 0.9 = 1.3.
     assert engine.best_action(root, explore=False) == "safe"
     assert root.edges["safe"].q("mean") == pytest.approx(1.3, abs=0.1)
+
+
+class _Counting:
+    """A deterministic problem (s ↦ (s·a + 1) mod 17, reward from a fixed table) that
+    counts its transition calls; ``deterministic`` is set per instance."""
+
+    def __init__(self, deterministic: bool, rewards: list[float]) -> None:
+        self.deterministic = deterministic
+        self.rewards = rewards
+        self.calls = 0
+
+    def actions(self, s):
+        return (1, 2, 3)
+
+    def transition(self, s, a, rng):
+        self.calls += 1
+        s2 = (s * a + 1) % 17
+        return s2, self.rewards[s2], False
+
+    def key(self, s):
+        return s
+
+
+def _tree(node):
+    return (node.state, node.visits, node.value, sorted((a, e.visits, e.best, e.total, _tree(next(iter(e.children.values())))) for a, e in node.edges.items()))
+
+
+@given(st.lists(st.floats(0.0, 1.0), min_size=17, max_size=17), st.integers(0, 2**32 - 1), st.sampled_from(["max", "mean"]))
+def test_reusing_deterministic_children_changes_nothing_but_the_work(rewards, seed, backup) -> None:
+    cfg = MCTSConfig(iterations=80, horizon=4, backup=backup, discount=0.95)
+    trees, calls = [], []
+    for det in (False, True):
+        problem = _Counting(det, rewards)
+        root = MCTS(problem, cfg, np.random.default_rng(seed)).search(0)
+        trees.append(_tree(root))
+        calls.append(problem.calls)
+    assert trees[0] == trees[1]
+    assert calls[1] < calls[0]

@@ -89,6 +89,9 @@ class DistinguishingMDP:
         self.data = data
         self.capabilities = tuple(capabilities)
         self.xi = xi
+        # Rollouts revisit the same meta-states many times within one search, and the
+        # models are fixed for the life of this object, so steps are memoised.
+        self._steps: dict[tuple[MetaState, str], MetaState] = {}
 
     def missing_mass(self, s: int, c: str) -> float:
         """ξ·Pr_m(s, c) with Pr_m(s, c) = 1/(1 + |D_SC(s, c)|)."""
@@ -121,7 +124,11 @@ class DistinguishingMDP:
 
     def step(self, meta: MetaState, c: str) -> MetaState:
         """T†(⟨ρ₁, ρ₂⟩, c)."""
-        return MetaState(self.step_one(meta.rho1, c, 1), self.step_one(meta.rho2, c, 2))
+        key = (meta, c)
+        nxt = self._steps.get(key)
+        if nxt is None:
+            nxt = self._steps[key] = MetaState(self.step_one(meta.rho1, c, 1), self.step_one(meta.rho2, c, 2))
+        return nxt
 
     def reward(self, meta: MetaState) -> float:
         """R†(⟨ρ₁, ρ₂⟩) = δ_TV(ρ₁, ρ₂)."""

@@ -5,13 +5,19 @@ Q(n, c) = max(δ_TV, V(T†(s†, c))).
 The query is the principal path of the search tree, cut at the first node where the
 path's best disagreement is reached (executing beyond it cannot add information the
 search found).  Execution adapts: when an execution surprises (adds a transition D
-did not have), the models changed and the rest of the path is re-planned from the
-observed state with the remaining horizon.
+did not have) and leaves the agent in a state outside the supports of the meta-state
+the plan predicted for that step, the plan no longer describes where the agent is,
+and the rest of the path is re-planned from the observed state with the remaining
+horizon.  A surprise inside the predicted supports is what the plan aimed for, so
+the plan continues (re-planning there cost most of MCQS-E's time and found the same
+path).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,6 +27,8 @@ from capver.engines.mcts import MCTS, MCTSConfig, Node
 
 
 class _MetaProblem:
+    deterministic = True
+
     def __init__(self, mdp: DistinguishingMDP) -> None:
         self.mdp = mdp
 
@@ -35,6 +43,16 @@ class _MetaProblem:
         return s
 
 
+@dataclass(frozen=True, slots=True)
+class ExactPlan:
+    """A principal path with the meta-states it predicts: ``expected[i]`` holds the
+    states either model gives mass before the path's i-th capability."""
+
+    path: tuple[str, ...]
+    value: float
+    expected: tuple[frozenset[int], ...]
+
+
 def plan_exact(
     s0: int, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator, explore: bool = True
 ) -> tuple[list[str], float, Node[MetaState, str]]:
@@ -42,10 +60,32 @@ def plan_exact(
 
     With ``explore`` the path follows argmax UCT as the paper prescribes for policy
     extraction; without, argmax Q (the greedy optimum of the search)."""
+    engine, mdp, root = _search(s0, inp, config, rng)
+    path, best, _ = _principal(engine, mdp, root, explore)
+    return path, best, root
+
+
+def plan_with_supports(s0: int, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator) -> ExactPlan:
+    """The query's plan: the argmax-UCT principal path and its predicted supports."""
+    engine, mdp, root = _search(s0, inp, config, rng)
+    path, best, metas = _principal(engine, mdp, root, True)
+    expected = tuple(frozenset(s for rho in (m.rho1, m.rho2) for s, _ in rho if s >= 0) for m in metas)
+    return ExactPlan(tuple(path), best, expected)
+
+
+def _search(
+    s0: int, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator
+) -> tuple[MCTS[MetaState, str], DistinguishingMDP, Node[MetaState, str]]:
     mdp = DistinguishingMDP(inp.h_and, inp.h_or, inp.data, inp.capabilities, inp.xi)
     engine: MCTS[MetaState, str] = MCTS(_MetaProblem(mdp), config, rng)
-    root = engine.search(MetaState.point(s0))
+    return engine, mdp, engine.search(MetaState.point(s0))
+
+
+def _principal(
+    engine: MCTS[MetaState, str], mdp: DistinguishingMDP, root: Node[MetaState, str], explore: bool
+) -> tuple[list[str], float, list[MetaState]]:
     path: list[str] = []
+    metas: list[MetaState] = []
     node = root
     best = root.value
     # Follow argmax-UCT (the paper keeps the exploration bonus in the query) and stop
@@ -56,13 +96,14 @@ def plan_exact(
             break
         edge = node.edges[a]
         path.append(a)
+        metas.append(node.state)
         child = next(iter(edge.children.values()), None)
         if child is None:
             break
         if best > 0 and child_reward(mdp, child) >= best - 1e-12:
             break
         node = child
-    return path, best, root
+    return path, best, metas
 
 
 def child_reward(mdp: DistinguishingMDP, node: Node[MetaState, str]) -> float:
@@ -70,12 +111,13 @@ def child_reward(mdp: DistinguishingMDP, node: Node[MetaState, str]) -> float:
 
 
 class ExactPolicy:
-    def __init__(self, plan: list[str], config: MCTSConfig, rng: np.random.Generator) -> None:
+    def __init__(self, plan: ExactPlan, config: MCTSConfig, rng: np.random.Generator) -> None:
         self.original = plan
         self.plan = plan
         self.offset = 0  # the step at which the current plan started
         self.config = config
         self.rng = rng
+        self.replans = 0
 
     def next(self, s: int, step: int, surprised: bool, current: SynthesisInput) -> str | None:
         remaining = self.config.horizon - step
@@ -84,21 +126,15 @@ class ExactPolicy:
         if step == 0:
             # A new execution of the query starts from x₀ again.
             self.plan, self.offset = self.original, 0
-        if surprised:
-            cfg = MCTSConfig(
-                iterations=self.config.iterations,
-                horizon=remaining,
-                exploration=self.config.exploration,
-                backup="max",
-                rollout=self.config.rollout,
-                discount=self.config.discount,
-            )
-            self.plan, value, _ = plan_exact(s, current, cfg, self.rng)
-            self.offset = step
-            if value <= 0.0:
-                return None
         i = step - self.offset
-        return self.plan[i] if i < len(self.plan) else None
+        if surprised and (i >= len(self.plan.expected) or s not in self.plan.expected[i]):
+            cfg = dataclasses.replace(self.config, horizon=remaining, backup="max")
+            self.plan = plan_with_supports(s, current, cfg, self.rng)
+            self.replans += 1
+            self.offset, i = step, 0
+            if self.plan.value <= 0.0:
+                return None
+        return self.plan.path[i] if i < len(self.plan.path) else None
 
 
 class MCQSExact:
@@ -108,5 +144,4 @@ class MCQSExact:
         self.config = config
 
     def synthesize(self, s0: int, inp: SynthesisInput, rng: np.random.Generator) -> ExactPolicy:
-        plan, _, _ = plan_exact(s0, inp, self.config.mcts, rng)
-        return ExactPolicy(plan, self.config.mcts, rng)
+        return ExactPolicy(plan_with_supports(s0, inp, self.config.mcts, rng), self.config.mcts, rng)

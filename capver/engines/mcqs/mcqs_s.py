@@ -28,6 +28,8 @@ from capver.engines.mcts import MCTS, MCTSConfig, Node
 
 
 class _SampleProblem:
+    deterministic = False
+
     def __init__(self, mdp: DistinguishingMDP) -> None:
         self.mdp = mdp
         self._cache: dict[tuple[int, str], tuple[list[int], list[float], frozenset[int]]] = {}

@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -58,6 +59,9 @@ class EngineProblem:
 
     problem: PlanningProblem
     clock: Clock
+    # The K budget counts every forward-model call, so paths are re-simulated on each
+    # iteration as in the measurements of MCTS[K] so far.
+    deterministic: ClassVar[bool] = False
 
     def actions(self, s: Hashable) -> Sequence[Hashable]:
         return self.problem.actions(s)

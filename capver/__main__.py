@@ -1,0 +1,7 @@
+"""``python -m capver``: the same command line as the ``capver`` script."""
+
+import sys
+
+from capver.cli import main
+
+sys.exit(main())
