@@ -63,8 +63,6 @@ from capver.engines.evaluation import (
 )
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.mcqs import QUERY_METHODS
-from capver.engines.mcqs.base import SynthesisConfig
-from capver.engines.mcts import MCTSConfig
 from capver.engines.report import plot_curves
 from capver.model.dataset import TransitionDataset
 from capver.model.state import Capability, Transition
@@ -185,15 +183,15 @@ class RunSpec:
         return self.method if self.xi_cap > 0 else f"{self.method} ξ=0"
 
     def config(self) -> LearnConfig:
-        return LearnConfig(
-            method=self.method,
-            executions_per_query=self.executions,
+        return LearnConfig.from_options(
+            self.method,
+            executions=self.executions,
+            iterations=self.iterations,
+            horizon=self.horizon,
+            xi_cap=self.xi_cap,
+            patience=self.patience,
             max_steps=self.max_steps,
             max_seconds=self.max_seconds,
-            patience=self.patience,
-            xi_cap=self.xi_cap,
-            xi_step=self.xi_cap / 10,
-            synthesis=SynthesisConfig(MCTSConfig(iterations=self.iterations, horizon=self.horizon, discount=0.95)),
         )
 
     def rng(self) -> np.random.Generator:

@@ -26,8 +26,6 @@ from capver.engines.evaluation import (
 )
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.mcqs import QUERY_METHODS
-from capver.engines.mcqs.base import SynthesisConfig
-from capver.engines.mcts import MCTSConfig
 from capver.engines.report import capability_report, plot_curves, write_curve
 from capver.errors import CapverError
 from capver.io import dataset_file, dsl
@@ -99,16 +97,16 @@ def run(args: argparse.Namespace) -> int:
     writer, data = dataset_file.open_or_resume(out / "dataset.jsonl", ctx.vocab, assessment.setting.capabilities)
     if writer.loaded.torn is not None:
         print(f"capver learn: repaired a torn last record of {out / 'dataset.jsonl'}", file=sys.stderr)
-    config = LearnConfig(
-        method=args.method,
-        executions_per_query=args.executions,
+    config = LearnConfig.from_options(
+        args.method,
+        executions=args.executions,
+        iterations=args.iterations,
+        horizon=args.horizon,
+        xi_cap=args.xi,
+        patience=args.patience,
         max_steps=args.max_steps,
         max_queries=args.max_queries,
         max_seconds=args.max_seconds,
-        patience=args.patience,
-        xi_cap=args.xi,
-        xi_step=args.xi / 10,
-        synthesis=SynthesisConfig(MCTSConfig(iterations=args.iterations, horizon=args.horizon, discount=0.95)),
     )
     # A resumed run continues with a different stream of random choices.
     rng = np.random.default_rng([args.seed, len(data)])

@@ -33,6 +33,7 @@ from capver.engines.execution import Budget, Execution, execute
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.mcqs.base import SynthesisConfig, SynthesisInput
+from capver.engines.mcts import MCTSConfig
 from capver.envs.base import Representation, Simulator
 from capver.errors import CapverError
 from capver.logic.condition import LogicContext
@@ -82,6 +83,34 @@ class LearnConfig:
             raise CapverError(f"unknown method {self.method!r}; expected one of {sorted(QUERY_METHODS)}")
         if self.executions_per_query < 1:
             raise CapverError("executions_per_query must be ≥ 1")
+
+    @staticmethod
+    def from_options(
+        method: str,
+        *,
+        executions: int,
+        iterations: int,
+        horizon: int,
+        xi_cap: float,
+        patience: int,
+        max_steps: int | None = None,
+        max_queries: int | None = None,
+        max_seconds: float | None = None,
+    ) -> LearnConfig:
+        """The configuration the command line and the benchmark share: ξ grows by a
+        tenth of its cap per query without discovery, and the search discounts by
+        γ = 0.95 per step (among equally informative queries, the shorter)."""
+        return LearnConfig(
+            method=method,
+            executions_per_query=executions,
+            max_steps=max_steps,
+            max_queries=max_queries,
+            max_seconds=max_seconds,
+            patience=patience,
+            xi_cap=xi_cap,
+            xi_step=xi_cap / 10,
+            synthesis=SynthesisConfig(MCTSConfig(iterations=iterations, horizon=horizon, discount=0.95)),
+        )
 
 
 @dataclass(slots=True)
