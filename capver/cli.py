@@ -18,6 +18,7 @@ from capver.errors import CapverError
 COMMANDS: dict[str, str] = {
     "build": "capver.commands.build",
     "check": "capver.commands.check",
+    "eval": "capver.commands.evaluate",
     "export": "capver.commands.export",
     "learn": "capver.commands.learn",
     "plan": "capver.commands.plan",

@@ -134,6 +134,11 @@ class PolicyFileError(CapverError, ValueError):
     version, or a malformed entry (the message names the file and the entry)."""
 
 
+class RunFileError(CapverError, ValueError):
+    """A ``capver learn`` output directory whose manifest (``run.json``) is missing,
+    malformed, or disagrees with the arguments of a ``--resume``."""
+
+
 class UsageError(CapverError, ValueError):
     """A command-line argument that is malformed or names something that does not
     exist (the message names the option and what was expected)."""

@@ -1,7 +1,8 @@
 """``capver learn``: assess an agent with MCQS-E, MCQS-S or the Random Query baseline
 (sections 3–4) and write everything a user needs to read, resume and plot the run.
 
-The output directory holds ``dataset.jsonl`` (append-only, one record per capability
+The output directory holds ``run.json`` (the agent, setting and method, read by
+``capver eval`` and checked by ``--resume``), ``dataset.jsonl`` (append-only, one record per capability
 execution: ``--resume`` continues a killed run with nothing lost), ``eval.jsonl``
 (the independent evaluation dataset D′), ``h_and.capm`` / ``h_or.capm`` (the
 learned bounds in the DSL), ``curve.csv`` / ``curve.png`` (model agreement vs
@@ -28,7 +29,7 @@ from capver.engines.learning import LearnConfig, Learner
 from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.report import capability_report, plot_curves, write_curve
 from capver.errors import CapverError
-from capver.io import dataset_file, dsl
+from capver.io import dataset_file, dsl, run_file
 from capver.model.dataset import TransitionDataset
 from capver.settings import SETTINGS, Assessment, SettingArgs, build_assessment
 
@@ -91,7 +92,12 @@ def run(args: argparse.Namespace) -> int:
     if out.exists() and any(out.iterdir()) and not args.resume:
         raise CapverError(f"--out {out}: directory is not empty; pass --resume to continue that run")
     out.mkdir(parents=True, exist_ok=True)
-    assessment = build_assessment(args.agent, setting_args(args), np.random.default_rng(args.seed))
+    manifest = run_file.RunManifest(args.agent, setting_args(args), args.method)
+    if args.resume:
+        run_file.check_resume(out, manifest)
+    else:
+        run_file.write(out, manifest)
+    assessment = build_assessment(args.agent, manifest.setting, np.random.default_rng(args.seed))
     ctx = assessment.ctx
     d_eval = eval_dataset(assessment, out, args.eval_sequences, args.seed)
     writer, data = dataset_file.open_or_resume(out / "dataset.jsonl", ctx.vocab, assessment.setting.capabilities)

@@ -202,16 +202,16 @@ def reachability_accuracy(
         seq = _predicted_sequence(h, s, length, rng)
         if seq is None:
             continue
+        dist: dict[State, float] = {s: 1.0}
+        for c in seq:
+            dist = _propagate(h, dist, c)
         hits = 0
         for _ in range(executions):
             x = x0
-            dist: dict[State, float] = {s: 1.0}
             for c in seq:
                 execute(setting.agent, setting.sim, alpha, h[c].capability, x, rng, setting.budget)
                 x = setting.sim.get_state()
-                dist = _propagate(h, dist, c)
-            final = alpha(x)
-            hits += int(dist.get(final, 0.0) > 0.0)
+            hits += int(dist.get(alpha(x), 0.0) > 0.0)
             total += 1
         scores.append(hits / executions)
     arr = np.array(scores) if scores else np.array([0.0])

@@ -1,0 +1,100 @@
+"""``capver eval RUN``: score a ``capver learn`` run by section 4.2's methodology.
+
+* model agreement 1 − VD_s exactly as printed (on h∧ with the rules that never
+  achieve their intent removed), and the coverage agreement over D′ that also
+  charges what the learner never tried;
+* exact VD (section 2) over the transitions the true model induces from the
+  reachable states, when the truth is known (model-backed and primitive agents);
+* E3 reachability: capability sequences the model predicts executable are executed
+  by the agent, and the share of executions ending in a state the model predicted
+  possible is reported.
+
+The setting is rebuilt from the run's ``run.json``; the models are rebuilt from its
+``dataset.jsonl`` (the learned bounds are a function of the data), and D′ is the
+run's ``eval.jsonl``.  The scores are printed and written to ``RUN/evaluation.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from capver.commands.argtypes import non_negative, positive
+from capver.engines.evaluation import coverage_agreement, exact_vd, model_agreement, reachability_accuracy
+from capver.engines.lattice import LatticeBuilder
+from capver.io import dataset_file, run_file
+from capver.settings import build_assessment
+
+HELP = "evaluate a capver learn run: model agreement, exact VD, E3 reachability"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", type=Path, metavar="RUN", help="the --out directory of capver learn")
+    parser.add_argument("--bound", choices=("h_and", "h_or"), default="h_and",
+                        help="the learned bound to score (default h_and, the model section 4.2 evaluates)")
+    parser.add_argument("--reachability", type=non_negative, default=100, metavar="N",
+                        help="E3: predicted-executable sequences to execute (0: skip; default 100)")
+    parser.add_argument("--length", type=positive, default=5, help="E3: capabilities per sequence (default 5)")
+    parser.add_argument("--executions", type=positive, default=20,
+                        help="E3: executions of each sequence (default 20)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the E3 sampling (default 0)")
+
+
+def run(args: argparse.Namespace) -> int:
+    manifest = run_file.read(args.run)
+    assessment = build_assessment(manifest.agent, manifest.setting, np.random.default_rng(manifest.setting.seed))
+    vocab = assessment.ctx.vocab
+    data = dataset_file.load(args.run / "dataset.jsonl", vocab=vocab).dataset
+    d_eval = dataset_file.load(args.run / "eval.jsonl", vocab=vocab).dataset
+    builder = LatticeBuilder(assessment.ctx, data)
+    h = builder.pessimistic if args.bound == "h_and" else builder.optimistic
+    scores: dict[str, object] = {
+        "run": str(args.run),
+        "setting": assessment.name,
+        "method": manifest.method,
+        "bound": args.bound,
+        "transitions": len(data),
+        "unique_transitions": sum(1 for _ in data.unique_transitions()),
+        "agreement": model_agreement(h, data, d_eval),
+        "coverage_agreement": coverage_agreement(h, d_eval),
+    }
+    if assessment.truth is not None and assessment.reachable is not None:
+        scores["exact_vd"] = exact_vd(h, assessment.truth, assessment.reachable)
+    if args.reachability:
+        rng = np.random.default_rng(args.seed)
+        assessment.setting.sim.reset(int(rng.integers(2**31 - 1)))
+        e3 = reachability_accuracy(h, assessment.setting, rng, args.reachability, args.length, args.executions)
+        scores["reachability"] = {
+            "sequences": e3.sequences, "executions": e3.executions, "accuracy": e3.accuracy, "std": e3.std,
+            "length": args.length,
+        }
+    path = args.run / "evaluation.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(scores, indent=2) + "\n")
+    os.replace(tmp, path)
+    print(_summary(scores))
+    return 0
+
+
+def _summary(scores: dict[str, object]) -> str:
+    lines = [
+        (
+            f"{scores['setting']} {scores['method']} ({scores['bound']}, {scores['transitions']} transitions, "
+            f"{scores['unique_transitions']} unique)"
+        ),
+        f"  model agreement 1 − VD_s (section 4.2):  {scores['agreement']:.4f}",
+        f"  coverage agreement over D′:               {scores['coverage_agreement']:.4f}",
+    ]
+    if "exact_vd" in scores:
+        lines.append(f"  exact VD against the true model:          {scores['exact_vd']:.4f}")
+    e3 = scores.get("reachability")
+    if isinstance(e3, dict):
+        lines.append(
+            f"  E3 reachability accuracy:                 {e3['accuracy']:.4f} ± {e3['std']:.4f} "
+            f"({e3['sequences']} sequences of {e3['length']}, {e3['executions']} executions)"
+        )
+    return "\n".join(lines)
