@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "export": "capver.commands.export",
     "learn": "capver.commands.learn",
     "plan": "capver.commands.plan",
+    "plot": "capver.commands.plot",
     "run": "capver.commands.run_agent",
     "bench": "capver.commands.bench",
 }

@@ -77,7 +77,7 @@ class Edge(Generic[S, A]):
     visits: int = 0
     total: float = 0.0
     best: float = 0.0
-    reward: float = 0.0
+    reward: float = 0.0  # r of entering the child, kept for deterministic problems
     children: dict[Hashable, Node[S, A]] = field(default_factory=dict)
 
     def q(self, backup: str) -> float:

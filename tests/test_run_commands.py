@@ -1,5 +1,6 @@
-"""``capver eval`` (section 4.2's evaluation of a ``capver learn`` run) and E3
-reachability accuracy; the run manifest that ties a run directory to its setting."""
+"""The commands that read ``capver learn`` runs: ``capver eval`` (section 4.2's
+evaluation, E3 reachability accuracy) and ``capver plot`` (Fig. 4's curves); the run
+manifest that ties a run directory to its setting."""
 
 from __future__ import annotations
 
@@ -73,6 +74,23 @@ def test_resume_refuses_another_setting_and_keeps_the_data(tmp_path: Path, capsy
     err = capsys.readouterr().err
     assert "--resume" in err and "--domain blocks" in err and "--domain tireworld" in err
     assert (out / "dataset.jsonl").read_bytes() == before
+
+
+def test_plot_draws_one_line_per_method_and_refuses_mixed_settings(tmp_path: Path, capsys) -> None:
+    runs = []
+    for method in ("mcqs-s", "random"):
+        runs.append(tmp_path / method)
+        _learn(runs[-1], "--agent", "lao", "--domain", "blocks", "--method", method, "--max-steps", "20")
+    png = tmp_path / "fig.png"
+    assert main(["plot", *map(str, runs), "--metric", "agreement", "--out", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "(2 runs, 2 methods)" in capsys.readouterr().out
+    assert main(["plot", *map(str, runs), "--metric", "exact_vd", "--out", str(png)]) == 2
+    assert "--metric exact_vd: no run recorded it" in capsys.readouterr().err
+    other = tmp_path / "tireworld"
+    _learn(other, "--agent", "lao", "--domain", "tireworld", "--method", "random", "--max-steps", "10")
+    assert main(["plot", str(runs[0]), str(other), "--out", str(png)]) == 2
+    assert "plot runs of one setting together" in capsys.readouterr().err
 
 
 def _model_world(seed: int) -> tuple[CompoundModel, Setting]:

@@ -1,0 +1,45 @@
+"""``capver plot RUN [RUN ...]``: the learning curves of several ``capver learn`` runs
+of one setting in one figure — model agreement against simulator steps, one line per
+method (mean over the runs of that method), as in the paper's Fig. 4."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from capver.engines.report import plot_curves, read_curves
+from capver.errors import RunFileError
+from capver.io import run_file
+
+HELP = "plot the learning curves of capver learn runs (one line per method), like the paper's Fig. 4"
+METRICS = ("coverage_agreement", "agreement", "exact_vd")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("runs", type=Path, nargs="+", metavar="RUN", help="--out directories of capver learn")
+    parser.add_argument("--metric", choices=METRICS, default="coverage_agreement",
+                        help="the y axis (default coverage_agreement)")
+    parser.add_argument("--out", type=Path, required=True, help="the PNG to write")
+
+
+def run(args: argparse.Namespace) -> int:
+    manifests = [run_file.read(r) for r in args.runs]
+    first = manifests[0]
+    for r, m in zip(args.runs[1:], manifests[1:], strict=True):
+        if (m.agent, m.setting.domain, m.setting.problem) != (first.agent, first.setting.domain, first.setting.problem):
+            raise RunFileError(
+                f"{r}: a run of --agent {m.agent} --domain {m.setting.domain}; {args.runs[0]} is of "
+                f"--agent {first.agent} --domain {first.setting.domain}: plot runs of one setting together"
+            )
+    rows = []
+    for r in args.runs:
+        path = r / "curve.csv"
+        if not path.exists():
+            raise RunFileError(f"{path}: missing; the run has not written its curve yet")
+        rows += read_curves([path])
+    if not any(row.get(args.metric, "") != "" for row in rows):
+        raise RunFileError(f"--metric {args.metric}: no run recorded it (exact_vd needs a known true model)")
+    title = f"{first.agent}: {first.setting.domain}/{first.setting.problem}"
+    plot_curves(rows, args.out, metric=args.metric, title=title)
+    print(f"wrote {args.out} ({len(args.runs)} runs, {len({row['method'] for row in rows})} methods)")
+    return 0
