@@ -119,6 +119,10 @@ def run(args: argparse.Namespace) -> int:
     learner = Learner(ctx, assessment.setting, config, rng, data=data, sink=writer, grow=assessment.grow)
     curve_path = out / "curve.csv"
     rows = _read_rows(curve_path) if args.resume else []
+    if rows:
+        # Queries are not in the dataset file; the curve's last checkpoint is the best
+        # count left by a killed run (queries after it are not counted again).
+        learner.progress.queries = int(float(str(rows[-1]["queries"])))
     next_eval = [0 if not rows else int(float(rows[-1]["steps"])) + args.eval_every]
     start = time.monotonic()
 
@@ -136,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
         if assessment.truth is not None and assessment.reachable is not None:
             row["exact_vd"] = round(exact_vd(learner.h_and, assessment.truth, assessment.reachable), 6)
         rows.append(row)
+        # Saved at every checkpoint, so a killed run keeps its curve for --resume.
+        write_curve(curve_path, rows)
         return row
 
     def on_query(lr: Learner) -> None:

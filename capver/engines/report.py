@@ -4,6 +4,7 @@ for notable capabilities and limitations"), and learning-curve files."""
 from __future__ import annotations
 
 import csv
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -50,11 +51,15 @@ CURVE_FIELDS = ("method", "seed", "steps", "queries", "transitions", "agreement"
 
 
 def write_curve(path: Path, rows: Iterable[Mapping[str, object]]) -> None:
-    with open(path, "w", newline="") as f:
+    """Rewrite the curve CSV atomically: a run killed mid-write keeps the previous
+    checkpoint's file whole."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=CURVE_FIELDS, extrasaction="ignore")
         w.writeheader()
         for r in rows:
             w.writerow(r)
+    os.replace(tmp, path)
 
 
 def read_curves(paths: Iterable[Path]) -> list[dict[str, str]]:

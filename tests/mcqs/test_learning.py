@@ -4,6 +4,7 @@ baselines, and ``capver learn`` surviving a kill."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import signal
@@ -121,7 +122,7 @@ def test_reachable_states_of_truth() -> None:
 def test_learn_command_resumes_after_sigkill(tmp_path: Path) -> None:
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "capver.cli", "learn", "--agent", "lao", "--domain", "blocks",
-           "--method", "mcqs-s", "--eval-sequences", "20", "--out", str(out), "--quiet", "--patience", "0"]
+           "--method", "mcqs-s", "--eval-sequences", "20", "--eval-every", "10", "--out", str(out), "--quiet", "--patience", "0"]
     proc = subprocess.Popen(cmd + ["--max-steps", "100000"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     dataset = out / "dataset.jsonl"
     deadline = time.monotonic() + 60
@@ -143,3 +144,9 @@ def test_learn_command_resumes_after_sigkill(tmp_path: Path) -> None:
     assert after.count(b"\n") > complete
     for name in ("h_and.capm", "h_or.capm", "curve.csv", "curve.png", "report.txt", "eval.jsonl"):
         assert (out / name).stat().st_size > 0
+    # The curve continues where the killed run left it: steps and queries never go back.
+    with open(out / "curve.csv") as f:
+        rows = list(csv.DictReader(f))
+    for key in ("steps", "queries"):
+        values = [int(float(r[key])) for r in rows]
+        assert values == sorted(values) and values[-1] > 0
