@@ -104,11 +104,12 @@ def _depth2_instance():
     return _setup([(0, "c0", 1), (0, "c1", 0), (0, "c2", 0), (1, "c0", 1), (1, "c1", 1)])
 
 
+@pytest.mark.parametrize("rollout", [True, False])
 @pytest.mark.parametrize("seed", range(5))
-def test_mcqs_e_finds_the_hand_solved_depth_two_query(seed: int) -> None:
+def test_mcqs_e_finds_the_hand_solved_depth_two_query(seed: int, rollout: bool) -> None:
     _ctx, data, b = _depth2_instance()
     inp = SynthesisInput(b.pessimistic, b.optimistic, data, ("c0", "c1", "c2"), 0.0)
-    cfg = MCTSConfig(iterations=60, horizon=3, discount=0.95)
+    cfg = MCTSConfig(iterations=60, horizon=3, discount=0.95, rollout=rollout)
     path, value, _ = plan_exact(0, inp, cfg, np.random.default_rng(seed), explore=False)
     assert value == pytest.approx(0.95)  # disagreement 1, one step deep
     assert path == ["c0", "c2"]

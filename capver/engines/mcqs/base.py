@@ -49,6 +49,9 @@ class SynthesisConfig:
 
     mcts: MCTSConfig = MCTSConfig(iterations=100, horizon=10, exploration=1.0, backup="max", discount=0.95)
     random_length: int = 30  # Random Query baseline: 30-capability sequences
+    # MCQS-E values a new leaf by its own δ_TV instead of a random rollout below it
+    # (see capver.engines.mcqs.mcqs_e for why and what it measured).
+    exact_rollouts: bool = False
 
 
 class SequencePolicy:
