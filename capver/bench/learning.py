@@ -695,7 +695,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ablation-methods", type=_csv_list, default=["mcqs-s", "mcqs-e"])
     p.add_argument("--qace", action=argparse.BooleanOptionalAction, default=True,
                    help=f"the primitive-action comparison on {QACE_SETTING}")
-    p.add_argument("--qace-methods", type=_csv_list, default=["mcqs-s", "mcqs-e"])
+    p.add_argument("--qace-methods", type=_csv_list, default=["mcqs-s", "mcqs-e", "random"])
     p.add_argument("--qace-budget-steps", type=int, default=500)
     p.add_argument("--qace-threshold", type=float, default=0.009)
     p.add_argument("--qace-every", type=int, default=5,
