@@ -22,7 +22,7 @@ from capver.engines.mcqs.distinguishing import (
     delta_sd,
     delta_tv,
 )
-from capver.engines.mcqs.mcqs_e import plan_exact
+from capver.engines.mcqs.mcqs_e import ExactPlan, ExactPolicy, plan_exact
 from capver.engines.mcqs.mcqs_s import plan_sampled
 from capver.engines.mcts import MCTS, MCTSConfig
 from capver.logic.condition import LogicContext
@@ -202,3 +202,21 @@ def test_reusing_deterministic_children_changes_nothing_but_the_work(rewards, se
         calls.append(problem.calls)
     assert trees[0] == trees[1]
     assert calls[1] < calls[0]
+
+
+def test_mcqs_e_replans_only_when_a_surprise_leaves_the_predicted_supports() -> None:
+    _ctx, data, b = _depth2_instance()
+    inp = SynthesisInput(b.pessimistic, b.optimistic, data, ("c0", "c1", "c2"), 0.0)
+    plan = ExactPlan(("c0", "c2"), 0.95, (frozenset({0}), frozenset({1})))
+    policy = ExactPolicy(plan, MCTSConfig(iterations=60, horizon=3, discount=0.95), np.random.default_rng(0))
+    assert policy.next(0, 0, False, inp) == "c0"
+    # Surprised, but in a state the plan predicted for step 1: the plan goes on.
+    assert policy.next(1, 1, True, inp) == "c2"
+    assert policy.replans == 0
+    # Surprised in a state the plan did not predict: a new plan from there (state 2
+    # has no observations, so every capability there is full disagreement).
+    c = policy.next(2, 1, True, inp)
+    assert policy.replans == 1
+    assert c in ("c0", "c1", "c2") and policy.plan.expected[0] == frozenset({2})
+    # A new execution of the query starts over with the original plan.
+    assert policy.next(0, 0, False, inp) == "c0" and policy.plan is plan
