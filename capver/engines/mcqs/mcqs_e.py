@@ -98,6 +98,7 @@ def _principal(
     metas: list[MetaState] = []
     node = root
     best = root.value
+    reached = False
     # Follow argmax-UCT (the paper keeps the exploration bonus in the query) and stop
     # at the first edge whose disagreement reaches the path's best value.
     while node.edges:
@@ -111,8 +112,15 @@ def _principal(
         if child is None:
             break
         if best > 0 and child_reward(mdp, child) >= best - 1e-12:
+            reached = True
             break
         node = child
+    if explore and best > 0 and not reached:
+        # The bonus led into a branch the search never found disagreement in (it ends
+        # at an unexpanded node): such a query cannot surprise, and MCQS-E stopped on
+        # 25 of them in a row long before it had learned the agent.  Take the path
+        # to the best disagreement instead.
+        return _principal(engine, mdp, root, False)
     return path, best, metas
 
 
