@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capver.engines.generate import (
@@ -22,7 +22,7 @@ from capver.engines.mcqs.distinguishing import (
     delta_sd,
     delta_tv,
 )
-from capver.engines.mcqs.mcqs_e import ExactPlan, ExactPolicy, plan_exact
+from capver.engines.mcqs.mcqs_e import ExactPlan, ExactPolicy, plan_exact, plan_with_supports
 from capver.engines.mcqs.mcqs_s import plan_sampled
 from capver.engines.mcts import MCTS, MCTSConfig
 from capver.logic.condition import LogicContext
@@ -220,3 +220,27 @@ def test_mcqs_e_replans_only_when_a_surprise_leaves_the_predicted_supports() -> 
     assert c in ("c0", "c1", "c2") and policy.plan.expected[0] == frozenset({2})
     # A new execution of the query starts over with the original plan.
     assert policy.next(0, 0, False, inp) == "c0" and policy.plan is plan
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 40))
+def test_mcqs_e_plan_reaches_the_disagreement_it_reports(seed: int, iterations: int) -> None:
+    """Executed on the models, the query's path passes a meta-state whose disagreement
+    is at least the plan's (discounted) value: the query can surprise.  (With random
+    rollouts this fails: the value may come from a rollout below the tree.)"""
+    rollout = False
+    rng = np.random.default_rng(seed)
+    ctx = LogicContext(propositional_vocabulary(4))
+    truth = random_model(ctx, rng, n_capabilities=3, total=True)
+    data = sample_dataset(truth, rng, int(rng.integers(1, 40)), n_states=5)
+    b = LatticeBuilder(ctx, data)
+    inp = SynthesisInput(b.pessimistic, b.optimistic, data, tuple(truth), 0.0)
+    s0 = int(rng.integers(16))
+    cfg = MCTSConfig(iterations=iterations, horizon=4, discount=0.95, rollout=rollout)
+    plan = plan_with_supports(s0, inp, cfg, rng)
+    mdp = DistinguishingMDP(b.pessimistic, b.optimistic, data, tuple(truth), 0.0)
+    meta, seen = MetaState.point(s0), 0.0
+    for c in plan.path:
+        meta = mdp.step(meta, c)
+        seen = max(seen, mdp.reward(meta))
+    assert seen >= plan.value - 1e-9
