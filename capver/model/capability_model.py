@@ -123,6 +123,18 @@ class CapabilityModel:
             self._lazy["mixture"] = mix
         return mix  # type: ignore[return-value]
 
+    def _mixture_counts(self, s: State, rs: list[Rule]) -> tuple[int, dict[State, int]] | None:
+        """When every rule matches (and there are more than two), Pr_h(·|s,c) as
+        (D, {s′: numerator}) from the precomputed all-rules mixture; else None."""
+        if not (rs and len(rs) == len(self.rules) and len(rs) > 2):
+            return None
+        denom, mix = self._all_rules_mixture()
+        counts: dict[State, int] = {}
+        for eta, n in mix:
+            s2 = (s & ~eta.delete) | eta.add
+            counts[s2] = counts.get(s2, 0) + n
+        return denom, counts
+
     def distribution(self, s: State) -> Distribution:
         """Pr_h(· | s, c) as {s′: p}; empty when no rule matches.  The returned dict is
         shared by later calls with the same s: do not modify it."""
@@ -130,13 +142,10 @@ class CapabilityModel:
         if d is not None:
             return d
         rs = self.matching(s)
+        mixed = self._mixture_counts(s, rs)
         d = {}
-        if rs and len(rs) == len(self.rules) and len(rs) > 2:
-            denom, mix = self._all_rules_mixture()
-            counts: dict[State, int] = {}
-            for eta, n in mix:
-                s2 = (s & ~eta.delete) | eta.add
-                counts[s2] = counts.get(s2, 0) + n
+        if mixed is not None:
+            denom, counts = mixed
             d = {s2: Fraction(n, denom) for s2, n in counts.items()}
         elif rs:
             scale = Fraction(1, len(rs))
@@ -160,17 +169,15 @@ class CapabilityModel:
         if exact is not None:
             d = tuple(sorted((s2, float(p)) for s2, p in exact.items()))
         else:
-            # Same sums as :meth:`distribution` in floats: building the Fractions first
+            # The sums of :meth:`distribution` in floats: building the Fractions first
             # cost more than the whole search step.
-            acc: dict[State, float] = {}
             rs = self.matching(s)
-            if rs and len(rs) == len(self.rules) and len(rs) > 2:
-                denom, mix = self._all_rules_mixture()
-                for eta, n in mix:
-                    s2 = (s & ~eta.delete) | eta.add
-                    acc[s2] = acc.get(s2, 0) + n
-                d = tuple(sorted((s2, n / denom) for s2, n in acc.items()))
+            mixed = self._mixture_counts(s, rs)
+            if mixed is not None:
+                denom, counts = mixed
+                d = tuple(sorted((s2, n / denom) for s2, n in counts.items()))
             else:
+                acc: dict[State, float] = {}
                 for r in rs:
                     for p, eta in r.float_effects:
                         s2 = (s & ~eta.delete) | eta.add
