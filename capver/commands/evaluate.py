@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +26,7 @@ from capver.commands.argtypes import non_negative, positive
 from capver.engines.evaluation import coverage_agreement, exact_vd, model_agreement, reachability_accuracy
 from capver.engines.lattice import LatticeBuilder
 from capver.io import dataset_file, run_file
+from capver.io.atomic import replace_text
 from capver.settings import build_assessment
 
 HELP = "evaluate a capver learn run: model agreement, exact VD, E3 reachability"
@@ -72,10 +72,7 @@ def run(args: argparse.Namespace) -> int:
             "sequences": e3.sequences, "executions": e3.executions, "accuracy": e3.accuracy, "std": e3.std,
             "length": args.length,
         }
-    path = args.run / "evaluation.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(scores, indent=2) + "\n")
-    os.replace(tmp, path)
+    replace_text(args.run / "evaluation.json", json.dumps(scores, indent=2) + "\n")
     print(_summary(scores))
     return 0
 

@@ -4,11 +4,12 @@ for notable capabilities and limitations"), and learning-curve files."""
 from __future__ import annotations
 
 import csv
-import os
+import io
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from capver.engines.evaluation import achieving_model
+from capver.io.atomic import replace_text
 from capver.model.capability_model import CompoundModel
 
 
@@ -53,13 +54,12 @@ CURVE_FIELDS = ("method", "seed", "steps", "queries", "transitions", "agreement"
 def write_curve(path: Path, rows: Iterable[Mapping[str, object]]) -> None:
     """Rewrite the curve CSV atomically: a run killed mid-write keeps the previous
     checkpoint's file whole."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CURVE_FIELDS, extrasaction="ignore")
-        w.writeheader()
-        for r in rows:
-            w.writerow(r)
-    os.replace(tmp, path)
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=CURVE_FIELDS, extrasaction="ignore")
+    w.writeheader()
+    for r in rows:
+        w.writerow(r)
+    replace_text(path, buf.getvalue())
 
 
 def read_curves(paths: Iterable[Path]) -> list[dict[str, str]]:

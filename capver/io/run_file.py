@@ -6,12 +6,12 @@ to mix two settings in one dataset."""
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from capver.errors import RunFileError
+from capver.io.atomic import replace_text
 from capver.settings import SettingArgs
 
 FORMAT = 1
@@ -31,11 +31,8 @@ class RunManifest:
 
 def write(directory: Path, manifest: RunManifest) -> None:
     """Write ``run.json`` atomically (a kill leaves the old file or the new one)."""
-    path = directory / NAME
-    tmp = path.with_suffix(".json.tmp")
     body = {"format": FORMAT, "agent": manifest.agent, "method": manifest.method, "setting": asdict(manifest.setting)}
-    tmp.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    replace_text(directory / NAME, json.dumps(body, indent=2, sort_keys=True) + "\n")
 
 
 def read(directory: Path) -> RunManifest:
