@@ -72,7 +72,7 @@ class TestCounts:
         data = build(adds)
         seen = {(s, c, s2) for s, c, s2, _, _ in adds}
         assert {(t.s, t.c, t.s_next) for t in data.unique_transitions()} == seen
-        assert len(list(data.unique_transitions())) == len(seen)
+        assert len(list(data.unique_transitions())) == data.unique_count() == len(seen)
         assert sum(n for _, n in data.items()) == len(data)
         assert set(data.states()) == {s for s, _, _ in seen}
         assert set(data.capabilities) == {c for _, c, _ in seen}

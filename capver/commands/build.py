@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     bounds = LatticeBuilder(ctx, data).bounds
     elapsed = time.perf_counter() - start
     print(
-        f"; {path}: {len(data)} transitions ({sum(1 for _ in data.unique_transitions())} unique) over "
+        f"; {path}: {len(data)} transitions ({data.unique_count()} unique) over "
         f"{len(data.capabilities)} capabilities and {len(data.vocab)} atoms; built in {elapsed:.2f}s",
         file=sys.stderr,
     )

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         "method": manifest.method,
         "bound": args.bound,
         "transitions": len(data),
-        "unique_transitions": sum(1 for _ in data.unique_transitions()),
+        "unique_transitions": data.unique_count(),
         "agreement": model_agreement(h, data, d_eval),
         "coverage_agreement": coverage_agreement(h, d_eval),
     }

@@ -163,7 +163,7 @@ class Learner:
                 self.snapshots.setdefault(t.s, t.s)
                 self.snapshots.setdefault(t.s_next, t.s_next)
         self.progress = Progress(
-            unique_transitions=sum(1 for _ in self.data.unique_transitions()),
+            unique_transitions=self.data.unique_count(),
             steps=self.data.simulator_steps,
             executions=len(self.data),
         )

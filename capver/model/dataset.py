@@ -126,6 +126,10 @@ class TransitionDataset:
     def capabilities(self) -> Mapping[str, Capability]:
         return self._caps
 
+    def unique_count(self) -> int:
+        """|T_D|: distinct transitions."""
+        return sum(len(succ) for by_s in self._n.values() for succ in by_s.values())
+
     def unique_transitions(self) -> Iterator[Transition]:
         for c, by_s in self._n.items():
             for s, succ in by_s.items():
