@@ -1,11 +1,22 @@
-"""Shared helpers of the introspection tests: a small Blocks-World vocabulary and an
-independent breadth-first search for optimal plan lengths."""
+"""Shared helpers of the introspection tests: an independent breadth-first search for
+optimal plan lengths, and the check that a planner's result re-simulates."""
 
 from __future__ import annotations
 
 from collections import deque
 
+import pytest
+
+from capver.introspection.search import simulate
 from capver.introspection.search.problem import PlanningProblem
+
+
+def check_valid(problem, result) -> None:
+    """The plan is executable, its return and success are what the planner said."""
+    assert result.plan is not None
+    ro = simulate(problem, result.plan)
+    assert ro.ret == pytest.approx(result.ret)
+    assert ro.success == result.success
 
 
 def bfs_optimal_length(problem: PlanningProblem, max_states: int = 200_000) -> int | None:

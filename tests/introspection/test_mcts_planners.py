@@ -21,17 +21,11 @@ from capver.introspection.search import (
     Introspector,
     make_planner,
     planner_label,
-    simulate,
 )
 from capver.introspection.search.mcts_k import EngineProblem, uniform_prior
 from capver.introspection.search.problem import Clock
 
-
-def check_valid(problem, result) -> None:
-    assert result.plan is not None
-    ro = simulate(problem, result.plan)
-    assert ro.ret == pytest.approx(result.ret)
-    assert ro.success == result.success
+from .helpers import check_valid
 
 
 @settings(max_examples=40, deadline=None)

@@ -21,15 +21,7 @@ from capver.introspection.search import (
     simulate,
 )
 
-from .helpers import bfs_optimal_length
-
-
-def check_valid(problem, result) -> None:
-    """The plan is executable, its return and success are what the planner said."""
-    assert result.plan is not None
-    ro = simulate(problem, result.plan)
-    assert ro.ret == pytest.approx(result.ret)
-    assert ro.success == result.success
+from .helpers import bfs_optimal_length, check_valid
 
 
 @pytest.mark.parametrize("d", [1, 2, 5, 9, 14])
