@@ -27,7 +27,7 @@ from capver.engines.evaluation import (
 )
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.mcqs import QUERY_METHODS
-from capver.engines.report import capability_report, plot_curves, write_curve
+from capver.engines.report import capability_report, plot_curves, read_curves, write_curve
 from capver.errors import CapverError
 from capver.io import dataset_file, dsl, run_file
 from capver.model.dataset import TransitionDataset
@@ -185,6 +185,4 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _read_rows(path: Path) -> list[dict[str, object]]:
-    from capver.engines.report import read_curves
-
     return [dict(r) for r in read_curves([path])] if path.exists() else []

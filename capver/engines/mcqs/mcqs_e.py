@@ -146,7 +146,7 @@ class ExactPolicy:
             self.plan, self.offset = self.original, 0
         i = step - self.offset
         if surprised and (i >= len(self.plan.expected) or s not in self.plan.expected[i]):
-            cfg = dataclasses.replace(self.config, horizon=remaining, backup="max")
+            cfg = dataclasses.replace(self.config, horizon=remaining)
             self.plan = plan_with_supports(s, current, cfg, self.rng)
             self.replans += 1
             self.offset, i = step, 0
