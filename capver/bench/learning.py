@@ -54,13 +54,7 @@ from pathlib import Path
 
 import numpy as np
 
-from capver.engines.evaluation import (
-    collect_eval_dataset,
-    coverage_agreement,
-    exact_vd,
-    mean_abs_error,
-    model_agreement,
-)
+from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset, mean_abs_error
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.report import plot_curves
@@ -247,10 +241,8 @@ def run_curve(spec: RunSpec, eval_set: EvalSet) -> RunResult:
     def record(lr: Learner) -> None:
         row = _row(spec, lr, clock)
         t = time.perf_counter()
-        row["agreement"] = round(model_agreement(lr.h_and, lr.data, d_eval), 6)
-        row["coverage_agreement"] = round(coverage_agreement(lr.h_and, d_eval), 6)
-        if a.truth is not None and a.reachable is not None:
-            row["exact_vd"] = round(exact_vd(lr.h_and, a.truth, a.reachable), 6)
+        scores = checkpoint_scores(lr.h_and, lr.data, d_eval, a.truth, a.reachable)
+        row.update((k, round(v, 6)) for k, v in scores.items())
         rows.append(row)
         next_eval[0] = lr.progress.steps + spec.eval_every
         clock.excluded += time.perf_counter() - t

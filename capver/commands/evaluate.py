@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from capver.commands.argtypes import non_negative, positive
-from capver.engines.evaluation import coverage_agreement, exact_vd, model_agreement, reachability_accuracy
+from capver.engines.evaluation import checkpoint_scores, reachability_accuracy
 from capver.engines.lattice import LatticeBuilder
 from capver.io import dataset_file, run_file
 from capver.io.atomic import replace_text
@@ -59,11 +59,8 @@ def run(args: argparse.Namespace) -> int:
         "bound": args.bound,
         "transitions": len(data),
         "unique_transitions": data.unique_count(),
-        "agreement": model_agreement(h, data, d_eval),
-        "coverage_agreement": coverage_agreement(h, d_eval),
+        **checkpoint_scores(h, data, d_eval, assessment.truth, assessment.reachable),
     }
-    if assessment.truth is not None and assessment.reachable is not None:
-        scores["exact_vd"] = exact_vd(h, assessment.truth, assessment.reachable)
     if args.reachability:
         rng = np.random.default_rng(args.seed)
         assessment.setting.sim.reset(int(rng.integers(2**31 - 1)))

@@ -19,12 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from capver.commands.argtypes import theta
-from capver.engines.evaluation import (
-    collect_eval_dataset,
-    coverage_agreement,
-    exact_vd,
-    model_agreement,
-)
+from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.report import capability_report, plot_curves, read_curves, write_curve
@@ -133,12 +128,10 @@ def run(args: argparse.Namespace) -> int:
             "steps": learner.progress.steps,
             "queries": learner.progress.queries,
             "transitions": learner.progress.unique_transitions,
-            "agreement": round(model_agreement(learner.h_and, learner.data, d_eval), 6),
-            "coverage_agreement": round(coverage_agreement(learner.h_and, d_eval), 6),
             "exact_vd": "",
         }
-        if assessment.truth is not None and assessment.reachable is not None:
-            row["exact_vd"] = round(exact_vd(learner.h_and, assessment.truth, assessment.reachable), 6)
+        scores = checkpoint_scores(learner.h_and, learner.data, d_eval, assessment.truth, assessment.reachable)
+        row.update((k, round(v, 6)) for k, v in scores.items())
         rows.append(row)
         # Saved at every checkpoint, so a killed run keeps its curve for --resume.
         write_curve(curve_path, rows)

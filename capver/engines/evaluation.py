@@ -137,6 +137,21 @@ def model_agreement(h_and: CompoundModel, d_h: TransitionDataset, d_eval: Transi
     return 1.0 - vd_sampled(achieving_model(h_and), d_h, d_eval, covered_only=True)
 
 
+def checkpoint_scores(
+    h: CompoundModel,
+    d_h: TransitionDataset,
+    d_eval: TransitionDataset,
+    truth: CompoundModel | None = None,
+    reachable: Iterable[State] | None = None,
+) -> dict[str, float]:
+    """The scores of a learning checkpoint: ``agreement`` (1 − VD_s), ``coverage_agreement``
+    and, when the truth and its reachable states are known, ``exact_vd``."""
+    scores = {"agreement": model_agreement(h, d_h, d_eval), "coverage_agreement": coverage_agreement(h, d_eval)}
+    if truth is not None and reachable is not None:
+        scores["exact_vd"] = exact_vd(h, truth, reachable)
+    return scores
+
+
 def reachable_states(truth: CompoundModel, initial: Iterable[State], limit: int = 1_000_000) -> set[State]:
     """States reachable from ``initial`` under any capability sequence of h⋆."""
     seen = set(initial)
