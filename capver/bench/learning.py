@@ -405,7 +405,9 @@ def first_crossing(grid: np.ndarray, values: np.ndarray, target: float) -> float
     if i == 0:
         return float(grid[0])
     x0, x1, y0, y1 = grid[i - 1], grid[i], values[i - 1], values[i]
-    return float(x0 + (target - y0) * (x1 - x0) / (y1 - y0))
+    # values[i] may fall short of the target by the 1e-12 tolerance; the crossing is
+    # then at grid[i], not beyond it.
+    return float(min(x1, x0 + (target - y0) * (x1 - x0) / (y1 - y0)))
 
 
 @dataclass(frozen=True, slots=True)
