@@ -230,15 +230,15 @@ def test_mean_curve_holds_the_last_value_of_a_short_run() -> None:
     assert values.tolist() == pytest.approx([0.0, 0.5, 0.75, 0.75])
 
 
+def test_first_crossing_stays_on_the_grid_when_the_target_is_reached_within_tolerance() -> None:
+    assert first_crossing(np.array([0.0, 10.0]), np.array([0.0, 0.5]), 0.5 + 5e-13) == 10.0
+
+
 @given(
     st.lists(st.floats(0.0, 1.0), min_size=2, max_size=8),
     st.lists(st.integers(1, 50), min_size=7, max_size=7),
     st.floats(0.0, 1.0),
 )
-def test_first_crossing_stays_on_the_grid_when_the_target_is_reached_within_tolerance() -> None:
-    assert first_crossing(np.array([0.0, 10.0]), np.array([0.0, 0.5]), 0.5 + 5e-13) == 10.0
-
-
 def test_first_crossing_is_where_the_curve_first_reaches_the_target(
     ys: list[float], gaps: list[int], target: float
 ) -> None:
