@@ -3,7 +3,12 @@
 Each sub-command lives in its own module under :mod:`capver.commands` and exposes
 ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``; :data:`COMMANDS` is the
 registry the parser is built from (imported lazily so that ``capver --help`` stays
-fast).  Project errors are printed as one clear message and exit status 2.
+fast).
+
+There is one error path for every command: a :class:`CapverError`, or an ``OSError``
+on a file the user named (missing, a directory, unwritable, ``/sys`` or ``/proc``), is
+printed as one line ``capver CMD: error: ...`` with exit status 2; Ctrl-C ends with
+one line and status 130.  A traceback means a bug in capver.
 """
 
 from __future__ import annotations
@@ -27,16 +32,41 @@ COMMANDS: dict[str, str] = {
     "bench": "capver.commands.bench",
 }
 
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Appends ``(default: X)`` to an option's help unless the help already names its
+    default, or there is none worth naming (``None``, ``False``, an empty string)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, "", argparse.SUPPRESS) or not action.option_strings:
+            return text
+        return f"{text} (default: {action.default})"
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="capver", description=__doc__.splitlines()[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(module_name)
-        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        p = sub.add_parser(name, help=module.HELP, description=module.HELP, formatter_class=DefaultsHelpFormatter)
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
     return parser
+
+
+def describe_os_error(exc: OSError) -> str:
+    """``PATH: reason`` for an OSError, in the words of the operating system."""
+    reason = exc.strerror or str(exc)
+    if exc.filename is None:
+        return reason
+    where = os.fsdecode(exc.filename)
+    if exc.filename2 is not None:
+        where += f" -> {os.fsdecode(exc.filename2)}"
+    return f"{where}: {reason}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,7 +80,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except CapverError as exc:
         print(f"capver {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"capver {args.command}: error: {describe_os_error(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"\ncapver {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ class SettingArgs:
     model: str | None = None
     init: str = ""
     theta: int | None = 1
-    max_steps: int = 200
+    step_cap: int = 200  # simulator steps one capability execution may take
     layouts: int = 20
     seed: int = 0
 
@@ -65,7 +65,7 @@ def _lao(args: SettingArgs, rng: np.random.Generator) -> Assessment:
     sim.reset(args.seed)
     setting = Setting(
         LAOAgent(task), sim, alpha, tuple(caps.capabilities), (task.initial_state,),
-        Budget(max_steps=args.max_steps, theta=args.theta), symbolic_states=True,
+        Budget(max_steps=args.step_cap, theta=args.theta), symbolic_states=True,
     )
     return Assessment(f"lao:{args.domain}/{args.problem}", LogicContext(task.vocabulary), setting, grow=caps.observe)
 
@@ -134,7 +134,7 @@ def _minigrid(kind: str) -> Callable[[SettingArgs, np.random.Generator], Assessm
         agent = TabularRLAgent() if kind == "rl" else SearchAgent()
         caps = tuple(Capability.for_intent(i) for i in training_intents())
         # Θ = ∞ for MiniGrid, as in section 4.2.
-        setting = Setting(agent, sim, alpha, caps, tuple(layouts), Budget(max_steps=args.max_steps, theta=None))
+        setting = Setting(agent, sim, alpha, caps, tuple(layouts), Budget(max_steps=args.step_cap, theta=None))
         return Assessment(f"minigrid-{kind}", LogicContext(alpha.vocabulary), setting)
 
     return build

@@ -4,6 +4,9 @@ that says what was expected (argparse names the option)."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+from capver.errors import UsageError
 
 
 def theta(text: str) -> int | None:
@@ -45,3 +48,11 @@ def seconds(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
     return value
+
+
+def refuse_to_overwrite(path: Path, option: str, force: bool = False) -> None:
+    """No command overwrites a file it did not create: an existing ``path`` is an
+    error unless the user passed ``--force``."""
+    if path.exists() and not force:
+        raise UsageError(f"{option} {path}: exists; capver does not overwrite files it did not create "
+                         "(remove it, choose another path, or pass --force)")

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from capver.commands.argtypes import refuse_to_overwrite
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.verify import refines
 from capver.io import dataset_file, dsl
@@ -26,9 +27,13 @@ def example_path() -> Path:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dataset", nargs="?", type=Path, help=f"dataset file (default: the bundled {EXAMPLE})")
-    parser.add_argument("--which", choices=("pessimistic", "optimistic", "both"), default="pessimistic")
-    parser.add_argument("--out", type=Path, help="write h_and.capm / h_or.capm here instead of printing")
-    parser.add_argument("--bdd", choices=sorted(BACKENDS), default="cudd")
+    parser.add_argument("--which", choices=("pessimistic", "optimistic", "both"), default="pessimistic",
+                        help="the bound to build: h∧ (pessimistic), h∨ (optimistic) or both")
+    parser.add_argument("--out", type=Path,
+                        help="write h_and.capm / h_or.capm into this directory instead of printing")
+    parser.add_argument("--force", action="store_true", help="with --out: overwrite existing model files")
+    parser.add_argument("--bdd", choices=sorted(BACKENDS), default="cudd",
+                        help="BDD backend of the conditions: cudd (compiled) or autoref (pure Python)")
     parser.add_argument("--check", action="store_true", help="also prove h∧ ⪯ h∨ with z3")
 
 
@@ -50,9 +55,11 @@ def run(args: argparse.Namespace) -> int:
     models = {"pessimistic": bounds.pessimistic, "optimistic": bounds.optimistic}
     chosen = list(models) if args.which == "both" else [args.which]
     if args.out:
+        targets = {name: args.out / ("h_and.capm" if name == "pessimistic" else "h_or.capm") for name in chosen}
+        for target in targets.values():
+            refuse_to_overwrite(target, "--out", args.force)
         args.out.mkdir(parents=True, exist_ok=True)
-        for name in chosen:
-            target = args.out / ("h_and.capm" if name == "pessimistic" else "h_or.capm")
+        for name, target in targets.items():
             dsl.write(models[name], target, name=name)
             print(f"wrote {target}")
     else:

@@ -17,9 +17,11 @@ HELP = "prove or refute h1 ⪯ h2, h1 ≡ h2 and equal probabilities between mod
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model1", type=Path)
+    parser.add_argument("model1", type=Path, help="first model file (.capm)")
     parser.add_argument("model2", type=Path, nargs="?", help="second model (same vocabulary)")
-    parser.add_argument("--relation", choices=("refines", "equivalent", "same-probabilities"), default="refines")
+    parser.add_argument("--relation", choices=("refines", "equivalent", "same-probabilities"), default="refines",
+                        help="refines: model1 ⪯ model2; equivalent: model1 ≡ model2 (same transitions); "
+                        "same-probabilities: equal Pr_h everywhere")
 
 
 def _conditions_agree(model: CompoundModel, label: str) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,8 @@ from capver.engines.evaluation import checkpoint_scores, reachability_accuracy
 from capver.engines.lattice import LatticeBuilder
 from capver.io import dataset_file, run_file
 from capver.io.atomic import replace_text
+from capver.model.dataset import TransitionDataset
+from capver.model.vocabulary import Vocabulary
 from capver.settings import build_assessment
 
 HELP = "evaluate a capver learn run: model agreement, exact VD, E3 reachability"
@@ -48,8 +51,8 @@ def run(args: argparse.Namespace) -> int:
     manifest = run_file.read(args.run)
     assessment = build_assessment(manifest.agent, manifest.setting, np.random.default_rng(manifest.setting.seed))
     vocab = assessment.ctx.vocab
-    data = dataset_file.load(args.run / "dataset.jsonl", vocab=vocab).dataset
-    d_eval = dataset_file.load(args.run / "eval.jsonl", vocab=vocab).dataset
+    data = _load(args.run / "dataset.jsonl", vocab)
+    d_eval = _load(args.run / "eval.jsonl", vocab)
     builder = LatticeBuilder(assessment.ctx, data)
     h = builder.pessimistic if args.bound == "h_and" else builder.optimistic
     scores: dict[str, object] = {
@@ -72,6 +75,15 @@ def run(args: argparse.Namespace) -> int:
     replace_text(args.run / "evaluation.json", json.dumps(scores, indent=2) + "\n")
     print(_summary(scores))
     return 0
+
+
+def _load(path: Path, vocab: Vocabulary) -> TransitionDataset:
+    """A run's dataset file; a torn last line (a killed run) is reported, not hidden."""
+    loaded = dataset_file.load(path, vocab=vocab)
+    if loaded.torn is not None:
+        print(f"capver eval: {loaded.torn.describe(path)}; scoring the {loaded.records} records before it "
+              "(capver learn --resume repairs the file)", file=sys.stderr)
+    return loaded.dataset
 
 
 def _summary(scores: dict[str, object]) -> str:

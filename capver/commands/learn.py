@@ -1,78 +1,131 @@
 """``capver learn``: assess an agent with MCQS-E, MCQS-S or the Random Query baseline
 (sections 3–4) and write everything a user needs to read, resume and plot the run.
 
-The output directory holds ``run.json`` (the agent, setting and method, read by
-``capver eval`` and checked by ``--resume``), ``dataset.jsonl`` (append-only, one record per capability
-execution: ``--resume`` continues a killed run with nothing lost), ``eval.jsonl``
-(the independent evaluation dataset D′), ``h_and.capm`` / ``h_or.capm`` (the
-learned bounds in the DSL), ``curve.csv`` / ``curve.png`` (model agreement vs
+The output directory holds ``run.json`` (the agent, setting, method and budget, read
+by ``capver eval`` and by ``--resume``), ``dataset.jsonl`` (append-only, one record
+per capability execution: ``--resume`` continues a killed run with nothing lost),
+``eval.jsonl`` (the independent evaluation dataset D′), ``h_and.capm`` / ``h_or.capm``
+(the learned bounds in the DSL), ``curve.csv`` / ``curve.png`` (model agreement vs
 simulator steps) and ``report.txt`` (each capability in plain words).
+
+Everything the user typed is checked before anything is created, and a directory
+is only ever written into when it is empty, new, or (with ``--resume``) a run that
+capver wrote: no file that capver did not create is overwritten.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from capver.commands.argtypes import theta
+from capver.commands.argtypes import positive, seconds, theta
+from capver.commands.progress import ProgressReport
 from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset
-from capver.engines.learning import LearnConfig, Learner
+from capver.engines.learning import LearnConfig, Learner, resumed_queries
 from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.report import capability_report, plot_curves, read_curves, write_curve
-from capver.errors import CapverError
+from capver.errors import RunFileError, UsageError
 from capver.io import dataset_file, dsl, run_file
+from capver.io.atomic import replace_text
+from capver.io.run_file import RunBudget, RunManifest
 from capver.model.dataset import TransitionDataset
 from capver.settings import SETTINGS, Assessment, SettingArgs, build_assessment
 
 HELP = "learn capability models of an agent by active query synthesis (MCQS) or random queries"
 
+DEFAULT_MAX_STEPS = 2000
+"""The budget of a run given none: about a minute of MCQS-S on the bundled domains."""
+
+EXIT_INTERRUPTED = 130
+
 
 def add_setting_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--agent", choices=sorted(SETTINGS), default="lao", help="the agent to assess (default: lao)")
+    parser.add_argument("--agent", choices=sorted(SETTINGS), default="lao", help="the agent to assess")
     parser.add_argument("--domain", default="first_responders", help="bundled PPDDL domain for lao/primitive")
-    parser.add_argument("--problem", default="problem1", help="problem of the domain (default: problem1)")
+    parser.add_argument("--problem", default="problem1", help="problem of the domain")
     parser.add_argument("--model", metavar="FILE", help="capability-model file (.capm) for the model agent")
     parser.add_argument("--init", default="", metavar="ATOMS", help="model agent: initial state atoms")
-    parser.add_argument("--theta", type=theta, default=1, help="temporal length Θ for lao, or 'inf' (default 1)")
-    parser.add_argument("--layouts", type=int, default=20, help="MiniGrid: number of start layouts (default 20)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
+    parser.add_argument("--theta", type=theta, default=1, help="temporal length Θ for lao, or 'inf'")
+    parser.add_argument("--step-cap", type=positive, default=SettingArgs().step_cap,
+                        help="simulator steps one capability execution may take (lao with Θ = inf, MiniGrid)")
+    parser.add_argument("--layouts", type=positive, default=20, help="MiniGrid: number of start layouts")
+    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_setting_arguments(parser)
-    parser.add_argument("--method", choices=sorted(QUERY_METHODS), default="mcqs-s")
-    parser.add_argument("--max-steps", type=int, default=None, help="budget: simulator steps")
-    parser.add_argument("--max-queries", type=int, default=None, help="budget: queries")
-    parser.add_argument("--max-seconds", type=float, default=None, help="budget: wall-clock seconds")
+    parser.add_argument("--method", choices=sorted(QUERY_METHODS), default="mcqs-s",
+                        help="query synthesis: MCQS-E (exact), MCQS-S (sampled) or random")
+    parser.add_argument("--max-steps", type=positive, default=None,
+                        help=f"budget: simulator steps over the whole run (default: {DEFAULT_MAX_STEPS} when no "
+                        "budget is given; --resume keeps the run's budget unless one is given)")
+    parser.add_argument("--max-queries", type=positive, default=None, help="budget: queries over the whole run")
+    parser.add_argument("--max-seconds", type=seconds, default=None, help="budget: wall-clock seconds of this invocation")
     parser.add_argument("--patience", type=int, default=25, help="stop after this many queries without change (0: never)")
-    parser.add_argument("--executions", type=int, default=2, help="executions n of each query (default 2)")
-    parser.add_argument("--horizon", type=int, default=10, help="query horizon (default 10)")
-    parser.add_argument("--iterations", type=int, default=100, help="MCTS iterations per plan (default 100)")
+    parser.add_argument("--executions", type=positive, default=2, help="executions n of each query")
+    parser.add_argument("--horizon", type=positive, default=10, help="query horizon")
+    parser.add_argument("--iterations", type=positive, default=100, help="MCTS iterations per plan")
     parser.add_argument("--xi", type=float, default=1e-5, help="cap of the revisitation bonus ξ (0: the ξ=0 ablation)")
-    parser.add_argument("--eval-sequences", type=int, default=300, help="sequences in the evaluation dataset D′")
-    parser.add_argument("--eval-every", type=int, default=200, help="evaluate every this many simulator steps")
-    parser.add_argument("--out", type=Path, required=True, help="output directory")
+    parser.add_argument("--eval-sequences", type=positive, default=300, help="sequences in the evaluation dataset D′")
+    parser.add_argument("--eval-every", type=positive, default=200, help="evaluate every this many simulator steps")
+    parser.add_argument("--out", type=Path, required=True,
+                        help="output directory: new or empty, or with --resume a capver learn run")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out")
-    parser.add_argument("--quiet", action="store_true", help="no progress line")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
 def setting_args(args: argparse.Namespace) -> SettingArgs:
     return SettingArgs(
         domain=args.domain, problem=args.problem, model=args.model, init=args.init,
-        theta=args.theta, layouts=args.layouts, seed=args.seed,
+        theta=args.theta, step_cap=args.step_cap, layouts=args.layouts, seed=args.seed,
     )
 
 
-def eval_dataset(a: Assessment, out: Path, n: int, seed: int) -> TransitionDataset:
+def given_budget(args: argparse.Namespace) -> RunBudget | None:
+    """The budget options typed on the command line, or None when there are none."""
+    if args.max_steps is None and args.max_queries is None and args.max_seconds is None:
+        return None
+    return RunBudget(args.max_steps, args.max_queries, args.max_seconds)
+
+
+def check_out(out: Path, resume: bool, manifest: RunManifest, given: RunBudget | None) -> RunManifest:
+    """Refuse an output directory that this run may not write into, before anything
+    is created; return the manifest the run goes on under.  Its budget is the one
+    given, else (on resume) the run's own, else the default."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a directory; expected a directory for the run")
+    stored = RunBudget()
+    if resume:
+        if not out.is_dir():
+            raise RunFileError(f"--resume: {out}: no such directory; nothing to resume")
+        stored = run_file.check_resume(out, manifest).budget
+    elif out.is_dir() and any(out.iterdir()):
+        if (out / run_file.NAME).exists():
+            raise RunFileError(f"--out {out}: holds a capver learn run already; pass --resume to continue it, "
+                               "or choose a new --out")
+        names = sorted(p.name for p in out.iterdir())
+        shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+        raise UsageError(f"--out {out}: directory is not empty ({shown}) and is not a capver learn run; "
+                         "choose a new or empty directory")
+    budget = given if given is not None else stored
+    if budget == RunBudget():
+        budget = RunBudget(max_steps=DEFAULT_MAX_STEPS)
+    return RunManifest(manifest.agent, manifest.setting, manifest.method, budget)
+
+
+def eval_dataset(a: Assessment, out: Path, n: int, seed: int, report: ProgressReport) -> TransitionDataset:
     """D′, stored in ``out/eval.jsonl`` so that a resumed run uses the same one."""
     path = out / "eval.jsonl"
     if path.exists():
-        return dataset_file.load(path, vocab=a.ctx.vocab).dataset
-    d = collect_eval_dataset(a.setting, a.setting.capabilities, n, np.random.default_rng(seed + 10_007))
+        return dataset_file.load(path, vocab=a.ctx.vocab, strict=True).dataset
+    with report.phase(f"collecting the evaluation dataset D′ ({n} sequences of 10–30 capabilities)"):
+        d = collect_eval_dataset(a.setting, a.setting.capabilities, n, np.random.default_rng(seed + 10_007))
     with dataset_file.DatasetWriter.open(path, a.ctx.vocab, resume=False) as w:
         for c in d.capabilities.values():
             w.write_capability(c)
@@ -82,100 +135,141 @@ def eval_dataset(a: Assessment, out: Path, n: int, seed: int) -> TransitionDatas
     return d
 
 
+@dataclass(slots=True)
+class Curve:
+    """The checkpoints of a run, saved to ``curve.csv`` at every checkpoint so that a
+    killed run keeps its curve and ``--resume`` continues it."""
+
+    path: Path
+    rows: list[dict[str, object]] = field(default_factory=list)
+
+    @staticmethod
+    def load(path: Path) -> Curve:
+        return Curve(path, [dict(r) for r in read_curves([path])] if path.exists() else [])
+
+    @property
+    def last_steps(self) -> int | None:
+        return int(float(str(self.rows[-1]["steps"]))) if self.rows else None
+
+    def add(self, row: dict[str, object]) -> None:
+        self.rows.append(row)
+        write_curve(self.path, self.rows)
+
+
 def run(args: argparse.Namespace) -> int:
     out: Path = args.out
-    if out.exists() and any(out.iterdir()) and not args.resume:
-        raise CapverError(f"--out {out}: directory is not empty; pass --resume to continue that run")
+    report = ProgressReport("capver learn", quiet=args.quiet)
+    manifest = check_out(out, args.resume, RunManifest(args.agent, setting_args(args), args.method), given_budget(args))
+    # Building the setting validates the domain, problem, model file and --init: a
+    # mistake there must not leave a half-made run directory behind.
+    with report.phase(f"building the setting ({args.agent})"):
+        assessment = build_assessment(args.agent, manifest.setting, np.random.default_rng(args.seed))
     out.mkdir(parents=True, exist_ok=True)
-    manifest = run_file.RunManifest(args.agent, setting_args(args), args.method)
-    if args.resume:
-        run_file.check_resume(out, manifest)
-    else:
-        run_file.write(out, manifest)
-    assessment = build_assessment(args.agent, manifest.setting, np.random.default_rng(args.seed))
+    run_file.write(out, manifest)
+    report.say(f"capver learn: {assessment.name}, method {manifest.method}, budget {manifest.budget.describe()}"
+               + (" (resumed)" if args.resume else ""))
     ctx = assessment.ctx
-    d_eval = eval_dataset(assessment, out, args.eval_sequences, args.seed)
-    writer, data = dataset_file.open_or_resume(out / "dataset.jsonl", ctx.vocab, assessment.setting.capabilities)
+    d_eval = eval_dataset(assessment, out, args.eval_sequences, args.seed, report)
+    with warnings.catch_warnings():
+        # Reported below in one line of ours, without the library's source location.
+        warnings.simplefilter("ignore", dataset_file.TornRecordWarning)
+        writer, data = dataset_file.open_or_resume(out / "dataset.jsonl", ctx.vocab, assessment.setting.capabilities)
     if writer.loaded.torn is not None:
-        print(f"capver learn: repaired a torn last record of {out / 'dataset.jsonl'}", file=sys.stderr)
+        report.say(f"capver learn: {writer.loaded.torn.describe(out / 'dataset.jsonl')}; cut it off and resumed "
+                   f"after record {writer.loaded.records}")
+    b = manifest.budget
     config = LearnConfig.from_options(
-        args.method,
-        executions=args.executions,
-        iterations=args.iterations,
-        horizon=args.horizon,
-        xi_cap=args.xi,
-        patience=args.patience,
-        max_steps=args.max_steps,
-        max_queries=args.max_queries,
-        max_seconds=args.max_seconds,
+        manifest.method, executions=args.executions, iterations=args.iterations, horizon=args.horizon,
+        xi_cap=args.xi, patience=args.patience,
+        max_steps=b.max_steps, max_queries=b.max_queries, max_seconds=b.max_seconds,
     )
     # A resumed run continues with a different stream of random choices.
     rng = np.random.default_rng([args.seed, len(data)])
     learner = Learner(ctx, assessment.setting, config, rng, data=data, sink=writer, grow=assessment.grow)
-    curve_path = out / "curve.csv"
-    rows = _read_rows(curve_path) if args.resume else []
-    if rows:
-        # Queries are not in the dataset file; the curve's last checkpoint is the best
-        # count left by a killed run (queries after it are not counted again).
-        learner.progress.queries = int(float(str(rows[-1]["queries"])))
-    next_eval = [0 if not rows else int(float(rows[-1]["steps"])) + args.eval_every]
-    start = time.monotonic()
+    learner.progress.queries = resumed_queries(writer.loaded.meta)
+    curve = Curve.load(out / "curve.csv")
+    started = time.monotonic()
 
     def record() -> dict[str, object]:
+        p = learner.progress
         row: dict[str, object] = {
-            "method": args.method,
-            "seed": args.seed,
-            "steps": learner.progress.steps,
-            "queries": learner.progress.queries,
-            "transitions": learner.progress.unique_transitions,
-            "exact_vd": "",
+            "method": manifest.method, "seed": args.seed, "steps": p.steps, "queries": p.queries,
+            "transitions": p.unique_transitions, "exact_vd": "",
         }
         scores = checkpoint_scores(learner.h_and, learner.data, d_eval, assessment.truth, assessment.reachable)
         row.update((k, round(v, 6)) for k, v in scores.items())
-        rows.append(row)
-        # Saved at every checkpoint, so a killed run keeps its curve for --resume.
-        write_curve(curve_path, rows)
+        curve.add(row)
         return row
 
-    def on_query(lr: Learner) -> None:
-        if lr.progress.steps >= next_eval[0]:
-            row = record()
-            next_eval[0] = lr.progress.steps + args.eval_every
-            if not args.quiet:
-                print(
-                    f"\r[{args.method}] queries {lr.progress.queries}  steps {lr.progress.steps}  "
-                    f"transitions {lr.progress.unique_transitions}  agreement {row['agreement']:.4f}  "
-                    f"coverage {row['coverage_agreement']:.4f}  {time.monotonic() - start:.0f}s",
-                    end="", file=sys.stderr, flush=True,
-                )
+    next_eval = [0 if curve.last_steps is None else curve.last_steps + args.eval_every]
 
+    def on_query(lr: Learner) -> None:
+        p = lr.progress
+        if p.steps >= next_eval[0]:
+            row = record()
+            next_eval[0] = p.steps + args.eval_every
+            status = (f"[{manifest.method}] queries {p.queries}, transitions {p.unique_transitions}, "
+                      f"coverage {row['coverage_agreement']:.4f}")
+        else:
+            status = f"[{manifest.method}] queries {p.queries}, transitions {p.unique_transitions}"
+        report.update(p.steps, status)
+
+    interrupted = False
+    failure: BaseException | None = None
+    report.start_bar(b.max_steps, learner.progress.steps, "step")
     try:
-        if not rows:
+        if curve.last_steps is None:
             record()
         learner.run(on_query)
+    except KeyboardInterrupt:
+        interrupted = True
+    except Exception as exc:  # noqa: BLE001 - re-raised below, after what was learned is saved
+        failure = exc
     finally:
         writer.close()
-        if not rows or int(float(str(rows[-1]["steps"]))) != learner.progress.steps or len(rows) == 1:
-            record()
-        if not args.quiet:
-            print(file=sys.stderr)
-        write_curve(curve_path, rows)
-        plot_curves(rows, out / "curve.png", title=assessment.name)
-        dsl.write(learner.h_and, out / "h_and.capm", name="pessimistic")
-        dsl.write(learner.h_or, out / "h_or.capm", name="optimistic")
-        (out / "report.txt").write_text(capability_report(learner.h_and, learner.h_or))
+        report.close_bar()
+    learn_seconds = time.monotonic() - started
+    try:
+        write_seconds = _write_outputs(learner, curve, record, assessment.name, out, report)
+    except KeyboardInterrupt:
+        report.say(f"capver learn: interrupted while writing the models; {out}/dataset.jsonl holds all "
+                   f"{learner.progress.executions} executions: run the same command with --resume to write them")
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if failure is not None:
+            # The learning error is the one the user must see; the writing error is a consequence.
+            report.say(f"capver learn: could not write the models after the error below: {exc}")
+            raise failure from None
+        raise
+    if failure is not None:
+        raise failure
     p = learner.progress
-    last = rows[-1]
+    last = curve.rows[-1]
+    if interrupted:
+        report.say(f"capver learn: interrupted; saved {p.executions} executions in {out}/dataset.jsonl and wrote "
+                   f"the models, curve and report; continue with --resume")
+        return EXIT_INTERRUPTED
     print(
-        f"{assessment.name} {args.method}: {p.stop_reason}; {p.queries} queries, {p.executions} executions "
+        f"{assessment.name} {manifest.method}: {p.stop_reason}; {p.queries} queries, {p.executions} executions "
         f"({p.failures} failed), {p.steps} simulator steps, {p.unique_transitions} unique transitions, "
         f"{len(learner.capabilities)} capabilities; agreement {last['agreement']}, "
         f"coverage agreement {last['coverage_agreement']}"
         + (f", exact VD {last['exact_vd']}" if last["exact_vd"] != "" else "")
-        + f"; {p.seconds:.1f}s. Wrote {out}/"
+        + f"; learning {learn_seconds:.1f} s, writing {write_seconds:.1f} s, "
+        f"total {time.monotonic() - started:.1f} s. Wrote {out}/"
     )
     return 0
 
 
-def _read_rows(path: Path) -> list[dict[str, object]]:
-    return [dict(r) for r in read_curves([path])] if path.exists() else []
+def _write_outputs(learner: Learner, curve: Curve, record: Callable[[], object], title: str, out: Path,
+                   report: ProgressReport) -> float:
+    """The last checkpoint, the curve plot, both models and the report; seconds spent."""
+    start = time.monotonic()
+    if curve.last_steps != learner.progress.steps or len(curve.rows) == 1:
+        record()
+    plot_curves(curve.rows, out / "curve.png", title=title)
+    with report.phase("writing h_and.capm and h_or.capm"):
+        dsl.write(learner.h_and, out / "h_and.capm", name="pessimistic")
+        dsl.write(learner.h_or, out / "h_or.capm", name="optimistic")
+    replace_text(out / "report.txt", capability_report(learner.h_and, learner.h_or))
+    return time.monotonic() - start

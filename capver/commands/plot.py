@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from capver.commands.argtypes import refuse_to_overwrite
 from capver.engines.report import plot_curves, read_curves
 from capver.errors import RunFileError
 from capver.io import run_file
@@ -19,10 +20,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", type=Path, nargs="+", metavar="RUN", help="--out directories of capver learn")
     parser.add_argument("--metric", choices=METRICS, default="coverage_agreement",
                         help="the y axis (default coverage_agreement)")
-    parser.add_argument("--out", type=Path, required=True, help="the PNG to write")
+    parser.add_argument("--out", type=Path, required=True, help="the PNG to write (a new file)")
+    parser.add_argument("--force", action="store_true", help="overwrite --out if it exists")
 
 
 def run(args: argparse.Namespace) -> int:
+    refuse_to_overwrite(args.out, "--out", args.force)
     manifests = [run_file.read(r) for r in args.runs]
     first = manifests[0]
     for r, m in zip(args.runs[1:], manifests[1:], strict=True):

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from capver.agents.base import Agent
-from capver.commands.argtypes import non_negative, theta
+from capver.commands.argtypes import non_negative, positive, theta
 from capver.engines.discovery import discover, random_walks
 from capver.engines.execution import Budget, Execution, execute
 from capver.envs.base import Representation, Simulator
@@ -48,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also execute from K states reached by random walks (default: 2)")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: 0)")
     parser.add_argument("--theta", type=theta, default=1, help="temporal length bound Θ, or 'inf' (default: 1)")
-    parser.add_argument("--max-steps", type=non_negative, default=200, help="step budget per execution (default: 200)")
+    parser.add_argument("--step-cap", type=positive, default=200,
+                        help="simulator steps one capability execution may take (default: 200)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     if walked and args.walk_states:
         idx = sorted(rng.choice(len(walked), size=min(args.walk_states, len(walked)), replace=False).tolist())
         starts += [(f"random-walk state {k + 1}", walked[i]) for k, i in enumerate(idx)]
-    budget = Budget(max_steps=args.max_steps, theta=args.theta)
+    budget = Budget(max_steps=args.step_cap, theta=args.theta)
     theta = "inf" if args.theta is None else str(args.theta)
     print(f"{setup.description}: {len(setup.capabilities)} capabilities, executing {len(caps)} "
           f"from {len(starts)} states (theta={theta}, seed={args.seed})")

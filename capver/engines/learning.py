@@ -22,7 +22,7 @@ Each iteration:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -127,6 +127,12 @@ class Progress:
     curve: list[dict[str, float]] = field(default_factory=list)
 
 
+def resumed_queries(meta: Iterable[tuple[int, Mapping[str, Any]]]) -> int:
+    """Queries a stored run had started: one more than the highest query index in
+    its records' metadata (0 for a run without records)."""
+    return max((int(m["query"]) + 1 for _, m in meta if isinstance(m.get("query"), int)), default=0)
+
+
 class Learner:
     """Runs MCQS (or a baseline) on a :class:`Setting`."""
 
@@ -168,6 +174,7 @@ class Learner:
             executions=len(self.data),
         )
         self._start = time.monotonic()
+        self._query_tag: dict[str, Any] | None = None
 
     # -- the loop -------------------------------------------------------------------
     @property
@@ -222,6 +229,7 @@ class Learner:
         unique_before = p.unique_transitions
         s0, x0 = self.sample_initial_state()
         policy = self.synth.synthesize(s0, self.synthesis_input(), self.rng)
+        self._query_tag = {"query": p.queries}
         for _ in range(self.config.executions_per_query):
             x, s, surprised = x0, s0, False
             step = 0
@@ -272,8 +280,13 @@ class Learner:
         new = self.data.count(t.s, t.c, t.s_next) == 0
         self.data.add(t, steps=ex.steps)
         if self.sink is not None:
-            meta = {"failure": ex.failure} if ex.failed else None
-            self.sink.write(t, steps=ex.steps, meta=meta)
+            # The first record of each query carries the query's index, so that a
+            # resumed run continues the query count exactly (see resumed_queries).
+            meta = dict(self._query_tag or {})
+            self._query_tag = None
+            if ex.failed:
+                meta["failure"] = ex.failure
+            self.sink.write(t, steps=ex.steps, meta=meta or None)
         if new:
             p.unique_transitions += 1
             if self.grow is not None:

@@ -1,7 +1,8 @@
-"""The manifest of a ``capver learn`` run: ``run.json`` records which agent, setting
-and method produced the dataset, so that ``capver eval`` can rebuild the same
-setting (discovered capabilities, simulator, true model) and ``--resume`` can refuse
-to mix two settings in one dataset."""
+"""The manifest of a ``capver learn`` run: ``run.json`` records which agent, setting,
+method and budget produced the dataset, so that ``capver eval`` can rebuild the same
+setting (discovered capabilities, simulator, true model), ``--resume`` can refuse to
+mix two settings in one dataset and continues under the run's own budget, and no
+command takes a directory that capver did not write for a run of its own."""
 
 from __future__ import annotations
 
@@ -14,8 +15,26 @@ from capver.errors import RunFileError
 from capver.io.atomic import replace_text
 from capver.settings import SettingArgs
 
-FORMAT = 1
+FORMAT = 2
 NAME = "run.json"
+
+
+@dataclass(frozen=True, slots=True)
+class RunBudget:
+    """When ``capver learn`` stops: simulator steps and queries count over the whole
+    run (a resumed run continues the counts), seconds count per invocation."""
+
+    max_steps: int | None = None
+    max_queries: int | None = None
+    max_seconds: float | None = None
+
+    def describe(self) -> str:
+        parts = [
+            f"{v} {unit}" for v, unit in
+            ((self.max_steps, "steps"), (self.max_queries, "queries"), (self.max_seconds, "seconds"))
+            if v is not None
+        ]
+        return ", ".join(parts) or "none"
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,49 +42,80 @@ class RunManifest:
     agent: str
     setting: SettingArgs
     method: str
+    budget: RunBudget = RunBudget()
 
-    def describe(self) -> str:
-        s = self.setting
-        return f"--agent {self.agent} --domain {s.domain} --problem {s.problem} --seed {s.seed} --method {self.method}"
+    def differences(self, other: RunManifest) -> list[str]:
+        """``--option: this X, other Y`` for each setting field (and the agent) that
+        differs; the method and budget may change between invocations of one run."""
+        out = [f"--agent: the run has {self.agent}, given {other.agent}"] if self.agent != other.agent else []
+        for f in fields(SettingArgs):
+            mine, theirs = getattr(self.setting, f.name), getattr(other.setting, f.name)
+            if mine != theirs:
+                out.append(f"--{f.name.replace('_', '-')}: the run has {_show(mine)}, given {_show(theirs)}")
+        return out
+
+
+def _show(value: object) -> str:
+    return "inf" if value is None else repr(value) if isinstance(value, str) else str(value)
 
 
 def write(directory: Path, manifest: RunManifest) -> None:
     """Write ``run.json`` atomically (a kill leaves the old file or the new one)."""
-    body = {"format": FORMAT, "agent": manifest.agent, "method": manifest.method, "setting": asdict(manifest.setting)}
+    body = {
+        "format": FORMAT, "agent": manifest.agent, "method": manifest.method,
+        "setting": asdict(manifest.setting), "budget": asdict(manifest.budget),
+    }
     replace_text(directory / NAME, json.dumps(body, indent=2, sort_keys=True) + "\n")
 
 
 def read(directory: Path) -> RunManifest:
     path = directory / NAME
     if not directory.is_dir():
-        raise RunFileError(f"{directory}: no such directory; expected the --out directory of capver learn")
+        what = "not a directory" if directory.exists() else "no such directory"
+        raise RunFileError(f"{directory}: {what}; expected the --out directory of capver learn")
     if not path.exists():
         raise RunFileError(f"{path}: missing; expected the --out directory of a capver learn run")
     try:
         body: Any = json.loads(path.read_text())
     except json.JSONDecodeError as e:
         raise RunFileError(f"{path}:{e.lineno}:{e.colno}: {e.msg}; expected the JSON manifest of a capver learn run") from None
-    if not isinstance(body, dict) or body.get("format") != FORMAT:
+    except (OSError, UnicodeDecodeError) as e:
+        raise RunFileError(f"{path}: cannot read it ({e}); expected the JSON manifest of a capver learn run") from None
+    if not isinstance(body, dict) or body.get("format") not in (1, FORMAT):
         raise RunFileError(f"{path}: expected a manifest with \"format\": {FORMAT}")
-    names = {f.name for f in fields(SettingArgs)}
     setting = body.get("setting")
+    if isinstance(setting, dict) and body["format"] == 1 and "max_steps" in setting:
+        # Format 1 called the per-execution step cap "max_steps", the name of the budget.
+        setting = {("step_cap" if k == "max_steps" else k): v for k, v in setting.items()}
+    names = {f.name for f in fields(SettingArgs)}
     if not isinstance(setting, dict) or set(setting) != names:
         raise RunFileError(f"{path}: \"setting\" must have exactly the keys {sorted(names)}")
     agent, method = body.get("agent"), body.get("method")
     if not isinstance(agent, str) or not isinstance(method, str):
         raise RunFileError(f"{path}: \"agent\" and \"method\" must be strings")
-    return RunManifest(agent, SettingArgs(**setting), method)
+    budget = body.get("budget", {})
+    budget_names = {f.name for f in fields(RunBudget)}
+    if not isinstance(budget, dict) or not set(budget) <= budget_names:
+        raise RunFileError(f"{path}: \"budget\" must be an object with keys among {sorted(budget_names)}")
+    return RunManifest(agent, SettingArgs(**setting), method, RunBudget(**budget))
 
 
-def check_resume(directory: Path, manifest: RunManifest) -> None:
-    """Refuse a ``--resume`` whose agent or setting differs from the stored run's
-    (the method may change: a run can be continued by another query method)."""
+def check_resume(directory: Path, manifest: RunManifest) -> RunManifest:
+    """The stored manifest of the run in ``directory``, after refusing a ``--resume``
+    of anything but a run capver wrote (a valid ``run.json``) with the same agent and
+    setting (the method and budget may change: a run can be continued by another
+    query method, for longer)."""
     if not (directory / NAME).exists():
-        write(directory, manifest)
-        return
-    stored = read(directory)
-    if (stored.agent, stored.setting) != (manifest.agent, manifest.setting):
         raise RunFileError(
-            f"--resume: {directory} holds a run made with {stored.describe()}; "
-            f"got {manifest.describe()} (use the same agent and setting, or a new --out)"
+            f"--resume: {directory} holds no {NAME}, so it is not a capver learn run; "
+            "nothing was written (use a new --out to start a run)"
         )
+    stored = read(directory)
+    diff = stored.differences(manifest)
+    if diff:
+        raise RunFileError(
+            f"--resume: {directory} holds a run of another setting ({'; '.join(diff)}); "
+            "use the same options, or a new --out"
+        )
+    return stored
+
