@@ -91,6 +91,7 @@ def _primitive(args: SettingArgs, rng: np.random.Generator) -> Assessment:
 def _model(args: SettingArgs, rng: np.random.Generator) -> Assessment:
     from capver.agents.model_backed import ModelBackedAgent
     from capver.io import dsl
+    from capver.io.literal_text import parse_state
 
     if not args.model:
         raise SettingError("--model FILE is required for the model-backed agent")
@@ -99,10 +100,7 @@ def _model(args: SettingArgs, rng: np.random.Generator) -> Assessment:
     except OSError as exc:
         raise SettingError(f"--model {args.model!r}: cannot read the file ({exc.strerror or exc})") from None
     vocab = parsed.vocabulary
-    try:
-        init = vocab.state(args.init.split())
-    except CapverError as exc:
-        raise SettingError(f"--init {args.init!r}: {exc}") from None
+    init = parse_state(args.init, vocab, what="--init")
     agent = ModelBackedAgent(parsed.model)
     setting = Setting(
         agent, agent.simulator(init), agent.representation(), tuple(agent.capabilities), (init,),

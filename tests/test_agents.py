@@ -521,7 +521,7 @@ def test_run_command_primitive_and_model(capsys, tmp_path):
 
 
 def test_run_command_reports_bad_arguments():
-    with pytest.raises(UsageError, match=r"--capability 'on\(a,x\)'.*not in the vocabulary"):
+    with pytest.raises(UsageError, match=r"--capability 'on\(a,x\)': column 1: on\(a,x\): unknown object 'x'"):
         run_cli(["lao", "--capability", "on(a,x)"])
     with pytest.raises(UsageError, match="--model FILE is required"):
         run_cli(["model"])

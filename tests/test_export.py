@@ -34,8 +34,9 @@ from capver.engines.lattice import LatticeBuilder
 from capver.engines.verify import effect_distribution, regions
 from capver.envs.ppddl import GroundAction, PPDDLTask, parse_domain, parse_problem
 from capver.envs.ppddl.syntax import EffAnd, EffProbabilistic, EffWhen
-from capver.errors import VocabularyError
+from capver.errors import UsageError, VocabularyError
 from capver.io import dsl
+from capver.io.literal_text import parse_conjunction, parse_state
 from capver.io.ppddl_export import (
     DeterminizedExport,
     PDDLNames,
@@ -43,8 +44,6 @@ from capver.io.ppddl_export import (
     export_determinized,
     export_ppddl,
     goal_holds,
-    parse_goal,
-    parse_state,
     pddl_name,
     solve_export,
     validate_plan,
@@ -302,9 +301,9 @@ class TestNames:
 
     def test_parse_state_and_goal(self) -> None:
         vocab = generate.typed_vocabulary()
-        s = parse_state(vocab, "on(a, b)  clear(a) handempty")
+        s = parse_state("on(a, b)  clear(a) handempty", vocab)
         assert vocab.atoms_of(s) == [Atom("on", ("a", "b")), Atom("clear", ("a",)), Atom("handempty")]
-        goal = parse_goal(vocab, "on(a,b)&~clear(b) handempty")
+        goal = parse_conjunction("on(a,b)&~clear(b) handempty", vocab)
         assert goal == (
             Literal(Atom("on", ("a", "b"))),
             Literal(Atom("clear", ("b",)), False),
@@ -312,10 +311,10 @@ class TestNames:
         )
         assert goal_holds(vocab, goal, s) and not goal_holds(vocab, goal, s | vocab.state(["clear(b)"]))
         for bad in ("on(a,c)", "on(a,b", "~clear(a)", "unknown"):
-            with pytest.raises(VocabularyError):
-                parse_state(vocab, bad)
-        with pytest.raises(VocabularyError, match="both"):
-            parse_goal(vocab, "clear(a) ~clear(a)")
+            with pytest.raises(UsageError):
+                parse_state(bad, vocab)
+        with pytest.raises(UsageError, match="both"):
+            parse_conjunction("clear(a) ~clear(a)", vocab)
         with pytest.raises(VocabularyError):
             export_ppddl(CompoundModel(LogicContext(vocab), []), init=1 << len(vocab))
 
@@ -373,10 +372,10 @@ class TestRoundTrip:
         export = export_ppddl(parsed.model, name=parsed.name)
         task = task_of(export.domain, export.problem)
         sm = StateMap(vocab, export.names, task.vocabulary)
-        s = parse_state(vocab, "holding(a) clear(b) ontable(b)")
+        s = parse_state("holding(a) clear(b) ontable(b)", vocab)
         outs = {sm.back(t): p for p, t in task.outcomes(sm.forward(s), GroundAction("stack-a-on-b"))}
-        stacked = parse_state(vocab, "on(a,b) ontable(b) clear(a) handempty")
-        dropped = parse_state(vocab, "ontable(a) ontable(b) clear(a) clear(b) handempty")
+        stacked = parse_state("on(a,b) ontable(b) clear(a) handempty", vocab)
+        dropped = parse_state("ontable(a) ontable(b) clear(a) clear(b) handempty", vocab)
         assert outs == {stacked: Fraction(3, 4), dropped: Fraction(1, 4)}  # (1 + 1/2)/2, (0 + 1/2)/2
         # stack-b-on-a has no rules: no prediction anywhere, so no action
         assert "stack-b-on-a" not in {a.name for a in task.ground_actions}
@@ -462,8 +461,8 @@ class TestIndependentTools:
     def test_pyperplan_plan_is_valid_under_the_model(self) -> None:
         parsed = dsl.read(TOY)
         vocab = parsed.vocabulary
-        init = parse_state(vocab, "ontable(a) ontable(b) clear(a) clear(b) handempty")
-        goal = parse_goal(vocab, "on(a,b) ~clear(b) handempty")
+        init = parse_state("ontable(a) ontable(b) clear(a) clear(b) handempty", vocab)
+        goal = parse_conjunction("on(a,b) ~clear(b) handempty", vocab)
         det = export_determinized(parsed.model, init=init, goal=goal, name=parsed.name)
         plan = solve_export(det)
         assert plan is not None and len(plan) == 2  # pick up a, stack it (bfs is optimal)
@@ -477,12 +476,12 @@ class TestIndependentTools:
     def test_heuristic_searches(self, search: str, heuristic: str, optimal: bool) -> None:
         parsed = dsl.read(TOY)
         vocab = parsed.vocabulary
-        init = parse_state(vocab, "on(a,b) ontable(b) clear(a) handempty")
-        goal = parse_goal(vocab, "~handempty ~holding(a)")  # unreachable: nothing ever grasps b
+        init = parse_state("on(a,b) ontable(b) clear(a) handempty", vocab)
+        goal = parse_conjunction("~handempty ~holding(a)", vocab)  # unreachable: nothing ever grasps b
         det = export_determinized(parsed.model, init=init, goal=goal)
         assert solve_export(det, search=search, heuristic=heuristic) is None
-        init = parse_state(vocab, "ontable(a) ontable(b) clear(a) clear(b) handempty")
-        det = export_determinized(parsed.model, init=init, goal=parse_goal(vocab, "on(a,b)"))
+        init = parse_state("ontable(a) ontable(b) clear(a) clear(b) handempty", vocab)
+        det = export_determinized(parsed.model, init=init, goal=parse_conjunction("on(a,b)", vocab))
         plan = solve_export(det, search=search, heuristic=heuristic)
         assert plan is not None and validate_plan(parsed.model, det, plan).valid
         if optimal:  # hmax is admissible: pick up a, stack it
@@ -491,15 +490,15 @@ class TestIndependentTools:
     def test_unreachable_goal_has_no_plan(self) -> None:
         parsed = dsl.read(TOY)
         vocab = parsed.vocabulary
-        init = parse_state(vocab, "ontable(a) ontable(b) clear(a) clear(b) handempty")
-        det = export_determinized(parsed.model, init=init, goal=parse_goal(vocab, "on(b,a)"))
+        init = parse_state("ontable(a) ontable(b) clear(a) clear(b) handempty", vocab)
+        det = export_determinized(parsed.model, init=init, goal=parse_conjunction("on(b,a)", vocab))
         assert solve_export(det) is None  # only stack-b-on-a could, and it has no rules
 
     def test_validation_rejects_impossible_plans(self) -> None:
         parsed = dsl.read(TOY)
         vocab = parsed.vocabulary
-        init = parse_state(vocab, "ontable(a) ontable(b) clear(a) clear(b) handempty")
-        det = export_determinized(parsed.model, init=init, goal=parse_goal(vocab, "on(a,b)"))
+        init = parse_state("ontable(a) ontable(b) clear(a) clear(b) handempty", vocab)
+        det = export_determinized(parsed.model, init=init, goal=parse_conjunction("on(a,b)", vocab))
         stack = next(n for n, a in det.actions.items() if a.capability == "stack-a-on-b")
         bad = validate_plan(parsed.model, det, [stack])  # a is not held
         assert not bad.valid and bad.failure is not None and "stack-a-on-b" in bad.failure
@@ -604,7 +603,7 @@ class TestCommandLine:
     @pytest.mark.parametrize(
         ("argv", "needle"),
         [
-            (["--goal", "on(a,c)"], "--goal 'on(a,c)': atom on(a,c) is not in the vocabulary"),
+            (["--goal", "on(a,c)"], "--goal 'on(a,c)': column 1: on(a,c): unknown object 'c'"),
             (["--goal", "clear(a) ~clear(a)"], "--goal"),
             (["--init", "~clear(a)"], "--init '~clear(a)'"),
             (["--init", "on(a,b"], "--init 'on(a,b'"),
@@ -623,4 +622,4 @@ class TestCommandLine:
 
     def test_missing_model_file(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         rc, _, err = run_cli(monkeypatch, [str(tmp_path / "none.capm"), "--out", str(tmp_path)])
-        assert rc == 2 and "cannot read the file" in err
+        assert rc == 2 and "none.capm: No such file or directory" in err

@@ -7,22 +7,19 @@ the model (see :mod:`capver.io.ppddl_export` for the translation).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
 from capver.errors import CapverError, UsageError
 from capver.io import dsl
+from capver.io.literal_text import parse_conjunction, parse_state
 from capver.io.ppddl_export import (
     check_search,
     export_determinized,
     export_ppddl,
-    parse_goal,
-    parse_state,
     solve,
     validate_plan,
 )
-from capver.model.vocabulary import Vocabulary
 
 T = TypeVar("T")
 
@@ -49,21 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--heuristic", default=None, help="pyperplan heuristic for --plan, e.g. hff or hmax")
 
 
-def _parse(option: str, text: str, fn: Callable[[Vocabulary, str], T], vocab: Vocabulary) -> T:
-    try:
-        return fn(vocab, text)
-    except CapverError as exc:
-        raise UsageError(f"{option} {text!r}: {exc}") from None
-
-
 def run(args: argparse.Namespace) -> int:
-    try:
-        parsed = dsl.read(args.model)
-    except OSError as exc:
-        raise UsageError(f"MODEL {args.model!r}: cannot read the file ({exc.strerror or exc})") from None
+    parsed = dsl.read(args.model)
     model, vocab = parsed.model, parsed.vocabulary
-    init = _parse("--init", args.init, parse_state, vocab)
-    goal = _parse("--goal", args.goal, parse_goal, vocab)
+    init = parse_state(args.init, vocab, what="--init")
+    goal = parse_conjunction(args.goal, vocab, what="--goal") if args.goal.strip() else ()
     if args.plan:
         try:
             check_search(args.search, args.heuristic)

@@ -21,16 +21,16 @@ import numpy as np
 from capver.commands.argtypes import positive, seconds
 from capver.engines.execution import Budget as ExecutionBudget
 from capver.engines.learning import Setting
-from capver.errors import CapverError, IntrospectionError, UsageError
 from capver.introspection.capability_planning import (
     CAPABILITY_PLANNERS,
     CapabilityPlan,
     ExecutionReport,
     execute_plan,
-    parse_goal,
+    goal_formula,
     plan_capabilities,
 )
 from capver.introspection.search import Budget
+from capver.io.literal_text import parse_dnf, parse_state
 from capver.model.capability_model import CompoundModel
 
 HELP = "plan towards a goal with the capabilities of a capability model (introspector or GREEDY)"
@@ -93,20 +93,11 @@ def run(args: argparse.Namespace) -> int:
     from capver.agents.model_backed import ModelBackedAgent
     from capver.io import dsl
 
-    try:
-        parsed = dsl.read(args.model)
-    except OSError as exc:
-        raise UsageError(f"MODEL {args.model!r}: cannot read the file ({exc.strerror or exc})") from None
+    parsed = dsl.read(args.model)
     model = parsed.model
     vocab = model.vocabulary
-    try:
-        init = vocab.state(args.init.split())
-    except CapverError as exc:
-        raise UsageError(f"--init {args.init!r}: {exc}") from None
-    try:
-        goal = parse_goal(args.goal, vocab, what="--goal")
-    except IntrospectionError as exc:
-        raise UsageError(str(exc)) from None
+    init = parse_state(args.init, vocab, what="--init")
+    goal = goal_formula(parse_dnf(args.goal, vocab, what="--goal"))
     rng = np.random.default_rng(args.seed)
     budget = Budget(timeout=args.timeout)
     plan = plan_capabilities(model, goal, init, planner=args.planner, horizon=args.horizon, rng=rng, budget=budget)

@@ -23,9 +23,10 @@ from capver.commands.argtypes import non_negative, positive, theta
 from capver.engines.discovery import discover, random_walks
 from capver.engines.execution import Budget, Execution, execute
 from capver.envs.base import Representation, Simulator
-from capver.errors import CapverError, UsageError
+from capver.errors import UsageError
+from capver.io.literal_text import parse_conjunction, parse_state
 from capver.model.state import Capability, State
-from capver.model.vocabulary import Atom, Literal, Vocabulary
+from capver.model.vocabulary import Vocabulary
 
 HELP = "run one agent on one domain and print the transitions of a few capability executions"
 
@@ -63,19 +64,10 @@ class Setup:
 
 
 def parse_capability(name: str, vocab: Vocabulary) -> Capability:
-    """The capability whose name spells its intent: literals joined by ``&``, negative
-    ones prefixed with ``~`` (the form :meth:`Capability.for_intent` writes)."""
-    lits = []
-    for part in name.split("&"):
-        part = part.strip()
-        positive = not part.startswith("~")
-        try:
-            atom = Atom.parse(part.lstrip("~").strip())
-            vocab.index(atom)
-        except CapverError as exc:
-            raise UsageError(f"--capability {name!r}: {exc}") from None
-        lits.append(Literal(atom, positive))
-    return Capability.for_intent(tuple(lits))
+    """The capability whose intent ``name`` spells: a conjunction of literals, e.g.
+    ``on(a,b)`` or ``holding(a)&~clear(b)`` (the form :meth:`Capability.for_intent`
+    writes)."""
+    return Capability.for_intent(parse_conjunction(name, vocab, what="--capability"))
 
 
 def _ppddl_setup(args: argparse.Namespace, rng: np.random.Generator) -> Setup:
@@ -113,16 +105,10 @@ def _model_setup(args: argparse.Namespace) -> Setup:
 
     if not args.model:
         raise UsageError("--model FILE is required for the model agent")
-    try:
-        parsed = dsl.read(args.model)
-    except OSError as exc:
-        raise UsageError(f"--model {args.model!r}: cannot read the file ({exc.strerror or exc})") from None
+    parsed = dsl.read(args.model)
     agent = ModelBackedAgent(parsed.model)
     vocab = parsed.vocabulary
-    try:
-        init = vocab.state(args.init.split())
-    except CapverError as exc:
-        raise UsageError(f"--init {args.init!r}: {exc}") from None
+    init = parse_state(args.init, vocab, what="--init")
     caps = agent.capabilities
     if args.capability:
         known = {c.name: c for c in caps}

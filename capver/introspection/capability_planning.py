@@ -33,16 +33,15 @@ models can predict downstream performance and support planning").
   real agent (:func:`capver.engines.execution.execute`) and counts the runs that end
   in a goal state.
 
-Goals are written as literals separated by spaces (or ``&``), ``~`` negating one,
-and ``|`` separating alternatives: ``"on(a,b) ~clear(c) | holding(a)"``
-(:func:`parse_goal`); any closed formula of :mod:`capver.introspection.fol` is
+A goal read from text (:func:`capver.io.literal_text.parse_dnf`, e.g.
+``"on(a,b) ~clear(c) | holding(a)"``) becomes a formula by :func:`goal_formula`; any
+closed formula of :mod:`capver.introspection.fol` is
 accepted by :func:`plan_capabilities` as well.
 """
 
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -53,7 +52,7 @@ import numpy as np
 
 from capver.engines.execution import execute
 from capver.engines.learning import Setting
-from capver.errors import CapverError, IntrospectionError
+from capver.errors import IntrospectionError
 from capver.introspection.fol import (
     BitFormula,
     Formula,
@@ -77,7 +76,7 @@ from capver.introspection.search.problem import TERMINATION, Milestones, simulat
 from capver.logic.bdd import Cube
 from capver.model.capability_model import CompoundModel
 from capver.model.state import Capability, Effect, State
-from capver.model.vocabulary import Atom, Vocabulary
+from capver.model.vocabulary import Atom, Literal, Vocabulary
 
 CAPABILITY_PLANNERS = ("introspector", "greedy")
 """Planners that pursue the goal on this problem (MCTS and the sampling baselines
@@ -85,37 +84,19 @@ maximise the return alone, which here only ever decreases)."""
 
 
 # -- goals ---------------------------------------------------------------------------
-_LITERAL = re.compile(r"\s*(~?)\s*([A-Za-z_][\w\-]*(?:\([^()]*\))?)\s*&?")
-
-
-def parse_goal(text: str, vocab: Vocabulary, *, what: str = "goal") -> Formula:
-    """The goal formula of ``text`` (module docstring): a disjunction of conjunctions
-    of ground literals over ``vocab``.  Raises :class:`IntrospectionError` naming
-    ``what`` and the offending part."""
-    alternatives: list[Formula] = []
-    for part in text.split("|"):
+def goal_formula(alternatives: Sequence[Sequence[Literal]]) -> Formula:
+    """The goal formula of a disjunction of conjunctions of ground literals (as
+    :func:`capver.io.literal_text.parse_dnf` reads them from text)."""
+    if not alternatives or any(not alt for alt in alternatives):
+        raise IntrospectionError("a goal needs at least one literal in every alternative")
+    conjunctions: list[Formula] = []
+    for alt in alternatives:
         lits: list[Formula] = []
-        pos = 0
-        body = part.strip()
-        while pos < len(body):
-            m = _LITERAL.match(body, pos)
-            if m is None or m.end() == pos:
-                raise IntrospectionError(
-                    f"{what} {text!r}: cannot read {body[pos:]!r}; expected literals such as 'on(a,b)' or '~clear(c)'"
-                )
-            try:
-                atom = Atom.parse(m.group(2))
-                vocab.check_atom(atom)  # names an unknown predicate, object or arity
-                vocab.index(atom)
-            except CapverError as exc:
-                raise IntrospectionError(f"{what} {text!r}: {exc}") from None
-            lit = Lit(atom.predicate, atom.args)
-            lits.append(Not(lit) if m.group(1) else lit)
-            pos = m.end()
-        if not lits:
-            raise IntrospectionError(f"{what} {text!r}: an alternative has no literal; expected e.g. 'on(a,b)'")
-        alternatives.append(conj(*lits))
-    return disj(*alternatives)
+        for lit in alt:
+            f = Lit(lit.atom.predicate, lit.atom.args)
+            lits.append(f if lit.positive else Not(f))
+        conjunctions.append(conj(*lits))
+    return disj(*conjunctions)
 
 
 def goal_literals(atoms: Iterable[Atom | str], negated: Iterable[Atom | str] = ()) -> Formula:

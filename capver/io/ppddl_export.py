@@ -174,54 +174,6 @@ class PDDLNames:
 # =====================================================================================
 
 
-def _split_items(text: str) -> list[str]:
-    """Items separated by whitespace or ``&`` outside parentheses (``on(a, b)`` is
-    one item)."""
-    items: list[str] = []
-    cur: list[str] = []
-    depth = 0
-    for ch in text:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        if depth == 0 and (ch.isspace() or ch == "&"):
-            if cur:
-                items.append("".join(cur))
-                cur = []
-            continue
-        cur.append(ch)
-    if cur:
-        items.append("".join(cur))
-    return items
-
-
-def parse_state(vocab: Vocabulary, text: str) -> State:
-    """The state whose true atoms ``text`` lists, e.g. ``"on(a,b) clear(a)"``
-    (every other atom is false).  Raises :class:`VocabularyError`."""
-    s = 0
-    for item in _split_items(text):
-        if item.startswith("~"):
-            raise VocabularyError(f"{item!r}: a state lists its true atoms; expected an atom without '~'")
-        s |= 1 << vocab.index(Atom.parse(item))
-    return s
-
-
-def parse_goal(vocab: Vocabulary, text: str) -> tuple[Literal, ...]:
-    """A conjunction of literals such as ``"on(a,b) ~clear(a)"`` or
-    ``"on(a,b)&~clear(a)"`` (``~`` negates).  Raises :class:`VocabularyError` for an
-    unknown atom or contradictory literals."""
-    lits: dict[Atom, bool] = {}
-    for item in _split_items(text):
-        positive = not item.startswith("~")
-        atom = Atom.parse(item[1:] if not positive else item)
-        vocab.index(atom)
-        if lits.get(atom, positive) != positive:
-            raise VocabularyError(f"the goal asks for both {atom} and ~{atom}; expected consistent literals")
-        lits[atom] = positive
-    return tuple(Literal(a, p) for a, p in lits.items())
-
-
 def goal_holds(vocab: Vocabulary, goal: Sequence[Literal], s: State) -> bool:
     pos, neg = vocab.literals(goal)
     return (s & pos) == pos and not s & neg
@@ -764,8 +716,6 @@ __all__ = [
     "export_determinized",
     "export_ppddl",
     "goal_holds",
-    "parse_goal",
-    "parse_state",
     "pddl_name",
     "solve",
     "solve_export",
