@@ -20,6 +20,7 @@ from capver.engines.evaluation import reachable_states
 from capver.engines.execution import Budget
 from capver.engines.learning import Setting
 from capver.errors import CapverError
+from capver.io.run_file import SettingArgs
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
 from capver.model.state import Capability, State, Transition
@@ -27,18 +28,6 @@ from capver.model.state import Capability, State, Transition
 
 class SettingError(CapverError, ValueError):
     """An assessment setting that cannot be built from the given arguments."""
-
-
-@dataclass(frozen=True, slots=True)
-class SettingArgs:
-    domain: str = "first_responders"
-    problem: str = "problem1"
-    model: str | None = None
-    init: str = ""
-    theta: int | None = 1
-    step_cap: int = 200  # simulator steps one capability execution may take
-    layouts: int = 20
-    seed: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,6 @@ from hypothesis import strategies as st
 from capver import cli
 from capver.engines import generate
 from capver.engines.lattice import LatticeBuilder
-from capver.engines.verify import effect_distribution, regions
 from capver.envs.ppddl import GroundAction, PPDDLTask, parse_domain, parse_problem
 from capver.envs.ppddl.syntax import EffAnd, EffProbabilistic, EffWhen
 from capver.errors import UsageError, VocabularyError
@@ -49,7 +48,7 @@ from capver.io.ppddl_export import (
     validate_plan,
 )
 from capver.logic.condition import LogicContext
-from capver.model.capability_model import CapabilityModel, CompoundModel
+from capver.model.capability_model import CapabilityModel, CompoundModel, rule_mixture
 from capver.model.state import NO_EFFECT, Capability, State
 from capver.model.vocabulary import Atom, Literal, Predicate, Vocabulary
 
@@ -202,7 +201,7 @@ def assert_plado_agrees(model: CompoundModel, states: Sequence[State], tmp: Path
     # plado drops such actions, so only capver's simulator checks them.
     idle_only = {
         c for c, cm in model.items()
-        if cm.rules and all(effect_distribution(rs) == {NO_EFFECT: 1} for _, rs in regions(model.ctx, cm))
+        if cm.rules and all(rule_mixture(rs) == {NO_EFFECT: 1} for _, rs in cm.regions())
     }
     checked = 0
     todo = list(states)

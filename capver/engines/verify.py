@@ -13,13 +13,12 @@ satisfying assignment is a concrete counterexample transition ⟨s, c, s′⟩.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 
 from pysmt.fnode import FNode
 
 from capver.logic.bdd import Cube, Node
 from capver.logic.condition import LogicContext
-from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
+from capver.model.capability_model import CapabilityModel, CompoundModel, Rule, rule_mixture
 from capver.model.state import Effect, Transition
 
 
@@ -88,36 +87,6 @@ def equivalent(h1: CompoundModel, h2: CompoundModel) -> Verdict:
     return Verdict(w.holds, w.counterexample, tuple(sorted(set(h1) | set(h2))))
 
 
-def regions(ctx: LogicContext, model: CapabilityModel) -> list[tuple[Node, tuple[Rule, ...]]]:
-    """Split the state space into BDD regions by the set of rules that match there.
-
-    Each region's states share R_s, hence share Pr_h(· | s, c) as a distribution over
-    effects; regions where no rule matches are omitted."""
-    b = ctx.bdd
-    parts: list[tuple[Node, tuple[Rule, ...]]] = [(b.true, ())]
-    for r in model.rules:
-        cond = r.condition.bdd
-        nxt = []
-        for u, rs in parts:
-            inside = b.conj(u, cond)
-            outside = b.conj(u, b.neg(cond))
-            if inside != b.false:
-                nxt.append((inside, rs + (r,)))
-            if outside != b.false:
-                nxt.append((outside, rs))
-        parts = nxt
-    return [(u, rs) for u, rs in parts if rs]
-
-
-def effect_distribution(rules: tuple[Rule, ...]) -> dict[Effect, Fraction]:
-    """The averaged effect distribution (1/|R_s|) Σ_r effects(r)."""
-    out: dict[Effect, Fraction] = {}
-    for r in rules:
-        for p, eta in r.effects:
-            out[eta] = out.get(eta, Fraction(0)) + p / len(rules)
-    return out
-
-
 def same_distributions(h1: CompoundModel, h2: CompoundModel, max_touched: int = 20) -> Verdict:
     """Pr_{h₁}(·|s,c) = Pr_{h₂}(·|s,c) for every state s and capability c, decided
     exactly on BDD regions.
@@ -132,8 +101,8 @@ def same_distributions(h1: CompoundModel, h2: CompoundModel, max_touched: int = 
     _same_context(h1, h2)
     ctx, b = h1.ctx, h1.ctx.bdd
     for c in sorted(set(h1) | set(h2)):
-        r1 = regions(ctx, h1[c]) if c in h1 else []
-        r2 = regions(ctx, h2[c]) if c in h2 else []
+        r1 = h1[c].regions() if c in h1 else []
+        r2 = h2[c].regions() if c in h2 else []
         cov1 = _union(ctx, [u for u, _ in r1])
         cov2 = _union(ctx, [u for u, _ in r2])
         diff = b.disj(b.conj(cov1, b.neg(cov2)), b.conj(cov2, b.neg(cov1)))
@@ -142,10 +111,10 @@ def same_distributions(h1: CompoundModel, h2: CompoundModel, max_touched: int = 
             assert s is not None
             return Verdict(False, Transition(s, c, s))
         for u1, rs1 in r1:
-            d1 = effect_distribution(rs1)
+            d1 = rule_mixture(rs1)
             for u2, rs2 in r2:
                 both = b.conj(u1, u2)
-                if both == b.false or effect_distribution(rs2) == d1:
+                if both == b.false or rule_mixture(rs2) == d1:
                     continue
                 s = _differing_state(h1, h2, c, both, rs1 + rs2, max_touched)
                 if s is not None:

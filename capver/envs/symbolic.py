@@ -55,7 +55,7 @@ class SymbolicSimulator:
     def step(self, action: Effect) -> State:
         if action not in self._action_set:
             raise InvalidActionError(action)
-        self._state = (self._state & ~action.delete) | action.add
+        self._state = action.apply(self._state)
         return self._state
 
     def available_actions(self) -> Sequence[Effect]:

@@ -9,7 +9,7 @@ overlap (in h∨ every untried state satisfies every optimistic condition), so t
 state space is split on the BDDs into regions by the set R_s of matching rules
 (:func:`capver.engines.verify.regions`), and the effect is one
 ``(when REGION (probabilistic p1 e1 ... pk ek))`` per region with the averaged
-distribution (1/|R_s|) Σ_r effects(r) (:func:`capver.engines.verify.effect_distribution`).
+distribution (1/|R_s|) Σ_r effects(r) (:func:`capver.model.capability_model.rule_mixture`).
 Regions are disjoint, so exactly one ``when`` fires in every state that satisfies
 the precondition, and each region's probabilities are exact fractions (``1/3``)
 summing to exactly 1 — PPDDL's implicit no-op for a missing mass never applies,
@@ -52,12 +52,11 @@ from fractions import Fraction
 from pathlib import Path
 from types import MappingProxyType
 
-from capver.engines.verify import effect_distribution, regions
 from capver.errors import PlanningError, VocabularyError
 from capver.io.dsl import Sexp, condition_sexp, flat, quote
 from capver.logic.bdd import Cube, Node, isop
 from capver.logic.condition import Condition, LogicContext
-from capver.model.capability_model import CompoundModel
+from capver.model.capability_model import CompoundModel, rule_mixture
 from capver.model.state import NO_EFFECT, Capability, Effect, State
 from capver.model.vocabulary import ROOT_TYPE, Atom, Literal, Vocabulary
 
@@ -379,7 +378,7 @@ def export_ppddl(
     lines += ["", f"(define (domain {names.domain})", f"  (:requirements {' '.join(PPDDL_REQUIREMENTS)})"]
     lines += pr.vocabulary_sections()
     for c, cm in model.items():
-        regs = regions(model.ctx, cm)
+        regs = cm.regions()
         lines.append("")
         if not regs:
             lines.append(f"  ; capability {json.dumps(c, ensure_ascii=False)} has no rules: not exported")
@@ -394,7 +393,7 @@ def export_ppddl(
         notes: list[str] = []
         branches: list[list[str]] = []
         for k, (u, rules) in enumerate(regs, 1):
-            dist = sorted(effect_distribution(rules).items())
+            dist = sorted(rule_mixture(rules).items())
             head = f"      ; region {k}: {len(rules)} matching rule(s)"
             if dist == [(NO_EFFECT, 1)]:
                 # (when R (and)) changes nothing, and plado 0.1.6 crashes on it.
@@ -531,11 +530,11 @@ def export_determinized(
     negated = 0
     for c, cm in model.items():
         acts: list[DetAction] = []
-        for k, (u, rules) in enumerate(regions(model.ctx, cm), 1):
+        for k, (u, rules) in enumerate(cm.regions(), 1):
             cover = isop(b, u)
             for cube in cover:
                 negated |= cube.mask & ~cube.value
-            for j, (eta, p) in enumerate(sorted(effect_distribution(rules).items()), 1):
+            for j, (eta, p) in enumerate(sorted(rule_mixture(rules).items()), 1):
                 for m, cube in enumerate(cover, 1):
                     base = f"{names.actions[c]}-r{k}-o{j}" + (f"-c{m}" if len(cover) > 1 else "")
                     acts.append(DetAction(alloc.take(base), c, k, eta, p, cube))

@@ -12,12 +12,14 @@ R_s = {r ∈ h_c : s ⊨ cond(r)}, and 0 when R_s is empty.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import MappingProxyType
+from typing import Any
 
 from capver.errors import ModelError
+from capver.logic.bdd import Node
 from capver.logic.condition import Condition, LogicContext
 from capver.model.dataset import TransitionDataset
 from capver.model.state import Capability, Effect, State, Transition
@@ -57,6 +59,32 @@ class Rule:
 
     def effect_set(self) -> frozenset[Effect]:
         return frozenset(e for _, e in self.effects)
+
+
+def rule_mixture(rules: Sequence[Rule], s: State | None = None) -> dict[Any, Fraction]:
+    """(1/|R|) Σ_{r∈R} effects(r): the one place where rules are averaged.  Keyed by
+    s′ = apply(s, η) when a state ``s`` is given (Pr_h(·|s,c) for R = R_s), else by
+    the effect η (the distribution over effects shared by a BDD region)."""
+    acc: dict[Any, Fraction] = {}
+    for r in rules:
+        for p, eta in r.effects:
+            key = eta if s is None else eta.apply(s)
+            acc[key] = acc.get(key, Fraction(0)) + p
+    n = len(rules)
+    return {k: q / n for k, q in acc.items()}
+
+
+def float_rule_mixture(rules: Sequence[Rule], s: State) -> tuple[tuple[State, float], ...]:
+    """:func:`rule_mixture` at ``s`` in floats, as sorted (s′, p) pairs: the sums of
+    the exact view, in the same order, without building Fractions (they cost more
+    than a whole step of query synthesis)."""
+    acc: dict[State, float] = {}
+    for r in rules:
+        for p, eta in r.float_effects:
+            s2 = eta.apply(s)
+            acc[s2] = acc.get(s2, 0.0) + p
+    n = len(rules)
+    return tuple(sorted((s2, q / n) for s2, q in acc.items()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,10 +142,7 @@ class CapabilityModel:
         the distribution h∨ predicts at every untried state, computed once."""
         mix = self._lazy.get("mixture")
         if mix is None:
-            acc: dict[Effect, Fraction] = {}
-            for r in self.rules:
-                for p, eta in r.effects:
-                    acc[eta] = acc.get(eta, Fraction(0)) + p / len(self.rules)
+            acc = rule_mixture(self.rules)
             denom = math.lcm(*(q.denominator for q in acc.values()))
             mix = (denom, tuple((eta, int(q * denom)) for eta, q in sorted(acc.items(), key=lambda x: x[0])))
             self._lazy["mixture"] = mix
@@ -131,7 +156,7 @@ class CapabilityModel:
         denom, mix = self._all_rules_mixture()
         counts: dict[State, int] = {}
         for eta, n in mix:
-            s2 = (s & ~eta.delete) | eta.add
+            s2 = eta.apply(s)
             counts[s2] = counts.get(s2, 0) + n
         return denom, counts
 
@@ -148,11 +173,7 @@ class CapabilityModel:
             denom, counts = mixed
             d = {s2: Fraction(n, denom) for s2, n in counts.items()}
         elif rs:
-            scale = Fraction(1, len(rs))
-            for r in rs:
-                for p, eta in r.effects:
-                    s2 = (s & ~eta.delete) | eta.add
-                    d[s2] = d.get(s2, 0) + p * scale
+            d = rule_mixture(rs, s)
         self._cache[s] = d
         return d
 
@@ -177,14 +198,31 @@ class CapabilityModel:
                 denom, counts = mixed
                 d = tuple(sorted((s2, n / denom) for s2, n in counts.items()))
             else:
-                acc: dict[State, float] = {}
-                for r in rs:
-                    for p, eta in r.float_effects:
-                        s2 = (s & ~eta.delete) | eta.add
-                        acc[s2] = acc.get(s2, 0.0) + p
-                d = tuple(sorted((s2, q / len(rs)) for s2, q in acc.items()))
+                d = float_rule_mixture(rs, s) if rs else ()
         self._fcache[s] = d
         return d
+
+    def regions(self) -> list[tuple[Node, tuple[Rule, ...]]]:
+        """The state space split into BDD regions by the set of rules that match
+        there.  The states of one region share R_s, hence share Pr_h(·|s,c) as a
+        distribution over effects (:func:`rule_mixture` of the region's rules);
+        regions where no rule matches are omitted."""
+        if not self.rules:
+            return []
+        b = self.rules[0].condition.ctx.bdd
+        parts: list[tuple[Node, tuple[Rule, ...]]] = [(b.true, ())]
+        for r in self.rules:
+            cond = r.condition.bdd
+            nxt = []
+            for u, rs in parts:
+                inside = b.conj(u, cond)
+                outside = b.conj(u, b.neg(cond))
+                if inside != b.false:
+                    nxt.append((inside, (*rs, r)))
+                if outside != b.false:
+                    nxt.append((outside, rs))
+            parts = nxt
+        return [(u, rs) for u, rs in parts if rs]
 
     def covers(self, s: State) -> bool:
         """Some rule applies in s (s ∈ C_s's domain for this capability)."""
@@ -195,7 +233,7 @@ class CapabilityModel:
         for r in self.rules:
             if r.condition.holds(s):
                 for _, eta in r.effects:
-                    if (s & ~eta.delete) | eta.add == s_next:
+                    if eta.apply(s) == s_next:
                         return True
         return False
 

@@ -28,6 +28,8 @@ class Effect:
     delete: int = 0
 
     def apply(self, s: State) -> State:
+        """apply(s, η) = (s ∖ η⁻) ∪ η⁺: the one definition every model, planner and
+        export uses."""
         return (s & ~self.delete) | self.add
 
     def format(self, vocab: Vocabulary) -> str:
@@ -37,11 +39,6 @@ class Effect:
 
 
 NO_EFFECT = Effect(0, 0)
-
-
-def apply(s: State, eta: Effect) -> State:
-    """apply(s, η) = (s \\ η⁻) ∪ η⁺."""
-    return (s & ~eta.delete) | eta.add
 
 
 def observed_effect(s: State, s_next: State) -> Effect:
