@@ -12,7 +12,6 @@ from capver.model.state import (
     Capability,
     Effect,
     Transition,
-    apply,
     observed_effect,
 )
 from capver.model.vocabulary import Atom, Literal
@@ -37,7 +36,6 @@ class TestApply:
     @given(states, states)
     def test_apply_observed_effect_round_trip(self, s: int, s2: int) -> None:
         eta = observed_effect(s, s2)
-        assert apply(s, eta) == s2
         assert eta.apply(s) == s2
         assert Transition(s, "c", s2).effect == eta
 
@@ -49,18 +47,18 @@ class TestApply:
 
     @given(states, effects())
     def test_apply_matches_set_definition(self, s: int, eta: Effect) -> None:
-        assert apply(s, eta) == apply_effect(s, eta) == eta.apply(s)
-        assert bits(apply(s, eta)) == (bits(s) - bits(eta.delete)) | bits(eta.add)
+        assert apply_effect(s, eta) == eta.apply(s)
+        assert bits(eta.apply(s)) == (bits(s) - bits(eta.delete)) | bits(eta.add)
 
     @given(states)
     def test_empty_effect_is_identity(self, s: int) -> None:
-        assert apply(s, NO_EFFECT) == s
+        assert NO_EFFECT.apply(s) == s
         assert observed_effect(s, s) == NO_EFFECT
 
     @given(states, effects())
     def test_apply_is_idempotent(self, s: int, eta: Effect) -> None:
-        once = apply(s, eta)
-        assert apply(once, eta) == once
+        once = eta.apply(s)
+        assert eta.apply(once) == once
 
     @given(states, effects(), effects())
     def test_sequential_application_composes(self, s: int, e1: Effect, e2: Effect) -> None:
@@ -71,7 +69,7 @@ class TestApply:
     @given(states, effects())
     def test_observed_effect_of_an_applied_effect(self, s: int, eta: Effect) -> None:
         # what is observed is the part of η that changed something
-        seen = observed_effect(s, apply(s, eta))
+        seen = observed_effect(s, eta.apply(s))
         assert bits(seen.add) == bits(eta.add) - bits(s)
         assert bits(seen.delete) == (bits(eta.delete) - bits(eta.add)) & bits(s)
 
