@@ -64,7 +64,7 @@ class TestApply:
     def test_sequential_application_composes(self, s: int, e1: Effect, e2: Effect) -> None:
         # e2 after e1 is one effect: added unless e2 deletes it, deleted unless e2 adds it
         composed = Effect((e1.add & ~e2.delete) | e2.add, (e1.delete & ~e2.add) | e2.delete)
-        assert apply(apply(s, e1), e2) == apply(s, composed)
+        assert e2.apply(e1.apply(s)) == composed.apply(s)
 
     @given(states, effects())
     def test_observed_effect_of_an_applied_effect(self, s: int, eta: Effect) -> None:
