@@ -1,0 +1,135 @@
+"""capver from Python: what a notebook user needs, in a few calls.
+
+    import capver
+    a = capver.load_setting("lao", domain="blocks")          # a bundled setting, or
+    # a = capver.gym_setting(env, agent, alpha, capabilities)  # your own agent
+    result = capver.learn(a, method="mcqs-s", max_steps=500, seed=0)
+    print(result.to_dsl("h_and"))                            # the learned model, readable
+    assert result.check().holds                              # z3: h∧ ⪯ h∨ (section 3.1)
+    result.export("out/", which="h_and")                     # PPDDL for planners
+
+The objects are the library's own (:class:`~capver.settings.Assessment`,
+:class:`~capver.model.capability_model.CompoundModel`,
+:class:`~capver.model.dataset.TransitionDataset`), so everything below the API stays
+reachable from a result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from capver.agents.base import Agent
+from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset
+from capver.engines.execution import Budget
+from capver.engines.learning import LearnConfig, Learner, Progress, Setting
+from capver.engines.verify import Verdict, equivalent, refines, same_distributions
+from capver.envs.base import Representation, Simulator
+from capver.errors import UsageError
+from capver.io import dsl
+from capver.io.literal_text import parse_conjunction, parse_state
+from capver.io.ppddl_export import export_determinized, export_ppddl
+from capver.io.run_file import SettingArgs
+from capver.logic.condition import LogicContext
+from capver.model.capability_model import CompoundModel
+from capver.model.dataset import TransitionDataset
+from capver.model.state import Capability
+from capver.settings import Assessment, build_assessment
+
+__all__ = ["LearnResult", "gym_setting", "learn", "load_setting"]
+
+BOUNDS = ("h_and", "h_or")
+
+
+def load_setting(agent: str = "lao", *, seed: int = 0, **options: Any) -> Assessment:
+    """A named setting of ``capver learn`` (``agent`` is one of
+    :data:`capver.settings.SETTINGS`; ``options`` are the fields of
+    :class:`~capver.io.run_file.SettingArgs`: domain, problem, model, init, theta,
+    step_cap, layouts)."""
+    try:
+        args = SettingArgs(seed=seed, **options)
+    except TypeError as exc:
+        raise UsageError(f"load_setting: {exc}; expected options among {list(SettingArgs.__dataclass_fields__)}") from None
+    return build_assessment(agent, args, np.random.default_rng(seed))
+
+
+def gym_setting(
+    sim: Simulator[Any], agent: Agent, alpha: Representation[Any], capabilities: Iterable[Capability],
+    initial_states: Sequence[Any] | None = None, *, theta: int | None = None, step_cap: int = 200,
+    name: str = "custom",
+) -> Assessment:
+    """A setting of your own: a simulator (e.g. :class:`capver.envs.gym_adapter.GymSimulator`
+    around a gymnasium environment), the agent, α and the capabilities to assess.
+    The initial states default to the simulator's current state."""
+    initial = tuple(initial_states) if initial_states is not None else (sim.get_state(),)
+    setting = Setting(agent, sim, alpha, tuple(capabilities), initial, Budget(max_steps=step_cap, theta=theta))
+    return Assessment(name, LogicContext(alpha.vocabulary), setting)
+
+
+@dataclass(frozen=True, slots=True)
+class LearnResult:
+    """What :func:`learn` found: the lattice bounds h∧ ⪯ h⋆ ⪯ h∨ and the data."""
+
+    assessment: Assessment
+    h_and: CompoundModel
+    h_or: CompoundModel
+    data: TransitionDataset
+    progress: Progress
+
+    def model(self, which: str = "h_and") -> CompoundModel:
+        if which not in BOUNDS:
+            raise UsageError(f"which={which!r}: expected one of {BOUNDS}")
+        return self.h_and if which == "h_and" else self.h_or
+
+    def to_dsl(self, which: str = "h_and") -> str:
+        """The model in capver's readable DSL (``dsl.read`` gives it back exactly)."""
+        return dsl.emit(self.model(which), name="pessimistic" if which == "h_and" else "optimistic")
+
+    def check(self, relation: str = "refines") -> Verdict:
+        """z3's proof (or counterexample) of a relation between h∧ and h∨: ``refines``
+        (h∧ ⪯ h∨, which the lattice guarantees), ``equivalent`` or
+        ``same-probabilities``."""
+        checks = {"refines": refines, "equivalent": equivalent, "same-probabilities": same_distributions}
+        if relation not in checks:
+            raise UsageError(f"relation={relation!r}: expected one of {sorted(checks)}")
+        return checks[relation](self.h_and, self.h_or)
+
+    def evaluate(self, sequences: int = 300, seed: int = 0) -> dict[str, float]:
+        """Section 4.2's scores of h∧ on a fresh evaluation dataset D′ of random
+        capability sequences executed by the agent."""
+        a = self.assessment
+        d_eval = collect_eval_dataset(a.setting, a.setting.capabilities, sequences, np.random.default_rng(seed))
+        return checkpoint_scores(self.h_and, self.data, d_eval, a.truth, a.reachable)
+
+    def export(self, out: str | Path, *, which: str = "h_and", init: str = "", goal: str = "",
+               determinize: bool = False) -> list[Path]:
+        """Write the model as PPDDL (and an all-outcomes determinised PDDL) into the
+        directory ``out``; ``init`` and ``goal`` are written as in ``capver export``."""
+        model = self.model(which)
+        vocab = model.vocabulary
+        s0 = parse_state(init, vocab, what="init")
+        lits = parse_conjunction(goal, vocab, what="goal") if goal.strip() else ()
+        written = list(export_ppddl(model, init=s0, goal=lits, name=which).write(Path(out)))
+        if determinize:
+            written += export_determinized(model, init=s0, goal=lits, name=which).write(Path(out))
+        return written
+
+
+def learn(
+    assessment: Assessment, *, method: str = "mcqs-s", max_steps: int | None = 2000, max_queries: int | None = None,
+    max_seconds: float | None = None, executions: int = 2, iterations: int = 100, horizon: int = 10,
+    xi: float = 1e-5, patience: int = 25, seed: int = 0,
+) -> LearnResult:
+    """Assess the agent with MCQS-E, MCQS-S or random queries (``method``) until a
+    budget is spent or the stopping rule fires; the same loop as ``capver learn``."""
+    config = LearnConfig.from_options(
+        method, executions=executions, iterations=iterations, horizon=horizon, xi_cap=xi, patience=patience,
+        max_steps=max_steps, max_queries=max_queries, max_seconds=max_seconds,
+    )
+    learner = Learner(assessment.ctx, assessment.setting, config, np.random.default_rng(seed), grow=assessment.grow)
+    progress = learner.run()
+    return LearnResult(assessment, learner.h_and, learner.h_or, learner.data, progress)
