@@ -24,6 +24,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Protocol
 
 import numpy as np
@@ -113,6 +114,16 @@ class LearnConfig:
         )
 
 
+class StopReason(Enum):
+    """Why :meth:`Learner.run` returned."""
+
+    STEP_BUDGET = "step budget"
+    QUERY_BUDGET = "query budget"
+    TIME_BUDGET = "time budget"
+    CONVERGED = "converged"
+    REQUESTED = "stopped on request"
+
+
 @dataclass(slots=True)
 class Progress:
     queries: int = 0
@@ -122,7 +133,8 @@ class Progress:
     unique_transitions: int = 0
     since_change: int = 0
     since_discovery: int = 0
-    stop_reason: str = ""
+    stop: StopReason | None = None
+    stop_reason: str = ""  # the reason in words, with the budget that was hit
     seconds: float = 0.0
     curve: list[dict[str, float]] = field(default_factory=list)
 
@@ -175,6 +187,7 @@ class Learner:
         )
         self._start = time.monotonic()
         self._query_tag: dict[str, Any] | None = None
+        self._stop_requested = False
 
     # -- the loop -------------------------------------------------------------------
     @property
@@ -188,6 +201,11 @@ class Learner:
     def xi(self) -> float:
         return min(self.config.xi_cap, self.config.xi_step * self.progress.since_discovery)
 
+    def request_stop(self) -> None:
+        """End :meth:`run` after the current query (e.g. from its ``on_query``
+        callback, once the caller has seen what it wanted)."""
+        self._stop_requested = True
+
     def run(self, on_query: Callable[[Learner], None] | None = None) -> Progress:
         while not self._should_stop():
             self.query()
@@ -198,14 +216,18 @@ class Learner:
 
     def _should_stop(self) -> bool:
         cfg, p = self.config, self.progress
-        if cfg.max_steps is not None and p.steps >= cfg.max_steps:
-            p.stop_reason = f"step budget {cfg.max_steps}"
+        if self._stop_requested:
+            p.stop, p.stop_reason = StopReason.REQUESTED, StopReason.REQUESTED.value
+        elif cfg.max_steps is not None and p.steps >= cfg.max_steps:
+            p.stop, p.stop_reason = StopReason.STEP_BUDGET, f"step budget {cfg.max_steps}"
         elif cfg.max_queries is not None and p.queries >= cfg.max_queries:
-            p.stop_reason = f"query budget {cfg.max_queries}"
+            p.stop, p.stop_reason = StopReason.QUERY_BUDGET, f"query budget {cfg.max_queries}"
         elif cfg.max_seconds is not None and time.monotonic() - self._start >= cfg.max_seconds:
-            p.stop_reason = f"time budget {cfg.max_seconds}s"
+            p.stop, p.stop_reason = StopReason.TIME_BUDGET, f"time budget {cfg.max_seconds}s"
         elif cfg.patience and p.since_change >= cfg.patience:
-            p.stop_reason = f"converged: {cfg.patience} queries without a new transition or a >{cfg.prob_tolerance:.0%} probability change"
+            p.stop = StopReason.CONVERGED
+            p.stop_reason = (f"converged: {cfg.patience} queries without a new transition or a "
+                             f">{cfg.prob_tolerance:.0%} probability change")
         else:
             return False
         return True

@@ -18,10 +18,29 @@ from .helpers import bfs_optimal_length
 
 @pytest.mark.parametrize("name", sorted(DOMAINS))
 def test_generators_are_deterministic(name: str) -> None:
+    """Same generator seed, same instance: the same initial state, horizon, actions,
+    successors and rewards along a walk (and other seeds give other instances)."""
+
+    def walk(problem: object, steps: int = 12) -> list[tuple[object, ...]]:
+        pick = np.random.default_rng(5)  # the same walk through both instances
+        s, out = problem.initial, []  # type: ignore[attr-defined]
+        for _ in range(steps):
+            acts = problem.actions(s)  # type: ignore[attr-defined]
+            if not acts:
+                break
+            a = acts[int(pick.integers(len(acts)))]
+            s2 = problem.successor(s, a)  # type: ignore[attr-defined]
+            out.append((s, problem.format_action(a), problem.reward(s, a, s2), len(acts)))  # type: ignore[attr-defined]
+            s = s2
+        return out
+
     gen = DOMAINS[name]
     a = gen(4, np.random.default_rng(11))
     b = gen(4, np.random.default_rng(11))
-    assert a.initial == b.initial
+    assert (a.initial, a.horizon) == (b.initial, b.horizon)
+    assert walk(a) == walk(b) and len(walk(a)) > 0
+    others = [gen(4, np.random.default_rng(seed)) for seed in range(12, 20)]
+    assert any(o.initial != a.initial or walk(o) != walk(a) for o in others)
 
 
 @pytest.mark.parametrize(("name", "sizes"), [("grid", (1, 3, 6)), ("blocks", (2, 3, 5)), ("drawers", (1, 2, 3)), ("bins", (1, 2, 3))])

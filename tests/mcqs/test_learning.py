@@ -25,7 +25,7 @@ from capver.engines.generate import (
     random_effect,
     random_model,
 )
-from capver.engines.learning import LearnConfig, Learner, Setting
+from capver.engines.learning import LearnConfig, Learner, Setting, StopReason
 from capver.engines.verify import equivalent
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
@@ -66,7 +66,7 @@ def test_deterministic_truth_is_learned_exactly(method: str, seed: int) -> None:
     ctx, truth, setting = _world(seed, stochastic=False)
     learner = Learner(ctx, setting, LearnConfig(method=method, max_queries=400, patience=25), np.random.default_rng(seed))
     progress = learner.run()
-    assert progress.stop_reason.startswith("converged")
+    assert progress.stop is StopReason.CONVERGED and progress.stop_reason.startswith("converged")
     assert exact_vd(learner.h_and, truth, range(16)) == 0.0
     # Every (s, c) was tried, so the bounds have met: h∧ ≡ h∨ ≡ h⋆ (z3).
     assert equivalent(learner.h_and, learner.h_or).holds
@@ -83,7 +83,7 @@ def test_stochastic_truth_vd_goes_to_zero(method: str) -> None:
     assert equivalent(learner.h_and, learner.h_or).holds
     assert vds[0] > vds[-1]
     assert vds[-1] < 0.08
-    assert learner.progress.stop_reason == "query budget 300"
+    assert learner.progress.stop is StopReason.QUERY_BUDGET and learner.progress.stop_reason == "query budget 300"
 
 
 def test_mcqs_tries_every_pair_sooner_than_random() -> None:
@@ -102,21 +102,31 @@ def test_mcqs_tries_every_pair_sooner_than_random() -> None:
                     lr.data.count_sc(s, c) for s in range(16) for c in lr.capabilities
                 ):
                     done.append(lr.progress.executions)
-                    raise StopIteration
+                    lr.request_stop()
 
-            try:
-                learner.run(check)
-            except StopIteration:
-                pass
+            assert learner.run(check).stop == (StopReason.REQUESTED if done else StopReason.QUERY_BUDGET)
             counts.append(done[0] if done else 10**9)
         needed[method] = float(np.mean(counts))
     assert needed["mcqs-e"] < needed["random"]
 
 
-def test_reachable_states_of_truth() -> None:
-    _ctx, truth, _setting = _world(0, stochastic=False)
-    reach = reachable_states(truth, [0])
-    assert 0 in reach and reach <= set(range(16))
+@pytest.mark.parametrize("seed", range(6))
+def test_reachable_states_of_truth(seed: int) -> None:
+    """Against a fixpoint over brute-force successors (corpus.brute_distribution walks
+    the pysmt formulas, not the BDDs or caches the library uses)."""
+    from corpus import brute_distribution
+
+    _ctx, truth, _setting = _world(seed, stochastic=seed % 2 == 1)
+    start = seed % 16
+    expected = {start}
+    while True:
+        grown = expected | {s2 for s in expected for m in truth.values() for s2 in brute_distribution(m, s)}
+        if grown == expected:
+            break
+        expected = grown
+    assert reachable_states(truth, [start]) == expected
+    # a non-trivial instance: some capability moves the start state somewhere else
+    assert len(expected) > 1 or all(set(brute_distribution(m, start)) <= {start} for m in truth.values())
 
 
 def test_learn_command_resumes_after_sigkill(tmp_path: Path) -> None:
