@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -62,6 +62,23 @@ class _AgentWorker:
 
     def close(self) -> None:
         self._calls.put(None)  # a hung worker never reads it and stays abandoned
+
+
+class _Fault(Exception):
+    """An exception raised inside one part of an execution (the agent, the simulator
+    or α), with the part named."""
+
+
+T = TypeVar("T")
+
+
+def _attributed(who: str, fn: Callable[[], T]) -> T:
+    try:
+        return fn()
+    except (_DeadlinePassed, _Fault):
+        raise
+    except Exception as exc:  # any fault of the part is recorded, not raised
+        raise _Fault(f"{who} raised {type(exc).__name__}: {exc}") from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,11 +125,11 @@ def execute(
     # Only with a wall-clock budget do agent calls go through a worker thread, so the
     # common case pays nothing for it.
     worker = None if deadline is None else _AgentWorker(deadline)
+    def agent_call(fn: Callable[[], T]) -> T:
+        return _attributed("agent", fn if worker is None else lambda: worker.call(fn))
+
     try:
-        if worker is None:
-            agent.begin(capability, sim, rng)
-        else:
-            worker.call(lambda: agent.begin(capability, sim, rng))
+        agent_call(lambda: agent.begin(capability, sim, rng))
         while True:
             if budget.theta is not None and len(traj) - 1 >= budget.theta:
                 reason = "theta"
@@ -123,22 +140,23 @@ def execute(
             if deadline is not None and time.monotonic() > deadline:
                 failure = reason = f"wall-clock budget of {budget.max_seconds}s exhausted"
                 break
-            action = agent.act(sim, rng) if worker is None else worker.call(lambda: agent.act(sim, rng))
+            action = agent_call(lambda: agent.act(sim, rng))
             if isinstance(action, Stop):
                 reason = action.reason
                 break
-            if action not in sim.available_actions():
+            if action not in _attributed("simulator", sim.available_actions):
                 failure = reason = f"invalid action {action!r}"
                 break
-            x = sim.step(action)
+            x = _attributed("simulator", lambda: sim.step(action))  # noqa: B023 - called at once
             steps += 1
-            s = alpha(x)
+            s = _attributed("representation α", lambda: alpha(x))  # noqa: B023 - called at once
             if s != traj[-1]:
                 traj.append(s)
     except _DeadlinePassed:
         failure = reason = f"wall-clock budget of {budget.max_seconds}s exhausted"
-    except Exception as exc:  # noqa: BLE001 - any agent fault is recorded, not raised
-        failure = reason = f"agent raised {type(exc).__name__}: {exc}"
+    except _Fault as fault:
+        # Recorded, not raised: the run goes on, and the words say whose fault it was.
+        failure = reason = str(fault)
     finally:
         if worker is not None:
             worker.close()
