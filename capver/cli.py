@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "learn": "capver.commands.learn",
     "plan": "capver.commands.plan",
     "plot": "capver.commands.plot",
+    "report": "capver.commands.report",
     "run": "capver.commands.run_agent",
     "bench": "capver.commands.bench",
 }
