@@ -29,10 +29,11 @@ from capver.commands.progress import ProgressReport
 from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset
 from capver.engines.learning import LearnConfig, Learner, resumed_queries
 from capver.engines.mcqs import QUERY_METHODS
-from capver.engines.report import capability_report, plot_curves, read_curves, write_curve
 from capver.errors import RunFileError, UsageError
 from capver.io import dataset_file, dsl, run_file
 from capver.io.atomic import replace_text
+from capver.io.curves import plot_curves, read_curves, write_curve
+from capver.io.explain import capability_report
 from capver.io.run_file import RunBudget, RunManifest
 from capver.model.dataset import TransitionDataset
 from capver.settings import SETTINGS, Assessment, SettingArgs, build_assessment

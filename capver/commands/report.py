@@ -18,9 +18,9 @@ import urllib.parse
 from pathlib import Path
 
 from capver.commands.argtypes import refuse_to_overwrite
-from capver.engines.report import read_curves
 from capver.errors import RunFileError
 from capver.io import dsl, run_file
+from capver.io.curves import read_curves
 from capver.io.html_report import JsonFile, ReportInputs, curve_points, render
 
 HELP = "write one static HTML page (no server, nothing fetched) showing a capver learn run"

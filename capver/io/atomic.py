@@ -10,5 +10,5 @@ from pathlib import Path
 def replace_text(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     # newline="": the CSV writer's \r\n and JSON's \n reach the file unchanged.
-    tmp.write_text(text, newline="")
+    tmp.write_text(text, encoding="utf-8", newline="")
     os.replace(tmp, path)

@@ -94,7 +94,7 @@ class ReportInputs:
 
 
 def curve_points(rows: Iterable[Mapping[str, str]], source: str) -> list[CurvePoint]:
-    """``curve.csv`` rows (as :func:`capver.engines.report.read_curves` returns them)
+    """``curve.csv`` rows (as :func:`capver.io.curves.read_curves` returns them)
     as typed points; a malformed value is a :class:`RunFileError` naming ``source``
     and the row (header = row 1), since a silently skipped row would draw a wrong
     curve."""
