@@ -46,7 +46,7 @@ from capver.model.state import Capability, Transition
 class RecordSink(Protocol):
     """Where every observation is persisted as it happens (the dataset file)."""
 
-    def write_capability(self, c: Capability) -> None: ...
+    def write_capability(self, c: Capability) -> object: ...  # the result is ignored
     def write(self, t: Transition, steps: int = 0, meta: dict[str, Any] | None = None) -> None: ...
 
 
