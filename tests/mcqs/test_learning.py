@@ -73,6 +73,7 @@ def test_deterministic_truth_is_learned_exactly(method: str, seed: int) -> None:
     assert equivalent(learner.h_and, truth).holds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["mcqs-e", "mcqs-s"])
 def test_stochastic_truth_vd_goes_to_zero(method: str) -> None:
     ctx, truth, setting = _world(3, stochastic=True)
@@ -129,6 +130,7 @@ def test_reachable_states_of_truth(seed: int) -> None:
     assert len(expected) > 1 or all(set(brute_distribution(m, start)) <= {start} for m in truth.values())
 
 
+@pytest.mark.slow
 def test_learn_command_resumes_after_sigkill(tmp_path: Path) -> None:
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "capver.cli", "learn", "--agent", "lao", "--domain", "blocks",
