@@ -78,7 +78,6 @@ def _primitive(args: SettingArgs, rng: np.random.Generator) -> Assessment:
 
 
 def _model(args: SettingArgs, rng: np.random.Generator) -> Assessment:
-    from capver.agents.model_backed import ModelBackedAgent
     from capver.io import dsl
     from capver.io.literal_text import parse_state
 
@@ -88,17 +87,23 @@ def _model(args: SettingArgs, rng: np.random.Generator) -> Assessment:
         parsed = dsl.read(args.model)
     except OSError as exc:
         raise SettingError(f"--model {args.model!r}: cannot read the file ({exc.strerror or exc})") from None
-    vocab = parsed.vocabulary
-    init = parse_state(args.init, vocab, what="--init")
-    agent = ModelBackedAgent(parsed.model)
+    init = parse_state(args.init, parsed.vocabulary, what="--init")
+    return model_assessment(parsed.model, init, f"model:{args.model}")
+
+
+def model_assessment(model: CompoundModel, init: State, name: str) -> Assessment:
+    """The model-backed agent of ``model`` in its symbolic simulator, started at
+    ``init``: the setting whose true model h⋆ is known (used by ``capver learn
+    --agent model`` and by ``capver plan --execute-with model``)."""
+    from capver.agents.model_backed import ModelBackedAgent
+
+    agent = ModelBackedAgent(model)
     setting = Setting(
         agent, agent.simulator(init), agent.representation(), tuple(agent.capabilities), (init,),
         Budget(max_steps=2, theta=None), symbolic_states=True,
     )
     truth = agent.true_model
-    return Assessment(
-        f"model:{args.model}", parsed.ctx, setting, truth, frozenset(reachable_states(truth, [init]))
-    )
+    return Assessment(name, model.ctx, setting, truth, frozenset(reachable_states(truth, [init])))
 
 
 def _minigrid(kind: str) -> Callable[[SettingArgs, np.random.Generator], Assessment]:

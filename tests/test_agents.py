@@ -500,7 +500,7 @@ def run_cli(argv):
 def test_run_command_prints_lao_transitions(capsys):
     assert run_cli(["lao", "--domain", "blocks", "--capability", "on(a,b)", "--walk-states", "0", "--theta", "inf"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("lao agent on PPDDLTask(blocks/blocks") and "theta=inf" in out[0]
+    assert out[0].startswith("lao agent, lao:blocks/problem1: 1 capabilities") and "theta=inf" in out[0]
     assert out[1] == "[1] on(a,b)  from initial state"
     assert out[2] == ("  state:    {ontable(a), ontable(b), ontable(c), ontable(d), clear(a), clear(b), "
                       "clear(c), clear(d), handempty(robot)}")

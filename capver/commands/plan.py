@@ -19,8 +19,6 @@ import argparse
 import numpy as np
 
 from capver.commands.argtypes import positive, seconds
-from capver.engines.execution import Budget as ExecutionBudget
-from capver.engines.learning import Setting
 from capver.introspection.capability_planning import (
     CAPABILITY_PLANNERS,
     CapabilityPlan,
@@ -90,8 +88,8 @@ def format_report(report: ExecutionReport) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from capver.agents.model_backed import ModelBackedAgent
     from capver.io import dsl
+    from capver.settings import model_assessment
 
     parsed = dsl.read(args.model)
     model = parsed.model
@@ -106,11 +104,7 @@ def run(args: argparse.Namespace) -> int:
     if not plan.solved:
         return 1
     if args.execute_with == "model":
-        agent = ModelBackedAgent(model)
-        setting = Setting(
-            agent, agent.simulator(init), agent.representation(), tuple(agent.capabilities), (init,),
-            ExecutionBudget(max_steps=2, theta=None), symbolic_states=True,
-        )
+        setting = model_assessment(model, init, f"model:{args.model}").setting
         report = execute_plan(plan, setting, rng, model=model, runs=args.runs)
         print("\n".join(format_report(report)))
     return 0

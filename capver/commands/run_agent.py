@@ -13,20 +13,18 @@ printed with its state, added and deleted atoms, step count and stop reason.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from capver.agents.base import Agent
 from capver.commands.argtypes import non_negative, positive, theta
-from capver.engines.discovery import discover, random_walks
+from capver.engines.discovery import random_walks
 from capver.engines.execution import Budget, Execution, execute
-from capver.envs.base import Representation, Simulator
 from capver.errors import UsageError
-from capver.io.literal_text import parse_conjunction, parse_state
+from capver.io.literal_text import parse_conjunction
+from capver.io.run_file import SettingArgs
 from capver.model.state import Capability, State
 from capver.model.vocabulary import Vocabulary
+from capver.settings import Assessment, build_assessment
 
 HELP = "run one agent on one domain and print the transitions of a few capability executions"
 
@@ -53,16 +51,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="simulator steps one capability execution may take (default: 200)")
 
 
-@dataclass(frozen=True, slots=True)
-class Setup:
-    agent: Agent
-    sim: Simulator[Any]
-    alpha: Representation[Any]
-    vocab: Vocabulary
-    capabilities: list[Capability]
-    description: str
-
-
 def parse_capability(name: str, vocab: Vocabulary) -> Capability:
     """The capability whose intent ``name`` spells: a conjunction of literals, e.g.
     ``on(a,b)`` or ``holding(a)&~clear(b)`` (the form :meth:`Capability.for_intent`
@@ -70,54 +58,26 @@ def parse_capability(name: str, vocab: Vocabulary) -> Capability:
     return Capability.for_intent(parse_conjunction(name, vocab, what="--capability"))
 
 
-def _ppddl_setup(args: argparse.Namespace, rng: np.random.Generator) -> Setup:
-    from capver.agents.lao_agent import LAOAgent
-    from capver.agents.primitive import PrimitiveAgent
-    from capver.envs.ppddl import AtomsRepresentation, PPDDLSimulator, load_task
-
-    task = load_task(args.domain, args.problem)
-    sim = PPDDLSimulator(task, seed=args.seed)
-    alpha = AtomsRepresentation(task)
-    vocab = task.vocabulary
-    if args.agent == "lao":
-        if args.capability:
-            caps = [parse_capability(n, vocab) for n in args.capability]
-        else:
-            caps = discover(sim, alpha, rng, n_walks=10, length=50).capabilities
-        agent: Agent = LAOAgent(task)
-    else:
-        primitive = PrimitiveAgent(task)
-        caps = primitive.capabilities
-        if args.capability:
-            known = {c.name: c for c in caps}
-            for n in args.capability:
-                if n not in known:
-                    raise UsageError(f"--capability {n!r}: not a ground action of {args.domain}/{args.problem}, "
-                                     f"e.g. {caps[0].name!r}")
-            caps = [known[n] for n in args.capability]
-        agent = primitive
-    return Setup(agent, sim, alpha, vocab, caps, f"{args.agent} agent on {task!r}")
-
-
-def _model_setup(args: argparse.Namespace) -> Setup:
-    from capver.agents.model_backed import ModelBackedAgent
-    from capver.io import dsl
-
-    if not args.model:
+def _setup(args: argparse.Namespace, rng: np.random.Generator) -> tuple[Assessment, list[Capability]]:
+    """The agent's setting (built by :mod:`capver.settings`, as for ``capver learn``)
+    and the capabilities to execute: discovered or named with ``--capability``."""
+    if args.agent == "model" and not args.model:
         raise UsageError("--model FILE is required for the model agent")
-    parsed = dsl.read(args.model)
-    agent = ModelBackedAgent(parsed.model)
-    vocab = parsed.vocabulary
-    init = parse_state(args.init, vocab, what="--init")
-    caps = agent.capabilities
-    if args.capability:
-        known = {c.name: c for c in caps}
-        for n in args.capability:
-            if n not in known:
-                raise UsageError(f"--capability {n!r}: the model has no such capability; it has {sorted(known)}")
-        caps = [known[n] for n in args.capability]
-    return Setup(agent, agent.simulator(init), agent.representation(), vocab, caps,
-                 f"model agent of {parsed.name!r} ({args.model})")
+    options = SettingArgs(domain=args.domain, problem=args.problem, model=args.model, init=args.init,
+                          theta=args.theta, step_cap=args.step_cap, seed=args.seed)
+    a = build_assessment(args.agent, options, rng)
+    caps = list(a.setting.capabilities)
+    if not args.capability:
+        return a, caps
+    if args.agent == "lao":  # LAO* pursues any intent over the domain's atoms
+        return a, [parse_capability(n, a.ctx.vocab) for n in args.capability]
+    known = {c.name: c for c in caps}
+    for n in args.capability:
+        if n not in known:
+            what = "the model has no such capability" if args.agent == "model" else \
+                f"not a ground action of {args.domain}/{args.problem}"
+            raise UsageError(f"--capability {n!r}: {what}, e.g. {caps[0].name!r}")
+    return a, [known[n] for n in args.capability]
 
 
 def format_execution(ex: Execution, vocab: Vocabulary) -> list[str]:
@@ -138,26 +98,27 @@ def format_execution(ex: Execution, vocab: Vocabulary) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     rng = np.random.default_rng(args.seed)
-    setup = _model_setup(args) if args.agent == "model" else _ppddl_setup(args, rng)
-    caps = setup.capabilities
+    a, caps = _setup(args, rng)
+    st, vocab = a.setting, a.ctx.vocab
+    n_known = len(caps) if args.capability else len(st.capabilities)
     if not args.capability and args.capabilities < len(caps):
         picked = sorted(rng.choice(len(caps), size=args.capabilities, replace=False).tolist())
         caps = [caps[i] for i in picked]
-    x0 = setup.sim.reset(args.seed)
+    x0 = st.sim.reset(args.seed)
     starts: list[tuple[str, State]] = [("initial state", x0)]
-    walked = sorted({t.s_next for t in random_walks(setup.sim, setup.alpha, rng, n_walks=3, length=20)} - {x0})
+    walked = sorted({t.s_next for t in random_walks(st.sim, st.alpha, rng, n_walks=3, length=20)} - {x0})
     if walked and args.walk_states:
         idx = sorted(rng.choice(len(walked), size=min(args.walk_states, len(walked)), replace=False).tolist())
         starts += [(f"random-walk state {k + 1}", walked[i]) for k, i in enumerate(idx)]
     budget = Budget(max_steps=args.step_cap, theta=args.theta)
     theta = "inf" if args.theta is None else str(args.theta)
-    print(f"{setup.description}: {len(setup.capabilities)} capabilities, executing {len(caps)} "
+    print(f"{args.agent} agent, {a.name}: {n_known} capabilities, executing {len(caps)} "
           f"from {len(starts)} states (theta={theta}, seed={args.seed})")
     n = 0
     for c in caps:
         for where, x in starts:
             n += 1
-            ex = execute(setup.agent, setup.sim, setup.alpha, c, x, rng, budget)
+            ex = execute(st.agent, st.sim, st.alpha, c, x, rng, budget)
             print(f"[{n}] {c.name}  from {where}")
-            print("\n".join(format_execution(ex, setup.vocab)))
+            print("\n".join(format_execution(ex, vocab)))
     return 0
