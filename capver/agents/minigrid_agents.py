@@ -151,7 +151,8 @@ class Goal:
 def _passable_cells(x: MiniGridState) -> set[Cell]:
     """Floor cells without the key, plus the cells of open doors."""
     cells = {c for r in ROOMS for c in room_cells(r, x.layout.room_size)}
-    cells.discard(x.key_pos)  # type: ignore[arg-type]
+    if x.key_pos is not None:
+        cells.discard(x.key_pos)
     cells.update(c for c, is_open in zip(x.layout.door_cells, x.door_open) if is_open)
     return cells
 
@@ -606,7 +607,7 @@ def _state_key(x: MiniGridState) -> tuple[Any, ...]:
 
 
 def _side_effects(a: MiniGridState, b: MiniGridState) -> int:
-    n = (a.key_pos is None) != (b.key_pos is None)
+    n = int((a.key_pos is None) != (b.key_pos is None))
     for i in range(len(DOORS)):
         n += a.door_open[i] != b.door_open[i] or a.door_locked[i] != b.door_locked[i]
     return n

@@ -207,7 +207,7 @@ def reachability_accuracy(
     sampling from an initial state), execute each ``executions`` times with the agent
     and score the fraction of runs whose final state the model predicts possible."""
     alpha = setting.alpha
-    scores = []
+    scores: list[float] = []
     total = 0
     attempts = 0
     while len(scores) < n_sequences and attempts < 50 * n_sequences:

@@ -36,10 +36,13 @@ A = TypeVar("A")
 class SearchProblem(Protocol[S, A]):
     """What the engine needs of a (possibly stochastic) MDP."""
 
-    # A deterministic problem's edge has one child, so the engine descends through an
-    # existing child without recomputing the transition (the distinguishing MDP's
-    # meta-state step is the expensive part of MCQS-E).
-    deterministic: bool
+    @property
+    def deterministic(self) -> bool:
+        """A deterministic problem's edge has one child, so the engine descends
+        through an existing child without recomputing the transition (the
+        distinguishing MDP's meta-state step is the expensive part of MCQS-E).
+        Read-only here, so a class constant or a frozen field provides it."""
+        ...
 
     def actions(self, s: S) -> Sequence[A]:
         """Actions available in s (empty: s is terminal)."""
@@ -209,12 +212,14 @@ class MCTS(Generic[S, A]):
                 continue
             s2, r, term = self.problem.transition(node.state, a, self.rng)
             k = self.problem.key(s2)
-            child = edge.children.get(k)
-            fresh = child is None
-            if child is None:
+            known = edge.children.get(k)
+            fresh = known is None
+            if known is None:
                 child = self.new_node(s2, node.depth + 1, term)
                 edge.children[k] = child
                 edge.reward = r
+            else:
+                child = known
             path.append((node, a, edge, r))
             node = child
             if fresh:

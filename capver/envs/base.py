@@ -8,18 +8,27 @@ x ∈ X to the set of ground atoms true in it (a bitset over a vocabulary).
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
+
+# typing.TypeVar takes a default (PEP 696) only from Python 3.13 on.
+from typing_extensions import TypeVar
 
 from capver.model.state import State
 from capver.model.vocabulary import Vocabulary
 
 X = TypeVar("X")
+X_contra = TypeVar("X_contra", contravariant=True)
 Action = Hashable
+A = TypeVar("A", bound=Hashable, default=Any)
+"""The action type of a simulator.  A simulator accepts only its own kind of action
+(a PPDDL simulator ground actions, a symbolic one effects), so ``step`` cannot take
+every Hashable; ``Simulator[X]`` leaves it unspecified (Any)."""
 
 
 @runtime_checkable
-class Simulator(Protocol[X]):
-    """A resettable, revertible simulator of environment states X."""
+class Simulator(Protocol[X, A]):
+    """A resettable, revertible simulator of environment states X, stepped by
+    actions A (those :meth:`available_actions` returns)."""
 
     def reset(self, seed: int | None = None) -> X:
         """Start an episode; returns the initial state."""
@@ -33,23 +42,23 @@ class Simulator(Protocol[X]):
         """Revert to a snapshot taken earlier."""
         ...
 
-    def step(self, action: Action) -> X:
+    def step(self, action: A) -> X:
         """Apply a low-level action; returns the next state."""
         ...
 
-    def available_actions(self) -> Sequence[Action]:
+    def available_actions(self) -> Sequence[A]:
         """The actions that may be passed to :meth:`step` in the current state."""
         ...
 
 
 @runtime_checkable
-class Representation(Protocol[X]):
+class Representation(Protocol[X_contra]):
     """α : X → S."""
 
     @property
     def vocabulary(self) -> Vocabulary: ...
 
-    def __call__(self, x: X) -> State: ...
+    def __call__(self, x: X_contra) -> State: ...
 
 
 class InvalidActionError(Exception):

@@ -366,7 +366,11 @@ class QuadrantDoorKeyEnv(MiniGridEnv):
             raise SimulatorError("QuadrantDoorKeyEnv: call reset() before using the environment")
         return self._layout
 
-    def reset(
+    # minigrid annotates MiniGridEnv.reset and .step with gymnasium's ObsType, but
+    # MiniGridEnv subclasses the unparameterised gym.Env, so there ObsType is a free
+    # type variable: the signatures claim to return whatever observation type the
+    # caller wants, which no override returning an actual observation can match.
+    def reset(  # type: ignore[override]
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         layout = (options or {}).get("layout")
@@ -414,8 +418,11 @@ class QuadrantDoorKeyEnv(MiniGridEnv):
             if cur is not None and self.grid.get(int(cur[0]), int(cur[1])) is self._key:
                 self.grid.set(int(cur[0]), int(cur[1]), None)
         if pos is None:
-            self.carrying = self._key
-            self._key.cur_pos = np.array([-1, -1])
+            # minigrid declares ``carrying`` by ``self.carrying = None`` (inferred type:
+            # None) and WorldObj.cur_pos as ``tuple[int, int] | None``, yet its own step
+            # stores the picked-up object and marks it with np.array([-1, -1]) exactly so.
+            self.carrying = self._key  # type: ignore[assignment]
+            self._key.cur_pos = np.array([-1, -1])  # type: ignore[assignment]
         else:
             self.grid.set(pos[0], pos[1], self._key)
             self._key.cur_pos = pos
@@ -451,7 +458,8 @@ class QuadrantDoorKeyEnv(MiniGridEnv):
         self._dirty = None
 
     # -- cheap fully observed observation --------------------------------------------------
-    def step(self, action: Any) -> tuple[dict[str, Any], Any, bool, bool, dict[str, Any]]:
+    # (the override is ignored for the reason given at reset)
+    def step(self, action: Any) -> tuple[dict[str, Any], Any, bool, bool, dict[str, Any]]:  # type: ignore[override]
         if self._dirty is not None:
             # Only the agent's cell and the cell it faces can change in one step.
             pos, front = self.agent_pos, self.front_pos
@@ -462,9 +470,13 @@ class QuadrantDoorKeyEnv(MiniGridEnv):
         if self._dirty is None:
             self._image = self._base_image.copy()
             for door in self._doors:
-                self._image[door.cur_pos[0], door.cur_pos[1]] = door.encode()
+                door_pos = door.cur_pos
+                assert door_pos is not None  # _build placed every door
+                self._image[door_pos[0], door_pos[1]] = door.encode()
             if self.carrying is None:
-                self._image[int(self._key.cur_pos[0]), int(self._key.cur_pos[1])] = self._key.encode()
+                key_pos = self._key.cur_pos
+                assert key_pos is not None  # not carried: on the grid
+                self._image[int(key_pos[0]), int(key_pos[1])] = self._key.encode()
         else:
             for x, y in self._dirty:
                 obj = self.grid.get(x, y)

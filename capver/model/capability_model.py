@@ -27,6 +27,22 @@ from capver.model.vocabulary import Vocabulary
 
 Distribution = dict[State, Fraction]
 
+_LatticeIndex = tuple[dict[State, tuple[int, ...]], tuple[int, ...], frozenset[State]]
+"""State → indices of the rules matching it, the rules matching every state outside
+Φ_c, and Φ_c (see :meth:`CapabilityModel._lattice_index`)."""
+
+_Mixture = tuple[int, tuple[tuple[Effect, int], ...]]
+"""(D, ((η, n), …)): the all-rules effect mixture over a common denominator D."""
+
+
+@dataclass(slots=True)
+class _LazyParts:
+    """What a :class:`CapabilityModel` computes at most once, on first use."""
+
+    index_known: bool = False  # the index may be None, so None cannot mean "not yet"
+    index: _LatticeIndex | None = None
+    mixture: _Mixture | None = None
+
 
 @dataclass(frozen=True, slots=True)
 class Rule:
@@ -98,21 +114,21 @@ class CapabilityModel:
         default_factory=dict, repr=False, compare=False, hash=False
     )
 
-    _lazy: dict[str, object] = field(default_factory=dict, repr=False, compare=False, hash=False)
+    _lazy: _LazyParts = field(default_factory=_LazyParts, repr=False, compare=False, hash=False)
 
     @property
     def name(self) -> str:
         return self.capability.name
 
-    def _lattice_index(self) -> tuple[dict[State, tuple[int, ...]], tuple[int, ...], frozenset[State]] | None:
+    def _lattice_index(self) -> _LatticeIndex | None:
         """For models built by the lattice (every condition a pessimistic block, or
         every condition an optimistic block over one universe Φ_c): state → indices
         of the rules matching it, the rules matching every state outside Φ_c, and
         Φ_c.  Makes R_s a dictionary lookup instead of a scan of all rules."""
-        if "index" in self._lazy:
-            return self._lazy["index"]  # type: ignore[return-value]
+        if self._lazy.index_known:
+            return self._lazy.index
         kinds = {r.condition.kind for r in self.rules}
-        index = None
+        index: _LatticeIndex | None = None
         if self.rules and kinds in ({"pessimistic"}, {"optimistic"}):
             universe = self.rules[0].condition.universe
             if kinds == {"pessimistic"} or all(r.condition.universe == universe for r in self.rules):
@@ -122,7 +138,8 @@ class CapabilityModel:
                         by_state.setdefault(s, []).append(i)
                 outside = tuple(range(len(self.rules))) if kinds == {"optimistic"} else ()
                 index = ({s: tuple(v) for s, v in by_state.items()}, outside, universe)
-        self._lazy["index"] = index
+        self._lazy.index = index
+        self._lazy.index_known = True
         return index
 
     def matching(self, s: State) -> list[Rule]:
@@ -137,16 +154,16 @@ class CapabilityModel:
         # An optimistic rule matches s iff s is in its block or outside Φ_c.
         return [self.rules[i] for i in outside] if s not in universe else []
 
-    def _all_rules_mixture(self) -> tuple[int, tuple[tuple[Effect, int], ...]]:
+    def _all_rules_mixture(self) -> _Mixture:
         """(1/|h_c|) Σ_r effects(r) over a common denominator D, as (D, ((η, n), …)):
         the distribution h∨ predicts at every untried state, computed once."""
-        mix = self._lazy.get("mixture")
+        mix = self._lazy.mixture
         if mix is None:
             acc = rule_mixture(self.rules)
             denom = math.lcm(*(q.denominator for q in acc.values()))
             mix = (denom, tuple((eta, int(q * denom)) for eta, q in sorted(acc.items(), key=lambda x: x[0])))
-            self._lazy["mixture"] = mix
-        return mix  # type: ignore[return-value]
+            self._lazy.mixture = mix
+        return mix
 
     def _mixture_counts(self, s: State, rs: list[Rule]) -> tuple[int, dict[State, int]] | None:
         """When every rule matches (and there are more than two), Pr_h(·|s,c) as

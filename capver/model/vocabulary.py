@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from capver.errors import VocabularyError
 
@@ -224,13 +225,16 @@ class Vocabulary:
 
     @staticmethod
     def from_json(data: Mapping[str, object]) -> Vocabulary:
+        # The record is unvalidated JSON: its values are used as what they should be,
+        # and a malformed one fails with one of the errors caught below.
+        record: Mapping[str, Any] = data
         try:
-            preds = [Predicate(n, tuple(ts)) for n, ts in dict(data["predicates"]).items()]  # type: ignore[arg-type]
+            preds = [Predicate(n, tuple(ts)) for n, ts in dict(record["predicates"]).items()]
             return Vocabulary.build(
                 preds,
-                objects=dict(data["objects"]),  # type: ignore[arg-type]
-                types=dict(data["types"]),  # type: ignore[arg-type]
-                atoms=[Atom.parse(a) for a in data["atoms"]],  # type: ignore[union-attr]
+                objects=dict(record["objects"]),
+                types=dict(record["types"]),
+                atoms=[Atom.parse(a) for a in record["atoms"]],
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise VocabularyError(f"malformed vocabulary record: {exc}") from None

@@ -52,7 +52,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, TypedDict, TypeVar, Unpack
 
 from capver.errors import PlanningError
 from capver.planning.mdp import MDP
@@ -351,12 +351,21 @@ class LAOStar(Generic[S, A]):
         return self._value.get(s)
 
 
+class LAOStarOptions(TypedDict, total=False):
+    """The keyword options of :class:`LAOStar`, for :func:`solve`."""
+
+    dead_end_penalty: float
+    epsilon: float
+    tie_tolerance: float
+    max_expansions: int | None
+
+
 def solve(
     mdp: MDP[S, A],
     s0: S,
     is_goal: Callable[[S], bool],
     heuristic: Callable[[S], float] = _zero,
-    **options: float | None,
+    **options: Unpack[LAOStarOptions],
 ) -> PlanResult[S, A]:
     """One-shot LAO* from ``s0`` (see :class:`LAOStar` for the options)."""
-    return LAOStar(mdp, is_goal, heuristic, **options).solve(s0)  # type: ignore[arg-type]
+    return LAOStar(mdp, is_goal, heuristic, **options).solve(s0)

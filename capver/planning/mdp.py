@@ -28,7 +28,7 @@ class MDP(Protocol[S, A]):
         good actions, so it must be deterministic."""
         ...
 
-    def outcomes(self, s: S, a: A) -> list[tuple[Probability, S]]:
+    def outcomes(self, s: S, a: A) -> Sequence[tuple[Probability, S]]:
         """[(p, s′)] with Σ p = 1; the same s′ may appear more than once."""
         ...
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
@@ -140,12 +140,39 @@ def _syntax_error(exc: UnexpectedInput, text: str, filename: str) -> PDDLSyntaxE
     )
 
 
-def _parse_tree(text: str, filename: str) -> Tree:
+def _parse_tree(text: str, filename: str) -> Tree[Token]:
     try:
         tree = _grammar_parser().parse(text)
     except UnexpectedInput as exc:
         raise _syntax_error(exc, text, filename) from None
-    return tree.children[0]
+    return _tree(tree.children[0])
+
+
+# ------------------------------------------------------------------------ tree nodes
+# lark types a child of a Tree[Token] as Token | Tree[Token], and with
+# maybe_placeholders an absent optional part ([...] in the grammar) is None.  The
+# grammar fixes which of them each position holds; these helpers narrow a child to
+# it (failing only if grammar and builder disagree).
+_Child = Token | Tree[Token] | None
+
+
+def _tok(node: _Child) -> Token:
+    """``node``, a terminal of the grammar."""
+    if not isinstance(node, Token):
+        raise TypeError(f"expected a token, found {node!r}")  # grammar and builder disagree
+    return node
+
+
+def _tree(node: _Child) -> Tree[Token]:
+    """``node``, a rule of the grammar."""
+    if not isinstance(node, Tree):
+        raise TypeError(f"expected a tree, found {node!r}")  # grammar and builder disagree
+    return node
+
+
+def _opt_tree(node: _Child) -> Tree[Token] | None:
+    """``node``, an optional rule of the grammar (None if absent)."""
+    return None if node is None else _tree(node)
 
 
 # ------------------------------------------------------------------------ comments
@@ -180,14 +207,14 @@ class _Builder:
         self.filename = filename
 
     # -- locations / errors ------------------------------------------------------
-    def loc(self, node: Tree | Token | None, fallback: Loc | None = None) -> Loc:
+    def loc(self, node: _Child, fallback: Loc | None = None) -> Loc:
         if isinstance(node, Token) and node.line is not None:
             return Loc(self.filename, node.line, node.column or 1)
         if isinstance(node, Tree) and not node.meta.empty:
             return Loc(self.filename, node.meta.line, node.meta.column)
         return fallback or Loc(self.filename, 1, 1)
 
-    def error(self, message: str, where: Tree | Token | Loc | None) -> PDDLSemanticError:
+    def error(self, message: str, where: _Child | Loc) -> PDDLSemanticError:
         loc = where if isinstance(where, Loc) else self.loc(where)
         return PDDLSemanticError(
             message,
@@ -199,7 +226,7 @@ class _Builder:
 
     # -- typed lists ---------------------------------------------------------------
     def typed_list(
-        self, tree: Tree | None, types: Mapping[str, str | None] | None
+        self, tree: Tree[Token] | None, types: Mapping[str, str | None] | None
     ) -> list[tuple[Token, str, Token | None]]:
         """(name token, type, type token) triples; untyped names get ``object``."""
         if tree is None:
@@ -210,7 +237,7 @@ class _Builder:
             if isinstance(child, Token):
                 pending.append(child)
                 continue
-            type_tok = child.children[0]
+            type_tok = _tok(child.children[0])
             tname = type_tok.lower()
             if not pending:
                 raise self.error(f"'- {tname}' does not follow any name", type_tok)
@@ -224,7 +251,7 @@ class _Builder:
         return out
 
     def typed_names(
-        self, tree: Tree | None, types: Mapping[str, str | None], what: str
+        self, tree: Tree[Token] | None, types: Mapping[str, str | None], what: str
     ) -> tuple[TypedName, ...]:
         seen: set[str] = set()
         out = []
@@ -237,19 +264,20 @@ class _Builder:
         return tuple(out)
 
     # -- domain -----------------------------------------------------------------
-    def domain(self, tree: Tree) -> Domain:
+    def domain(self, tree: Tree[Token]) -> Domain:
         if tree.data != "domain":
             raise self.error("expected a domain file, found a problem", tree)
-        name_tok, *sections = tree.children
-        by_kind: dict[str, list[Tree]] = {}
-        for sec in sections:
+        name_tok = _tok(tree.children[0])
+        by_kind: dict[str, list[Tree[Token]]] = {}
+        for child in tree.children[1:]:
+            sec = _tree(child)
             by_kind.setdefault(sec.data, []).append(sec)
         for kind in ("requirements", "types_def", "constants_def", "predicates_def", "actions_decl"):
             if len(by_kind.get(kind, [])) > 1:
                 raise self.error(f"duplicate {kind.removesuffix('_def')} section", by_kind[kind][1])
 
         requirements = tuple(
-            t.lower() for sec in by_kind.get("requirements", []) for t in sec.children
+            _tok(t).lower() for sec in by_kind.get("requirements", []) for t in sec.children
         )
         types = self.types(by_kind.get("types_def", [None])[0])
         type_pairs = tuple((t, p) for t, p in types.items() if p is not None)
@@ -285,11 +313,11 @@ class _Builder:
             filename=self.filename,
         )
 
-    def types(self, tree: Tree | None) -> dict[str, str | None]:
+    def types(self, tree: Tree[Token] | None) -> dict[str, str | None]:
         types: dict[str, str | None] = {ROOT_TYPE: None}
         if tree is None:
             return types
-        entries = self.typed_list(tree.children[0], None)
+        entries = self.typed_list(_tree(tree.children[0]), None)
         declared: dict[str, Token] = {}
         for tok, parent, _ in entries:
             name = tok.lower()
@@ -315,13 +343,14 @@ class _Builder:
         return types
 
     def predicates(
-        self, tree: Tree | None, types: Mapping[str, str | None]
+        self, tree: Tree[Token] | None, types: Mapping[str, str | None]
     ) -> dict[str, PredicateDecl]:
         preds: dict[str, PredicateDecl] = {}
         if tree is None:
             return preds
-        for decl in tree.children:
-            name_tok, params_tree = decl.children
+        for child in tree.children:
+            decl = _tree(child)
+            name_tok, params_tree = _tok(decl.children[0]), _tree(decl.children[1])
             name = name_tok.lower()
             if name in preds:
                 raise self.error(f"duplicate predicate {name!r}", name_tok)
@@ -330,11 +359,11 @@ class _Builder:
         return preds
 
     def action_predicates(
-        self, sections: list[Tree], predicates: Mapping[str, PredicateDecl]
+        self, sections: list[Tree[Token]], predicates: Mapping[str, PredicateDecl]
     ) -> list[str]:
         entries: list[tuple[str, Loc]] = []
         if sections:
-            entries = [(t.lower(), self.loc(t)) for t in sections[0].children]
+            entries = [(_tok(t).lower(), self.loc(t)) for t in sections[0].children]
         else:
             decls = _comment_action_declarations(self.text)
             if decls:
@@ -350,18 +379,19 @@ class _Builder:
                 out.append(name)
         return out
 
-    def action(self, tree: Tree, ctx: _Context) -> ActionSchema:
-        name_tok, params_tree, pre_tree, eff_tree = tree.children
+    def action(self, tree: Tree[Token], ctx: _Context) -> ActionSchema:
+        name_tok = _tok(tree.children[0])
+        params_tree, pre_tree, eff_tree = (_tree(c) for c in tree.children[1:])
         name = name_tok.lower()
         params = self.typed_names(_first_child([params_tree]), ctx.types, "parameter")
         scope = {p.name: p.type for p in params}
-        pre_node = pre_tree.children[0]
+        pre_node = _opt_tree(pre_tree.children[0])
         precondition = (
             self.formula(pre_node, scope, ctx, allow_action_predicates=True)
             if pre_node is not None
             else And((), self.loc(pre_tree))
         )
-        eff_node = eff_tree.children[0]
+        eff_node = _opt_tree(eff_tree.children[0])
         effect = self.effect(eff_node, scope, ctx) if eff_node is not None else EffAnd(())
         schema = ActionSchema(name, params, precondition, effect, self.loc(name_tok))
         if ctx.action_predicates and action_literal(schema, ctx.action_predicates) is None:
@@ -388,13 +418,14 @@ class _Builder:
 
     def atom(
         self,
-        tree: Tree,
+        tree: Tree[Token],
         scope: Mapping[str, str],
         ctx: _Context,
         *,
         allow_action_predicates: bool,
     ) -> AtomF:
-        name_tok, *terms = tree.children
+        name_tok = _tok(tree.children[0])
+        terms = [_tok(c) for c in tree.children[1:]]
         name = name_tok.lower()
         pred = ctx.predicates.get(name)
         if pred is None:
@@ -420,16 +451,16 @@ class _Builder:
         return AtomF(name, tuple(t.lower() for t in terms), self.loc(tree))
 
     def quantified(
-        self, tree: Tree, scope: Mapping[str, str], ctx: _Context
+        self, tree: Tree[Token], scope: Mapping[str, str], ctx: _Context
     ) -> tuple[tuple[TypedName, ...], dict[str, str]]:
-        variables = self.typed_names(tree.children[0], ctx.types, "variable")
+        variables = self.typed_names(_tree(tree.children[0]), ctx.types, "variable")
         inner = dict(scope)
         inner.update((v.name, v.type) for v in variables)
         return variables, inner
 
     def formula(
         self,
-        tree: Tree,
+        tree: Tree[Token],
         scope: Mapping[str, str],
         ctx: _Context,
         *,
@@ -441,44 +472,45 @@ class _Builder:
         if kind == "atom":
             return self.atom(tree, scope, ctx, allow_action_predicates=allow_action_predicates)
         if kind == "equality":
-            left, right = tree.children
+            left, right = (_tok(c) for c in tree.children)
             self.term_type(left, scope, ctx)
             self.term_type(right, scope, ctx)
             return Equals(left.lower(), right.lower(), loc)
         if kind == "gd_and":
-            return And(tuple(sub(c, scope) for c in tree.children), loc)
+            return And(tuple(sub(_tree(c), scope) for c in tree.children), loc)
         if kind == "gd_or":
-            return Or(tuple(sub(c, scope) for c in tree.children), loc)
+            return Or(tuple(sub(_tree(c), scope) for c in tree.children), loc)
         if kind == "gd_not":
-            return Not(sub(tree.children[0], scope), loc)
+            return Not(sub(_tree(tree.children[0]), scope), loc)
         if kind == "gd_imply":
-            return Imply(sub(tree.children[0], scope), sub(tree.children[1], scope), loc)
+            return Imply(sub(_tree(tree.children[0]), scope), sub(_tree(tree.children[1]), scope), loc)
         if kind in ("gd_exists", "gd_forall"):
             variables, inner = self.quantified(tree, scope, ctx)
-            body = sub(tree.children[1], inner)
+            body = sub(_tree(tree.children[1]), inner)
             return (Exists if kind == "gd_exists" else ForAll)(variables, body, loc)
         raise AssertionError(f"unhandled formula node {kind}")  # grammar and builder disagree
 
     # -- effects -------------------------------------------------------------------
-    def effect(self, tree: Tree, scope: Mapping[str, str], ctx: _Context) -> Effect:
+    def effect(self, tree: Tree[Token], scope: Mapping[str, str], ctx: _Context) -> Effect:
         kind = tree.data
         loc = self.loc(tree)
         if kind in ("eff_add", "eff_delete"):
-            atom = self.atom(tree.children[0], scope, ctx, allow_action_predicates=False)
+            atom = self.atom(_tree(tree.children[0]), scope, ctx, allow_action_predicates=False)
             return EffLiteral(atom, kind == "eff_add", loc)
         if kind == "eff_and":
-            return EffAnd(tuple(self.effect(c, scope, ctx) for c in tree.children), loc)
+            return EffAnd(tuple(self.effect(_tree(c), scope, ctx) for c in tree.children), loc)
         if kind == "eff_forall":
             variables, inner = self.quantified(tree, scope, ctx)
-            return EffForAll(variables, self.effect(tree.children[1], inner, ctx), loc)
+            return EffForAll(variables, self.effect(_tree(tree.children[1]), inner, ctx), loc)
         if kind == "eff_when":
-            cond = self.formula(tree.children[0], scope, ctx)
-            return EffWhen(cond, self.effect(tree.children[1], scope, ctx), loc)
+            cond = self.formula(_tree(tree.children[0]), scope, ctx)
+            return EffWhen(cond, self.effect(_tree(tree.children[1]), scope, ctx), loc)
         if kind == "eff_probabilistic":
             branches = []
             total = Fraction(0)
-            for branch in tree.children:
-                prob_tok, body = branch.children
+            for child in tree.children:
+                branch = _tree(child)
+                prob_tok, body = _tok(branch.children[0]), _tree(branch.children[1])
                 p = self.probability(prob_tok)
                 total += p
                 branches.append((p, self.effect(body, scope, ctx)))
@@ -500,18 +532,19 @@ class _Builder:
         return p
 
     # -- problem -------------------------------------------------------------------
-    def problem(self, tree: Tree, domain: Domain) -> Problem:
+    def problem(self, tree: Tree[Token], domain: Domain) -> Problem:
         if tree.data != "problem":
             raise self.error("expected a problem file, found a domain", tree)
-        name_tok, *sections = tree.children
-        by_kind: dict[str, list[Tree]] = {}
-        for sec in sections:
+        name_tok = _tok(tree.children[0])
+        by_kind: dict[str, list[Tree[Token]]] = {}
+        for child in tree.children[1:]:
+            sec = _tree(child)
             by_kind.setdefault(sec.data, []).append(sec)
         for kind in ("problem_domain", "requirements", "objects_def", "init_def", "goal_def"):
             if len(by_kind.get(kind, [])) > 1:
                 raise self.error(f"duplicate {kind.removesuffix('_def')} section", by_kind[kind][1])
         if "problem_domain" in by_kind:
-            dom_tok = by_kind["problem_domain"][0].children[0]
+            dom_tok = _tok(by_kind["problem_domain"][0].children[0])
             if dom_tok.lower() != domain.name:
                 raise self.error(
                     f"problem is for domain {dom_tok.lower()!r}, expected {domain.name!r}", dom_tok
@@ -531,9 +564,10 @@ class _Builder:
         init: list[AtomF] = []
         seen: set[AtomF] = set()
         for sec in by_kind.get("init_def", []):
-            for el in sec.children:
+            for child in sec.children:
+                el = _tree(child)
                 positive = el.data == "atom"
-                atom_tree = el if positive else el.children[0]
+                atom_tree = el if positive else _tree(el.children[0])
                 atom = self.atom(atom_tree, {}, ctx, allow_action_predicates=True)
                 # Action-predicate atoms only say which actions exist (pddlgym drops
                 # them); negated init atoms restate the closed-world assumption.
@@ -542,7 +576,7 @@ class _Builder:
                     init.append(atom)
         goal_secs = by_kind.get("goal_def", [])
         goal: Formula = (
-            self.formula(goal_secs[0].children[0], {}, ctx) if goal_secs else And(())
+            self.formula(_tree(goal_secs[0].children[0]), {}, ctx) if goal_secs else And(())
         )
         return Problem(
             name=name_tok.lower(),
@@ -573,10 +607,10 @@ class _Context:
         self.action_predicates = action_predicates
 
 
-def _first_child(trees: list[Tree | None] | None) -> Tree | None:
+def _first_child(trees: Sequence[Tree[Token] | None] | None) -> Tree[Token] | None:
     if not trees or trees[0] is None:
         return None
-    return trees[0].children[0]
+    return _opt_tree(trees[0].children[0])
 
 
 def _is_subtype(types: Mapping[str, str | None], t: str, of: str) -> bool:

@@ -29,7 +29,7 @@ import numpy as np
 
 from capver.errors import IntrospectionError
 from capver.introspection.decision_list import DecisionList, Rule
-from capver.introspection.fol import Not, Prev, Var, conj, disj, exists, forall, lit
+from capver.introspection.fol import Formula, Not, Prev, Var, conj, disj, exists, forall, lit
 from capver.introspection.relational import RelationalProblem
 from capver.introspection.schema import ActionSchema, Domain
 from capver.model.vocabulary import Atom, Predicate
@@ -61,7 +61,7 @@ DOMAIN = Domain(
 )
 
 
-def _done(b: Var) -> conj:
+def _done(b: Var) -> Formula:
     return conj(Not(lit("open", b)), forall(I, Not(lit("in", I, b))))
 
 

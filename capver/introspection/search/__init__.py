@@ -43,6 +43,7 @@ from each state reached, then the argmax-Q action.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from capver.errors import IntrospectionError
 from capver.introspection.search.beam import Beam
@@ -61,18 +62,30 @@ from capver.introspection.search.problem import (
 )
 from capver.introspection.search.random_k import RandomK
 
-PLANNERS: dict[str, Callable[..., Planner]] = {
-    "introspector": Introspector,
-    "greedy": Greedy,
+
+class _KPlanner(Planner, Protocol):
+    """A planner with a budget K (``k``, also its constructor's keyword)."""
+
+    @property
+    def k(self) -> int: ...
+
+
+_K_PLANNERS: dict[str, Callable[..., _KPlanner]] = {
     "random": RandomK,
     "beam": Beam,
     "mcts": MCTSK,
     "mcts-u": MCTSU,
 }
+
+PLANNERS: dict[str, Callable[..., Planner]] = {
+    "introspector": Introspector,
+    "greedy": Greedy,
+    **_K_PLANNERS,
+}
 """Planner name -> constructor; "random", "beam", "mcts" and "mcts-u" take the
 budget ``k``."""
 
-TAKES_K = frozenset({"random", "beam", "mcts", "mcts-u"})
+TAKES_K = frozenset(_K_PLANNERS)
 
 
 def make_planner(name: str, k: int | None = None) -> Planner:
@@ -92,7 +105,7 @@ def make_planner(name: str, k: int | None = None) -> Planner:
 def planner_label(name: str, k: int | None = None) -> str:
     """The paper's spelling, e.g. ``BEAM[100]``."""
     if name in TAKES_K:
-        kk = k if k is not None else PLANNERS[name]().k  # type: ignore[attr-defined]
+        kk = k if k is not None else _K_PLANNERS[name]().k
         return f"{name.upper()}[{kk}]"
     return name.upper() if name == "greedy" else name
 

@@ -17,6 +17,7 @@ import numpy as np
 from capver.errors import IntrospectionError
 
 S = TypeVar("S", bound=Hashable)
+S_contra = TypeVar("S_contra", bound=Hashable, contravariant=True)
 A = TypeVar("A", bound=Hashable)
 
 REWARD = "reward"
@@ -50,10 +51,10 @@ class PlanningProblem(Protocol[S, A]):
     def format_action(self, a: A) -> str: ...
 
 
-class MilestoneGoal(Protocol[S]):
+class MilestoneGoal(Protocol[S_contra]):
     """One way to reach a milestone (for relational problems: one mutation)."""
 
-    def distance(self, s: S) -> int:
+    def distance(self, s: S_contra) -> int:
         """Heuristic distance; 0 iff ``s`` satisfies the goal."""
         ...
 
@@ -140,7 +141,10 @@ class PlanResult(Generic[A]):
 
 
 class Planner(Protocol):
-    name: str
+    @property
+    def name(self) -> str:
+        """Read-only here, so a frozen dataclass field provides it."""
+        ...
 
     def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: Budget | None = None) -> PlanResult: ...
 
