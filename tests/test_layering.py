@@ -1,7 +1,7 @@
 """The package's layering, checked on its import graph: every ``import capver.X``
 (at module level or inside a function) goes to a layer at or below the importer's.
 
-    errors, grammars                       0  exceptions; the languages' grammars
+    errors, grammars, languages            0  exceptions; the languages' grammars and syntax errors
     model.vocabulary / state / dataset     1  atoms, states, observations
     logic                                  2  BDD and SMT conditions over a vocabulary
     model.capability_model                 3  capability models: rules whose conditions are logic
@@ -27,6 +27,7 @@ PACKAGE = Path(capver.__file__).resolve().parent
 LAYERS: dict[str, int] = {
     "capver.errors": 0,
     "capver.grammars": 0,
+    "capver.languages": 0,
     "capver.model": 1,
     "capver.logic": 2,
     "capver.model.capability_model": 3,

@@ -16,7 +16,7 @@ import json
 import lark
 
 from capver.errors import UsageError, VocabularyError
-from capver.grammars import caret, describe_syntax_error, grammar_parser
+from capver.languages import caret, describe_syntax_error, grammar_parser
 from capver.model.state import State
 from capver.model.vocabulary import Atom, Literal, Vocabulary
 
