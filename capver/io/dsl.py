@@ -49,7 +49,7 @@ from capver.logic.bdd import Cube, Node, isop
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 from capver.model.state import Capability, Effect
-from capver.model.vocabulary import ROOT_TYPE, Atom, Literal, Predicate, Vocabulary
+from capver.model.vocabulary import ROOT_TYPE, Atom, Literal, Predicate, Vocabulary, is_subtype, type_cycle
 
 GRAMMAR = "capmodel.lark"
 WIDTH = 88
@@ -703,14 +703,9 @@ class _Builder:
             parents.append((t, parent))
         for t, parent in parents:
             self.types[t] = self.known_type(parent)
-        for t, tok in where.items():
-            seen = {t}
-            cur = self.types[t]
-            while cur != ROOT_TYPE:
-                if cur in seen:
-                    raise self.error(tok, f"type {quote(t)} is its own ancestor; expected an acyclic type hierarchy")
-                seen.add(cur)
-                cur = self.types[cur]
+        cyclic = type_cycle(self.types)
+        if cyclic is not None:
+            raise self.error(where[cyclic], f"type {quote(cyclic)} is its own ancestor; expected an acyclic type hierarchy")
 
     def declare_objects(self, section: lark.Tree) -> None:
         where: dict[str, lark.Token] = {}
@@ -757,15 +752,6 @@ class _Builder:
             types += [ROOT_TYPE] * len(pending)
             self.predicates[p] = Predicate(p, tuple(types))
 
-    def is_subtype(self, t: str, of: str) -> bool:
-        cur = t
-        while True:
-            if cur == of:
-                return True
-            if cur == ROOT_TYPE:
-                return False
-            cur = self.types[cur]
-
     def ground(self, atom: lark.Tree) -> Atom:
         """The atom an ``(p a b)`` tree names, checked against the declarations."""
         ptok, args = atom.children[0], atom.children[1:]
@@ -785,7 +771,7 @@ class _Builder:
             ot = self.objects.get(o)
             if ot is None:
                 raise self.error(tok, f"unknown object {quote(o)}; expected one of: {_some(self.objects)}")
-            if not self.is_subtype(ot, t):
+            if not is_subtype(self.types, ot, t):
                 raise self.error(
                     tok,
                     f"object {quote(o)} has type {quote(ot)}; expected an object of type {quote(t)} "

@@ -131,12 +131,7 @@ class Vocabulary:
 
     # -- typing -------------------------------------------------------------------
     def is_subtype(self, t: str, of: str) -> bool:
-        cur: str | None = t
-        while cur is not None:
-            if cur == of:
-                return True
-            cur = self.types.get(cur)
-        return False
+        return is_subtype(self.types, t, of)
 
     def objects_of(self, t: str) -> list[str]:
         """Objects whose type is ``t`` or a subtype of it, sorted by name."""
@@ -251,15 +246,36 @@ class Vocabulary:
         return pos, neg
 
 
-def _check_acyclic(types: Mapping[str, str | None]) -> None:
+def is_subtype(types: Mapping[str, str | None], t: str, of: str) -> bool:
+    """``t`` is ``of`` or one of its descendants in the type hierarchy ``types``
+    (type → parent; the root's parent is None or absent).  The one type check of the
+    vocabulary, the DSL reader and the PPDDL parser."""
+    cur: str | None = t
+    while cur is not None:
+        if cur == of:
+            return True
+        cur = types.get(cur)
+    return False
+
+
+def type_cycle(types: Mapping[str, str | None]) -> str | None:
+    """A type that is its own ancestor in ``types``, or None when the hierarchy is
+    acyclic (the one cycle check; readers report it at their own source position)."""
     for t in types:
         seen = set()
         cur: str | None = t
         while cur is not None:
             if cur in seen:
-                raise VocabularyError(f"type hierarchy has a cycle through {t!r}")
+                return t
             seen.add(cur)
-            parent = types.get(cur, ROOT_TYPE if cur != ROOT_TYPE else None)
-            if cur not in types:
-                raise VocabularyError(f"unknown parent type {cur!r}")
-            cur = parent
+            cur = types.get(cur)
+    return None
+
+
+def _check_acyclic(types: Mapping[str, str | None]) -> None:
+    cyclic = type_cycle(types)
+    if cyclic is not None:
+        raise VocabularyError(f"type hierarchy has a cycle through {cyclic!r}")
+    for parent in types.values():
+        if parent is not None and parent not in types and parent != ROOT_TYPE:
+            raise VocabularyError(f"unknown parent type {parent!r}")

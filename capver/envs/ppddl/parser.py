@@ -58,7 +58,7 @@ from capver.envs.ppddl.syntax import (
     is_variable,
 )
 from capver.errors import PDDLSemanticError, PDDLSyntaxError
-from capver.model.vocabulary import ROOT_TYPE
+from capver.model.vocabulary import ROOT_TYPE, is_subtype, type_cycle
 
 GRAMMAR_FILE = "ppddl.lark"
 
@@ -332,14 +332,9 @@ class _Builder:
         # A parent named only after '-' is implicitly a subtype of the root (PDDL).
         for _, parent, _ in entries:
             types.setdefault(parent, ROOT_TYPE)
-        for name, tok in declared.items():
-            seen = set()
-            cur: str | None = name
-            while cur is not None:
-                if cur in seen:
-                    raise self.error(f"type hierarchy has a cycle through {name!r}", tok)
-                seen.add(cur)
-                cur = types[cur]
+        cyclic = type_cycle({n: types[n] for n in declared} | {n: p for n, p in types.items() if n not in declared})
+        if cyclic is not None:
+            raise self.error(f"type hierarchy has a cycle through {cyclic!r}", declared[cyclic])
         return types
 
     def predicates(
@@ -442,7 +437,7 @@ class _Builder:
             )
         for tok, param in zip(terms, pred.parameters):
             t = self.term_type(tok, scope, ctx)
-            if not _is_subtype(ctx.types, t, param.type):
+            if not is_subtype(ctx.types, t, param.type):
                 raise self.error(
                     f"{tok.lower()!r} has type {t!r}, but argument {param.name} of "
                     f"{name!r} expects type {param.type!r}",
@@ -611,15 +606,6 @@ def _first_child(trees: Sequence[Tree[Token] | None] | None) -> Tree[Token] | No
     if not trees or trees[0] is None:
         return None
     return _opt_tree(trees[0].children[0])
-
-
-def _is_subtype(types: Mapping[str, str | None], t: str, of: str) -> bool:
-    cur: str | None = t
-    while cur is not None:
-        if cur == of:
-            return True
-        cur = types.get(cur)
-    return False
 
 
 def action_literal(schema: ActionSchema, action_predicates: Iterable[str]) -> AtomF | None:
