@@ -42,12 +42,13 @@ class SyntaxProblem:
     expected: tuple[str, ...]
 
 
-def caret(text: str, line: int, column: int, span: int = 40) -> str:
-    """The source line around ``column`` with a caret under it."""
+def caret(text: str, line: int, column: int, span: int = 40, longest: int = 100) -> str:
+    """The source line with a caret under ``column``; a line longer than
+    ``longest`` is cut to ``span`` characters either side of the column."""
     lines = text.split("\n")
     src = lines[line - 1].expandtabs(1) if 0 < line <= len(lines) else ""
-    start = max(column - 1 - span, 0)
-    shown = src[start : column - 1 + span]
+    start = max(column - 1 - span, 0) if len(src) > longest else 0
+    shown = src[start : column - 1 + span] if len(src) > longest else src
     return shown + "\n" + " " * max(column - 1 - start, 0) + "^\n"
 
 
@@ -74,8 +75,10 @@ def describe_syntax_error(
         tok = getattr(exc, "token", None)
         if tok is None or tok.type in ("$END", "<EOF>"):
             what = f"unexpected {end}"
-            line = text.count("\n") + 1
-            column = len(text) - (text.rfind("\n") + 1) + 1
+            # Just after the last character of the last line (not on the empty
+            # "line" after a final newline, which editors do not number).
+            lines = text.splitlines() or [""]
+            line, column = len(lines), len(lines[-1]) + 1
         else:
             kind = _terminal(parser, tok.type, words, end)
             what = f"unexpected {tok.value!r}" + ("" if kind == f"'{tok.value}'" else f" ({kind})")

@@ -18,6 +18,7 @@ from capver.engines import generate, verify
 from capver.engines.lattice import LatticeBuilder
 from capver.errors import CapverError, DSLSemanticError, DSLSyntaxError
 from capver.io import dsl
+from capver.languages import grammar_parser
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 from capver.model.dataset import TransitionDataset
@@ -315,7 +316,7 @@ def test_write_then_read(tmp_path: Path) -> None:
 def test_grammar_is_loaded_from_the_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert importlib.resources.files("capver.grammars").joinpath(dsl.GRAMMAR).is_file()
     monkeypatch.chdir(tmp_path)
-    dsl._parser.cache_clear()
+    grammar_parser.cache_clear()
     assert dsl.parse("(define (capability-model m) (:predicates))").model.capabilities == []
 
 

@@ -438,7 +438,7 @@ def test_syntax_error_reports_line_column_and_expected():
 
     with pytest.raises(PDDLSyntaxError) as info:
         parse_domain("(define (domain x)\n (:predicates (p ?x))\n", "eof.pddl")
-    assert "end of file" in info.value.reason and info.value.line == 2
+    assert "end of the file" in info.value.reason and info.value.line == 2
 
 
 @pytest.mark.parametrize(

@@ -31,8 +31,6 @@ expected.
 
 from __future__ import annotations
 
-import functools
-import importlib.resources
 import json
 import re
 import textwrap
@@ -45,7 +43,8 @@ import lark
 from pysmt.fnode import FNode
 
 from capver.errors import DSLSemanticError, DSLSyntaxError, VocabularyError
-from capver.logic.bdd import Cube, Node, isop
+from capver.languages import caret, describe_syntax_error, grammar_parser
+from capver.logic.bdd import Cube, Node
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 from capver.model.state import Capability, Effect
@@ -120,11 +119,9 @@ def quote(name: str) -> str:
 def condition_sexp(cond: Condition) -> Sexp:
     """The shortest of two printings of ``cond``: its irredundant cover, or the
     negation of the irredundant cover of its complement."""
-    vocab = cond.ctx.vocab
-    direct = _cover_sexp(vocab, cond.cover)
-    b = cond.ctx.bdd
-    negated: Sexp = ["not", _cover_sexp(vocab, isop(b, b.neg(cond.bdd)))]
-    return negated if len(flat(negated)) < len(flat(direct)) else direct
+    cover, negated = _LiteralTexts.of(cond.ctx.vocab).choose(cond)
+    sexp = _cover_sexp(cond.ctx.vocab, cover)
+    return ["not", sexp] if negated else sexp
 
 
 def condition_text(cond: Condition) -> str:
@@ -271,6 +268,186 @@ def _cover_sexp(vocab: Vocabulary, cover: Sequence[Cube]) -> Sexp:
     return cubes[0] if len(cubes) == 1 else ["or", *cubes]
 
 
+class _LiteralTexts:
+    """The printed literals of one vocabulary, and condition printing from them.
+
+    A learned model has hundreds of rules whose covers hold thousands of literals; the
+    generic route (an s-expression per literal, flattened again at every level of
+    ``_layout``) spent more time than the covers themselves.  Here every literal is
+    printed once per vocabulary, a cover's length is added up from its literals'
+    lengths to choose between the two printings, and each line is joined once.  The
+    text is the same as ``_layout(condition_sexp(cond), col)`` would give."""
+
+    _cache: tuple[Vocabulary, _LiteralTexts] | None = None
+
+    def __init__(self, vocab: Vocabulary) -> None:
+        self.vocab = vocab
+        self.pos = [flat(_atom_sexp(a)) for a in vocab.atoms]
+        self.neg = [f"(not {t})" for t in self.pos]
+
+    @classmethod
+    def of(cls, vocab: Vocabulary) -> _LiteralTexts:
+        # One vocabulary is printed many times in a row (every rule of a model).
+        cached = cls._cache
+        if cached is None or cached[0] is not vocab:
+            cls._cache = cached = (vocab, cls(vocab))
+        return cached[1]
+
+    def literals(self, c: Cube) -> list[str]:
+        out = []
+        m, i = c.mask, 0
+        while m:
+            if m & 1:
+                out.append(self.pos[i] if c.value >> i & 1 else self.neg[i])
+            m >>= 1
+            i += 1
+        return out
+
+    def cube_length(self, c: Cube) -> int:
+        """len(flat(_conjunction_sexp(...))) of the cube."""
+        total = k = 0
+        m, i = c.mask, 0
+        pos, neg = self.pos, self.neg
+        while m:
+            if m & 1:
+                total += len(pos[i] if c.value >> i & 1 else neg[i])
+                k += 1
+            m >>= 1
+            i += 1
+        # "(and " + literals joined by spaces + ")", or the lone literal.
+        return total if k == 1 else total + k + 5
+
+    def cover_length(self, cover: Sequence[Cube], stop: int | None = None) -> int:
+        """len(flat(_cover_sexp(cover))); once the sum passes ``stop`` the partial sum
+        is returned (the caller only needs to know it is longer)."""
+        if not cover:
+            return len("false")
+        if len(cover) == 1:
+            return len("true") if cover[0].mask == 0 else self.cube_length(cover[0])
+        total = len("(or ") + len(cover) - 1 + len(")")
+        for c in cover:
+            total += self.cube_length(c)
+            if stop is not None and total > stop:
+                break
+        return total
+
+    def choose(self, cond: Condition) -> tuple[Sequence[Cube], bool]:
+        """The cover to print and whether it is printed negated: the negated cover of
+        the complement when its text is strictly shorter, as ``condition_sexp`` says."""
+        direct = cond.cover
+        direct_len = self.cover_length(direct)
+        if cond.kind == "optimistic" and self._negation_is_longer(cond.excluded, direct_len):
+            # The complement's cover cannot win, so it is not computed.
+            return direct, False
+        # "(not " + cover + ")"
+        negated_len = len("(not )") + self.cover_length(cond.complement_cover, stop=direct_len)
+        return (cond.complement_cover, True) if negated_len < direct_len else (direct, False)
+
+    def _negation_is_longer(self, excluded: frozenset[int], direct_len: int) -> bool:
+        """Whether the negated printing of an optimistic condition is surely at least
+        ``direct_len`` long.  Its complement is the finite set of excluded states, and an
+        excluded state with no excluded neighbour (one atom flipped) can only be covered
+        by its own minterm, so the minterms of such states are all in the text."""
+        n = len(self.pos)
+        if n < 2:
+            return False
+        bits = [1 << i for i in range(n)]
+        # A minterm prints every atom: "(and " + n literals + ")".
+        base = sum(len(x) for x in self.neg) + n + 5
+        extra = [len(p) - len(q) for p, q in zip(self.pos, self.neg, strict=True)]
+        total = len("(not )")
+        for s in excluded:
+            if any(s ^ b in excluded for b in bits):
+                continue
+            total += base
+            m = s
+            while m:
+                low = m & -m
+                total += extra[low.bit_length() - 1]
+                m ^= low
+            if total >= direct_len:
+                return True
+        return False
+
+    # -- layout: the rules of ``_layout`` on literal texts --------------------------------
+    def lines(self, cover: Sequence[Cube], negated: bool, col: int) -> list[str]:
+        if negated:
+            length = len("(not )") + self.cover_length(cover)
+            if col + length <= WIDTH:
+                return ["(not " + self._cover_text(cover) + ")"]
+            inner = self._cover_lines(cover, col + 5)
+            if len(inner) == 1:
+                return ["(not " + inner[0] + ")"]
+            return ["(not " + inner[0], *inner[1:-1], inner[-1] + ")"]
+        return self._cover_lines(cover, col)
+
+    def _cover_text(self, cover: Sequence[Cube]) -> str:
+        if not cover:
+            return "false"
+        if len(cover) == 1:
+            return "true" if cover[0].mask == 0 else self._cube_text(cover[0])
+        return "(or " + " ".join(self._cube_text(c) for c in cover) + ")"
+
+    def _cube_text(self, c: Cube) -> str:
+        lits = self.literals(c)
+        return lits[0] if len(lits) == 1 else "(and " + " ".join(lits) + ")"
+
+    def _cover_lines(self, cover: Sequence[Cube], col: int) -> list[str]:
+        if not cover or (len(cover) == 1 and cover[0].mask == 0):
+            return [self._cover_text(cover)]
+        if len(cover) == 1:
+            return self._cube_lines(cover[0], col)
+        if col + self.cover_length(cover, stop=WIDTH) <= WIDTH:
+            return [self._cover_text(cover)]
+        pad = " " * (col + 2)
+        lines = ["(or"]
+        for c in cover:
+            sub = self._cube_lines(c, col + 2)
+            lines.append(pad + sub[0])
+            lines += sub[1:]
+        lines[-1] += ")"
+        return lines
+
+    def _cube_lines(self, c: Cube, col: int) -> list[str]:
+        lits = self.literals(c)
+        if len(lits) == 1:
+            return self._literal_lines(c, lits[0], col)
+        if col + sum(map(len, lits)) + len(lits) + 5 <= WIDTH:
+            return ["(and " + " ".join(lits) + ")"]
+        if all(col + 5 + len(x) <= WIDTH for x in lits):
+            # Filled like a paragraph, as _layout does.
+            pad = " " * (col + 5)
+            lines = []
+            cur, end = "(and " + lits[0], col + 5 + len(lits[0])
+            for item in lits[1:]:
+                if end + 1 + len(item) > WIDTH:
+                    lines.append(cur)
+                    cur, end = pad + item, col + 5 + len(item)
+                else:
+                    cur, end = cur + " " + item, end + 1 + len(item)
+            return [*lines, cur + ")"]
+        pad = " " * (col + 2)
+        lines = ["(and"]
+        for lit in _cube_literals(self.vocab, c):
+            sub = _layout(_literal_sexp(lit), col + 2)
+            lines += [pad + sub[0], *sub[1:]]
+        lines[-1] += ")"
+        return lines
+
+    def _literal_lines(self, c: Cube, text: str, col: int) -> list[str]:
+        if col + len(text) <= WIDTH:
+            return [text]
+        # A literal wider than the page (very long names): the generic layout.
+        return _layout(_literal_sexp(_cube_literals(self.vocab, c)[0]), col)
+
+
+def _condition_lines(cond: Condition, col: int) -> list[str]:
+    """``_layout(condition_sexp(cond), col)``, without building the s-expression."""
+    texts = _LiteralTexts.of(cond.ctx.vocab)
+    cover, negated = texts.choose(cond)
+    return texts.lines(cover, negated, col)
+
+
 def _layout(e: Sexp, col: int) -> list[str]:
     """Lines printing ``e`` when its first character sits at column ``col``: on one line
     if it fits; else ``(not X)`` keeps X on its first line, the literals of an ``and``
@@ -331,7 +508,7 @@ def _rule_lines(ctx: LogicContext, r: Rule, indent: str) -> list[str]:
     inner = indent + "  "
     lines = [f"{indent}(:rule"]
     prefix = f"{inner}:when "
-    cond = _layout(condition_sexp(r.condition), len(prefix))
+    cond = _condition_lines(r.condition, len(prefix))
     lines += [prefix + cond[0], *cond[1:]]
     vocab = ctx.vocab
     # Lines are (code, comment) so closing parentheses can be appended to the code.
@@ -435,12 +612,8 @@ _TERMINAL_WORDS = {
 }
 
 
-@functools.lru_cache(maxsize=1)
 def _parser() -> lark.Lark:
-    # Building the LALR tables takes ~0.1 s; a Lark object keeps no state between
-    # parse calls, so one per process is shared.
-    grammar = importlib.resources.files("capver.grammars").joinpath(GRAMMAR).read_text(encoding="utf-8")
-    return lark.Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True, maybe_placeholders=False)
+    return grammar_parser(GRAMMAR)
 
 
 def parse(
@@ -482,76 +655,9 @@ def read(path: str | Path, *, ctx: LogicContext | None = None, bdd: str = "cudd"
     return parse(text, filename=str(p), ctx=ctx, bdd=bdd)
 
 
-def _describe_terminal(parser: lark.Lark, name: str) -> str:
-    if name in _TERMINAL_WORDS:
-        return _TERMINAL_WORDS[name]
-    try:
-        pattern = parser.get_terminal(name).pattern
-    except KeyError:
-        return name
-    if isinstance(pattern, lark.lexer.PatternStr):
-        return f"'{pattern.value}'"
-    # Keywords are regexps `word(?!...)` (see the grammar); show the word.
-    return f"'{pattern.value.split('(?!')[0]}'"
-
-
-def _expected_words(parser: lark.Lark, names: Iterable[str]) -> str:
-    words = sorted({_describe_terminal(parser, n) for n in names})
-    if not words:
-        return "nothing more"
-    if len(words) == 1:
-        return words[0]
-    return ", ".join(words[:-1]) + " or " + words[-1]
-
-
-def _end_position(text: str) -> tuple[int, int]:
-    line = text.count("\n") + 1
-    return line, len(text) - (text.rfind("\n") + 1) + 1
-
-
-def _caret(text: str, line: int, column: int, span: int = 40) -> str:
-    lines = text.split("\n")
-    src = lines[line - 1] if 0 < line <= len(lines) else ""
-    start = max(column - 1 - span, 0)
-    shown = src[start : column - 1 + span]
-    return shown + "\n" + " " * (column - 1 - start) + "^\n"
-
-
-def _acceptable(exc: lark.UnexpectedInput) -> Iterable[str]:
-    """The terminals the parser could take at the error.  The LALR table's own list
-    (``exc.expected``) can hold spurious look-aheads of merged states, so each
-    candidate is tried on a copy of the parser."""
-    interactive = getattr(exc, "interactive_parser", None)
-    if interactive is not None:
-        return interactive.accepts()
-    if isinstance(exc, lark.UnexpectedCharacters):
-        return exc.allowed or ()
-    return getattr(exc, "expected", None) or ()
-
-
-_WORD = re.compile(r"[^\s()]+")
-
-
 def _syntax_error(parser: lark.Lark, exc: lark.UnexpectedInput, text: str, filename: str) -> DSLSyntaxError:
-    expected = _expected_words(parser, _acceptable(exc))
-    if isinstance(exc, lark.UnexpectedCharacters):
-        word = _WORD.match(text, exc.pos_in_stream)
-        if word is not None and len(word.group()) > 1:
-            what = f"unexpected {word.group()!r}"
-        else:
-            what = f"unexpected character {text[exc.pos_in_stream]!r}"
-        line, column, context = exc.line, exc.column, exc.get_context(text)
-    else:
-        tok = getattr(exc, "token", None)
-        if tok is None or tok.type in ("$END", "<EOF>"):
-            what = "unexpected end of the file"
-            line, column = _end_position(text)
-            context = _caret(text, line, column)
-        else:
-            kind = _describe_terminal(parser, tok.type)
-            what = f"unexpected {tok.value!r}" + ("" if kind == f"'{tok.value}'" else f" ({kind})")
-            line, column, context = tok.line, tok.column, exc.get_context(text)
-    return DSLSyntaxError(f"{what}; expected {expected}", filename=filename, line=line, column=column, context=context)
+    p = describe_syntax_error(parser, exc, text, _TERMINAL_WORDS)
+    return DSLSyntaxError(p.message, filename=filename, line=p.line, column=p.column, context=p.context)
 
 
 Where = lark.Token | lark.Tree
@@ -595,7 +701,7 @@ class _Builder:
     def error(self, where: Where, message: str) -> DSLSemanticError:
         line, column = _position(where)
         return DSLSemanticError(
-            message, filename=self.filename, line=line, column=column, context=_caret(self.text, line, column)
+            message, filename=self.filename, line=line, column=column, context=caret(self.text, line, column)
         )
 
     # -- names ----------------------------------------------------------------------------

@@ -100,4 +100,5 @@ def _atom(tree: lark.Tree, text: str, vocab: Vocabulary, what: str) -> Atom:
 
 def _name(tok: lark.Tree | lark.Token) -> str:
     assert isinstance(tok, lark.Token)
-    return str(json.loads(tok.value)) if tok.type == "STRING" else str(tok.value)
+    text = str(tok.value)[:-1] if tok.type == "CALL" else str(tok.value)  # a call's name ends with '('
+    return str(json.loads(text)) if text.startswith('"') else text

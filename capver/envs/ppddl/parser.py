@@ -21,16 +21,12 @@ import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
-from importlib import resources
 from pathlib import Path
 
 import lark
 from lark import Token, Tree
 from lark.exceptions import (
-    UnexpectedCharacters,
-    UnexpectedEOF,
     UnexpectedInput,
-    UnexpectedToken,
 )
 
 from capver.envs.ppddl.syntax import (
@@ -58,6 +54,7 @@ from capver.envs.ppddl.syntax import (
     is_variable,
 )
 from capver.errors import PDDLSemanticError, PDDLSyntaxError
+from capver.languages import caret, describe_syntax_error, grammar_parser
 from capver.model.vocabulary import ROOT_TYPE, is_subtype, type_cycle
 
 GRAMMAR_FILE = "ppddl.lark"
@@ -73,71 +70,16 @@ _TERMINAL_NAMES = {
 }
 
 
-@functools.cache
 def _grammar_parser() -> lark.Lark:
-    # Building the LALR tables takes ~0.1 s; the compiled parser is immutable and
-    # re-entrant, so it is built once per process.
-    text = (resources.files("capver.grammars") / GRAMMAR_FILE).read_text(encoding="utf-8")
     # The basic (not contextual) lexer always tokenises whole words, so a misspelt
     # keyword such as ":effects" is reported as itself rather than as ":effect" + "s".
-    return lark.Lark(
-        text, parser="lalr", lexer="basic", propagate_positions=True, maybe_placeholders=True
-    )
-
-
-def _context(text: str, line: int, column: int) -> str:
-    lines = text.splitlines()
-    if not 1 <= line <= len(lines):
-        return ""
-    src = lines[line - 1].expandtabs(1)
-    return f"{src}\n{' ' * max(column - 1, 0)}^"
-
-
-def _describe_terminals(names: Iterable[str]) -> list[str]:
-    parser = _grammar_parser()
-    out = []
-    for name in names:
-        if name in _TERMINAL_NAMES:
-            out.append(_TERMINAL_NAMES[name])
-            continue
-        try:
-            pattern = parser.get_terminal(name).pattern
-        except KeyError:
-            out.append(name)
-            continue
-        if pattern.type == "str":
-            out.append(repr(pattern.value))
-        else:
-            out.append(name)
-    return sorted(set(out))
+    return grammar_parser(GRAMMAR_FILE, lexer="basic", placeholders=True)
 
 
 def _syntax_error(exc: UnexpectedInput, text: str, filename: str) -> PDDLSyntaxError:
-    line, column = exc.line, exc.column
-    if line is None or line < 1:  # UnexpectedEOF carries no position: point past the end
-        lines = text.splitlines() or [""]
-        line, column = len(lines), len(lines[-1]) + 1
-    if isinstance(exc, UnexpectedCharacters):
-        found = f"unexpected character {exc.char!r}"
-        expected = _describe_terminals(exc.allowed or ())
-    elif isinstance(exc, UnexpectedToken):
-        tok = exc.token
-        found = "unexpected end of file" if tok.type == "$END" else f"unexpected {str(tok)!r}"
-        expected = _describe_terminals(exc.expected or ())
-    elif isinstance(exc, UnexpectedEOF):
-        found = "unexpected end of file"
-        expected = _describe_terminals(exc.expected or ())
-    else:  # pragma: no cover - lark has no other UnexpectedInput subclasses
-        found, expected = str(exc), []
-    message = found + (f"; expected {' or '.join(expected)}" if expected else "")
-    return PDDLSyntaxError(
-        message,
-        filename=filename,
-        line=line,
-        column=column,
-        context=_context(text, line, column),
-        expected=tuple(expected),
-    )
+    p = describe_syntax_error(_grammar_parser(), exc, text, _TERMINAL_NAMES)
+    return PDDLSyntaxError(p.message, filename=filename, line=p.line, column=p.column, context=p.context,
+                           expected=p.expected)
 
 
 def _parse_tree(text: str, filename: str) -> Tree[Token]:
@@ -221,7 +163,7 @@ class _Builder:
             filename=loc.filename,
             line=loc.line,
             column=loc.column,
-            context=_context(self.text, loc.line, loc.column),
+            context=caret(self.text, loc.line, loc.column),
         )
 
     # -- typed lists ---------------------------------------------------------------
