@@ -18,7 +18,30 @@ from dataclasses import dataclass
 
 import lark
 
-__all__ = ["SyntaxProblem", "caret", "describe_syntax_error", "grammar_parser"]
+__all__ = ["Child", "SyntaxProblem", "caret", "describe_syntax_error", "grammar_parser", "optional_tree", "token", "tree"]
+
+
+Child = lark.Token | lark.Tree[lark.Token] | None
+"""A child of a parse tree: a terminal, a rule, or an absent optional part."""
+
+
+def token(node: Child) -> lark.Token:
+    """``node``, a terminal of the grammar."""
+    if not isinstance(node, lark.Token):
+        raise TypeError(f"expected a token, found {node!r}")  # grammar and builder disagree
+    return node
+
+
+def tree(node: Child) -> lark.Tree[lark.Token]:
+    """``node``, a rule of the grammar."""
+    if not isinstance(node, lark.Tree):
+        raise TypeError(f"expected a tree, found {node!r}")  # grammar and builder disagree
+    return node
+
+
+def optional_tree(node: Child) -> lark.Tree[lark.Token] | None:
+    """``node``, an optional rule of the grammar (None if absent)."""
+    return None if node is None else tree(node)
 
 
 @functools.cache

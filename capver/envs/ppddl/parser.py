@@ -54,7 +54,11 @@ from capver.envs.ppddl.syntax import (
     is_variable,
 )
 from capver.errors import PDDLSemanticError, PDDLSyntaxError
+from capver.languages import Child as _Child
 from capver.languages import caret, describe_syntax_error, grammar_parser
+from capver.languages import optional_tree as _opt_tree
+from capver.languages import token as _tok
+from capver.languages import tree as _tree
 from capver.model.vocabulary import ROOT_TYPE, is_subtype, type_cycle
 
 GRAMMAR_FILE = "ppddl.lark"
@@ -95,28 +99,6 @@ def _parse_tree(text: str, filename: str) -> Tree[Token]:
 # maybe_placeholders an absent optional part ([...] in the grammar) is None.  The
 # grammar fixes which of them each position holds; these helpers narrow a child to
 # it (failing only if grammar and builder disagree).
-_Child = Token | Tree[Token] | None
-
-
-def _tok(node: _Child) -> Token:
-    """``node``, a terminal of the grammar."""
-    if not isinstance(node, Token):
-        raise TypeError(f"expected a token, found {node!r}")  # grammar and builder disagree
-    return node
-
-
-def _tree(node: _Child) -> Tree[Token]:
-    """``node``, a rule of the grammar."""
-    if not isinstance(node, Tree):
-        raise TypeError(f"expected a tree, found {node!r}")  # grammar and builder disagree
-    return node
-
-
-def _opt_tree(node: _Child) -> Tree[Token] | None:
-    """``node``, an optional rule of the grammar (None if absent)."""
-    return None if node is None else _tree(node)
-
-
 # ------------------------------------------------------------------------ comments
 _ACTIONS_RE = re.compile(r"\(\s*:actions\b([^()]*)\)", re.IGNORECASE)
 
