@@ -142,3 +142,29 @@ class RunFileError(CapverError, ValueError):
 class UsageError(CapverError, ValueError):
     """A command-line argument that is malformed or names something that does not
     exist (the message names the option and what was expected)."""
+
+
+class PropertySyntaxError(SourceError):
+    """A property (``--property``) or ``.props`` file of ``capver verify`` that does
+    not follow the property grammar (``grammars/properties.lark``).
+
+    ``expected`` lists what the parser would have accepted at the error position."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        filename: str,
+        line: int,
+        column: int,
+        context: str = "",
+        expected: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(message, filename=filename, line=line, column=column, context=context)
+        self.expected = tuple(expected)
+
+
+class PropertySemanticError(SourceError):
+    """A grammatical property that does not denote one over the model: an unknown
+    atom or capability, a probability bound outside [0, 1], a step bound that is not
+    a whole number, a duplicate property name."""
