@@ -1,9 +1,9 @@
-"""The ``capver`` command line.
+"""capver: learn interpretable capability models of black-box AI agents, and check them by machine.
 
-Each sub-command lives in its own module under :mod:`capver.commands` and exposes
-``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``; :data:`COMMANDS` is the
-registry the parser is built from (imported lazily so that ``capver --help`` stays
-fast).
+The command line.  Each sub-command lives in its own module under
+:mod:`capver.commands` and exposes ``add_arguments(parser)`` and ``run(args) -> int``;
+:data:`COMMANDS` is the registry the parser is built from, with each command's
+one-line summary, so that only the chosen command's module is imported.
 
 There is one error path for every command: a :class:`CapverError`, or an ``OSError``
 on a file the user named (missing, a directory, unwritable, ``/sys`` or ``/proc``), is
@@ -17,20 +17,32 @@ import argparse
 import importlib
 import os
 import sys
+from dataclasses import dataclass
 
 from capver.errors import CapverError
 
-COMMANDS: dict[str, str] = {
-    "build": "capver.commands.build",
-    "check": "capver.commands.check",
-    "eval": "capver.commands.evaluate",
-    "export": "capver.commands.export",
-    "learn": "capver.commands.learn",
-    "plan": "capver.commands.plan",
-    "plot": "capver.commands.plot",
-    "report": "capver.commands.report",
-    "run": "capver.commands.run_agent",
-    "bench": "capver.commands.bench",
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A sub-command: the module with ``add_arguments(parser)`` and ``run(args) -> int``,
+    and the one-line summary ``capver --help`` lists (kept here, so that listing the
+    commands imports none of them)."""
+
+    module: str
+    summary: str
+
+
+COMMANDS: dict[str, Command] = {
+    "build": Command("capver.commands.build", "build the pessimistic and optimistic models of a dataset and print them in the DSL"),
+    "check": Command("capver.commands.check", "prove or refute h1 ⪯ h2, h1 ≡ h2 and equal probabilities between model files (z3, BDDs)"),
+    "eval": Command("capver.commands.evaluate", "evaluate a capver learn run: model agreement, exact VD, E3 reachability"),
+    "export": Command("capver.commands.export", "export a capability model as PPDDL (and determinised PDDL), optionally planning with pyperplan"),
+    "learn": Command("capver.commands.learn", "learn capability models of an agent by active query synthesis (MCQS) or random queries"),
+    "plan": Command("capver.commands.plan", "plan towards a goal with the capabilities of a capability model (introspector or GREEDY)"),
+    "plot": Command("capver.commands.plot", "plot the learning curves of capver learn runs (one line per method), like the paper's Fig. 4"),
+    "report": Command("capver.commands.report", "write one static HTML page (no server, nothing fetched) showing a capver learn run"),
+    "run": Command("capver.commands.run_agent", "run one agent on one domain and print the transitions of a few capability executions"),
+    "bench": Command("capver.commands.bench", "run a benchmark (foundation, agents, minigrid, learning, introspection; NAME --quick for a smoke run)"),
 }
 
 EXIT_USAGE = 2
@@ -48,14 +60,21 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
         return f"{text} (default: {action.default})"
 
 
-def build_parser() -> argparse.ArgumentParser:
+ALL = "*"
+
+
+def build_parser(only: str | None = ALL) -> argparse.ArgumentParser:
+    """The parser of every command (``only=ALL``), or with the options of the one
+    command ``only`` and the others listed by name and summary (``None``: none)."""
     parser = argparse.ArgumentParser(prog="capver", description=__doc__.splitlines()[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, module_name in COMMANDS.items():
-        module = importlib.import_module(module_name)
-        p = sub.add_parser(name, help=module.HELP, description=module.HELP, formatter_class=DefaultsHelpFormatter)
-        module.add_arguments(p)
-        p.set_defaults(_run=module.run)
+    for name, command in COMMANDS.items():
+        p = sub.add_parser(name, help=command.summary, description=command.summary,
+                           formatter_class=DefaultsHelpFormatter)
+        if only in (ALL, name):
+            module = importlib.import_module(command.module)
+            module.add_arguments(p)
+            p.set_defaults(_run=module.run)
     return parser
 
 
@@ -71,7 +90,11 @@ def describe_os_error(exc: OSError) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    # Only the chosen command's module is imported: `capver --help` and `capver CMD
+    # --help` stay fast however heavy the other commands' imports are.
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(chosen if chosen in COMMANDS else None)
     args = parser.parse_args(argv)
     try:
         return int(args._run(args))

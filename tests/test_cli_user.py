@@ -277,3 +277,18 @@ def test_queries_continue_after_kill_and_resume(tmp_path: Path) -> None:
     assert rows[-1]["steps"] == str(steps + 100)
     assert queries[-1] > started
     assert resumed_queries(dataset_file.load(dataset).meta) == queries[-1]
+
+
+def test_listing_the_commands_imports_none_of_them() -> None:
+    # `capver --help` must not pay for numpy, dd, pysmt or any command's imports.
+    code = (
+        "import sys\n"
+        "from capver import cli\n"
+        "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in sys.modules if m.startswith('capver.commands') or m in ('numpy', 'dd', 'pysmt', 'z3')]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert "HEAVY []" in res.stdout
+    for name in COMMANDS:
+        assert f"    {name}" in res.stdout  # every command is listed with its summary

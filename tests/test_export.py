@@ -562,7 +562,6 @@ class TestDeterminization:
 
 
 def run_cli(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> tuple[int, str, str]:
-    monkeypatch.setattr(cli, "COMMANDS", {"export": "capver.commands.export"})
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = cli.main(["export", *argv])

@@ -17,7 +17,6 @@ from capver.io import dataset_file, dsl
 from capver.logic.bdd import BACKENDS
 from capver.logic.condition import LogicContext
 
-HELP = "build the pessimistic and optimistic models of a dataset and print them in the DSL"
 EXAMPLE = "blocks_lao.jsonl"
 
 

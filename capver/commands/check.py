@@ -13,8 +13,6 @@ from capver.io import dsl
 from capver.logic.condition import agreement_counterexample
 from capver.model.capability_model import CompoundModel
 
-HELP = "prove or refute h1 ⪯ h2, h1 ≡ h2 and equal probabilities between model files (z3, BDDs)"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model1", type=Path, help="first model file (.capm)")

@@ -32,8 +32,6 @@ from capver.model.dataset import TransitionDataset
 from capver.model.vocabulary import Vocabulary
 from capver.settings import build_assessment
 
-HELP = "evaluate a capver learn run: model agreement, exact VD, E3 reachability"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", type=Path, metavar="RUN", help="the --out directory of capver learn")

@@ -23,8 +23,6 @@ from capver.io.ppddl_export import (
 
 T = TypeVar("T")
 
-HELP = "export a capability model as PPDDL (and determinised PDDL), optionally planning with pyperplan"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", metavar="MODEL.capm", help="capability-model file")

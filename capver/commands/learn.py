@@ -38,8 +38,6 @@ from capver.io.run_file import RunBudget, RunManifest
 from capver.model.dataset import TransitionDataset
 from capver.settings import SETTINGS, Assessment, SettingArgs, build_assessment
 
-HELP = "learn capability models of an agent by active query synthesis (MCQS) or random queries"
-
 DEFAULT_MAX_STEPS = 2000
 """The budget of a run given none: about a minute of MCQS-S on the bundled domains."""
 

@@ -31,8 +31,6 @@ from capver.introspection.search import Budget
 from capver.io.literal_text import parse_dnf, parse_state
 from capver.model.capability_model import CompoundModel
 
-HELP = "plan towards a goal with the capabilities of a capability model (introspector or GREEDY)"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", metavar="MODEL.capm", help="capability-model file")

@@ -12,7 +12,6 @@ from capver.errors import RunFileError
 from capver.io import run_file
 from capver.io.curves import plot_curves, read_curves
 
-HELP = "plot the learning curves of capver learn runs (one line per method), like the paper's Fig. 4"
 METRICS = ("coverage_agreement", "agreement", "exact_vd")
 
 

@@ -23,8 +23,6 @@ from capver.io import dsl, run_file
 from capver.io.curves import read_curves
 from capver.io.html_report import JsonFile, ReportInputs, curve_points, render
 
-HELP = "write one static HTML page (no server, nothing fetched) showing a capver learn run"
-
 DEFAULT_NAME = "report.html"
 CERTIFICATE = "certificate.json"
 VERDICTS = "verify.json"

@@ -26,8 +26,6 @@ from capver.model.state import Capability, State
 from capver.model.vocabulary import Vocabulary
 from capver.settings import Assessment, build_assessment
 
-HELP = "run one agent on one domain and print the transitions of a few capability executions"
-
 AGENTS = ("lao", "primitive", "model")
 
 
