@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Generic, Protocol, TypeVar
 
 import numpy as np
@@ -56,12 +57,21 @@ class SearchProblem(Protocol[S, A]):
         ...
 
 
+class Backup(StrEnum):
+    """How an edge's value Q is backed up: the best return seen below it (MCQS-E's
+    max backup, for deterministic disagreement), or the mean return (MCQS-S and the
+    planners, for sampled outcomes)."""
+
+    MAX = "max"
+    MEAN = "mean"
+
+
 @dataclass(frozen=True, slots=True)
 class MCTSConfig:
     iterations: int = 200
     horizon: int = 10
     exploration: float = 1.0  # λ_uct
-    backup: str = "max"  # "max" or "mean"
+    backup: Backup = Backup.MAX
     rollout: bool = True  # random rollout below a new leaf (else the leaf is worth 0)
     # γ: values from deeper down are worth γ per step.  Queries cost simulator steps,
     # so among equally informative queries MCQS prefers the shorter (γ < 1); γ = 1
@@ -69,8 +79,10 @@ class MCTSConfig:
     discount: float = 1.0
 
     def __post_init__(self) -> None:
-        if self.backup not in ("max", "mean"):
-            raise ValueError(f"backup must be 'max' or 'mean', got {self.backup!r}")
+        try:
+            object.__setattr__(self, "backup", Backup(self.backup))  # a plain "max" is accepted too
+        except ValueError:
+            raise ValueError(f"backup must be 'max' or 'mean', got {self.backup!r}") from None
         if self.iterations < 1 or self.horizon < 1:
             raise ValueError("iterations and horizon must be positive")
 
@@ -83,10 +95,10 @@ class Edge(Generic[S, A]):
     reward: float = 0.0  # r of entering the child, kept for deterministic problems
     children: dict[Hashable, Node[S, A]] = field(default_factory=dict)
 
-    def q(self, backup: str) -> float:
+    def q(self, backup: Backup) -> float:
         if self.visits == 0:
             return 0.0
-        return self.best if backup == "max" else self.total / self.visits
+        return self.best if backup is Backup.MAX else self.total / self.visits
 
 
 @dataclass(slots=True)
@@ -172,7 +184,7 @@ class MCTS(Generic[S, A]):
             if e.visits == 0:
                 q = 0.0
             else:
-                q = e.best if backup == "max" else e.total / e.visits
+                q = e.best if backup is Backup.MAX else e.total / e.visits
             if not explore:
                 v = q
             elif prior is not None:
@@ -227,13 +239,13 @@ class MCTS(Generic[S, A]):
         tail = self._rollout(node) if cfg.rollout and not node.terminal else 0.0
         below = tail
         node.visits += 1
-        if cfg.backup == "max":
+        if cfg.backup is Backup.MAX:
             node.value = max(node.value, below)
         for parent, _a, edge, r in reversed(path):
             edge.visits += 1
             parent.visits += 1
             below *= cfg.discount
-            if cfg.backup == "max":
+            if cfg.backup is Backup.MAX:
                 child_best = max(below, r)
                 edge.best = max(edge.best, child_best)
                 edge.total += child_best
@@ -254,7 +266,7 @@ class MCTS(Generic[S, A]):
                 break
             a = acts[int(self.rng.integers(len(acts)))]
             s, r, term = self.problem.transition(s, a, self.rng)
-            acc = max(acc, weight * r) if self.config.backup == "max" else acc + weight * r
+            acc = max(acc, weight * r) if self.config.backup is Backup.MAX else acc + weight * r
             weight *= self.config.discount
             depth += 1
             if term:

@@ -15,7 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
-from capver.engines.mcts import MCTSConfig
+from capver.engines.mcts import Backup, MCTSConfig
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
 
@@ -47,7 +47,7 @@ class QuerySynthesizer(Protocol):
 class SynthesisConfig:
     """Hyper-parameters shared by the MCQS variants."""
 
-    mcts: MCTSConfig = MCTSConfig(iterations=100, horizon=10, exploration=1.0, backup="max", discount=0.95)
+    mcts: MCTSConfig = MCTSConfig(iterations=100, horizon=10, exploration=1.0, backup=Backup.MAX, discount=0.95)
     random_length: int = 30  # Random Query baseline: 30-capability sequences
     # MCQS-E values a new leaf by its own δ_TV instead of a random rollout below it
     # (see capver.engines.mcqs.mcqs_e for why and what it measured).

@@ -33,7 +33,7 @@ import numpy as np
 
 from capver.engines.mcqs.base import SynthesisConfig, SynthesisInput
 from capver.engines.mcqs.distinguishing import DistinguishingMDP, MetaState
-from capver.engines.mcts import MCTS, MCTSConfig, Node
+from capver.engines.mcts import MCTS, Backup, MCTSConfig, Node
 
 
 class _MetaProblem:
@@ -162,5 +162,5 @@ class MCQSExact:
         self.config = config
 
     def synthesize(self, s0: int, inp: SynthesisInput, rng: np.random.Generator) -> ExactPolicy:
-        mcts = dataclasses.replace(self.config.mcts, backup="max", rollout=self.config.exact_rollouts)
+        mcts = dataclasses.replace(self.config.mcts, backup=Backup.MAX, rollout=self.config.exact_rollouts)
         return ExactPolicy(plan_with_supports(s0, inp, mcts, rng), mcts, rng)

@@ -24,7 +24,7 @@ import numpy as np
 
 from capver.engines.mcqs.base import SynthesisConfig, SynthesisInput
 from capver.engines.mcqs.distinguishing import SINK1, SINK2, DistinguishingMDP
-from capver.engines.mcts import MCTS, MCTSConfig, Node
+from capver.engines.mcts import MCTS, Backup, MCTSConfig, Node
 
 
 class _SampleProblem:
@@ -103,7 +103,7 @@ class SampledPolicy:
                 iterations=self.config.iterations,
                 horizon=remaining,
                 exploration=self.config.exploration,
-                backup="mean",
+                backup=Backup.MEAN,
                 rollout=self.config.rollout,
                 discount=self.config.discount,
             )
@@ -123,6 +123,6 @@ class MCQSSampled:
 
     def synthesize(self, s0: int, inp: SynthesisInput, rng: np.random.Generator) -> SampledPolicy:
         cfg = self.config.mcts
-        cfg = MCTSConfig(cfg.iterations, cfg.horizon, cfg.exploration, "mean", cfg.rollout, cfg.discount)
+        cfg = MCTSConfig(cfg.iterations, cfg.horizon, cfg.exploration, Backup.MEAN, cfg.rollout, cfg.discount)
         engine, root = plan_sampled(s0, inp, cfg, rng)
         return SampledPolicy(engine, root, cfg, rng)

@@ -35,7 +35,7 @@ randomness and ``budget`` bounds wall-clock time, expansions and stored nodes.
 The MCTS baselines plug a problem into the engine through
 :class:`~.mcts_k.EngineProblem` (the engine's ``SearchProblem``: ``actions(s)``,
 ``transition(s, a, rng) = (T̂(s, a), R̂(s, a, s′), Ĉ(s, a, s′) ≠ 0)``, ``key =
-identity``), with ``MCTSConfig(horizon=problem.horizon, backup="mean")``; MCTS-U
+identity``), with ``MCTSConfig(horizon=problem.horizon, backup=Backup.MEAN)``; MCTS-U
 passes a uniform ``prior`` (pUCT).  They plan with a receding horizon: K iterations
 from each state reached, then the argmax-Q action.
 """

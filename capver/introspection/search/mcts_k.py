@@ -39,7 +39,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from capver.engines.mcts import MCTS, MCTSConfig, Node
+from capver.engines.mcts import MCTS, Backup, MCTSConfig, Node
 from capver.errors import IntrospectionError
 from capver.introspection.search.problem import (
     Budget,
@@ -97,7 +97,7 @@ def greedy_action(node: Node) -> Hashable | None:
     if not tried:
         return None
     order = {a: i for i, a in enumerate(node.order)}
-    return max(tried, key=lambda a: (node.edges[a].q("mean"), node.edges[a].visits, -order[a]))
+    return max(tried, key=lambda a: (node.edges[a].q(Backup.MEAN), node.edges[a].visits, -order[a]))
 
 
 def receding_horizon_mcts(
@@ -116,7 +116,7 @@ def receding_horizon_mcts(
     clock = Clock(budget if budget is not None else Budget())
     adapter = EngineProblem(problem, clock)
     config = MCTSConfig(
-        iterations=min(CHUNK, k), horizon=problem.horizon, exploration=exploration, backup="mean", rollout=True
+        iterations=min(CHUNK, k), horizon=problem.horizon, exploration=exploration, backup=Backup.MEAN, rollout=True
     )
     prior = uniform_prior(problem) if puct else None
     s = problem.initial
