@@ -21,8 +21,9 @@ An ``(:atoms ...)`` section lists the ground atoms, in bit order, when they are
 not every type-consistent grounding in declaration order.
 
 :func:`emit` prints each condition from its BDD's irredundant cover, or as the
-negation of the cover of its complement when that is shorter (the usual case for
-the optimistic h∨), and writes probabilities as exact fractions, so that
+negation of the cover of its complement when that is shorter (usual for the
+pessimistic h∧ of a large vocabulary; the optimistic h∨'s direct cover is usually
+the shorter), and writes probabilities as exact fractions, so that
 ``parse(emit(h), ctx=h.ctx)`` predicts exactly the same Pr_h.  :func:`parse` turns
 every problem in the text into :class:`~capver.errors.DSLSyntaxError` or
 :class:`~capver.errors.DSLSemanticError` naming file, line, column and what was

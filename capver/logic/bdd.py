@@ -249,3 +249,258 @@ def isop(bdd: BDDBackend, u: Node) -> list[Cube]:
         memo.clear()
         rec = None  # type: ignore[assignment]  # empties the closure cell: breaks the cycle
     return sorted(cover)
+
+
+# -- irredundant covers of explicit state sets ---------------------------------------------
+#
+# The lattice conditions are a finite set of states S (pessimistic) or the complement of
+# one (optimistic), and their text is printed from an ISOP cover (capver.io.dsl).  Run
+# through the BDD, `isop` spends most of its time in BDD operations on large
+# intermediate functions (a 30-atom Blocksworld h∨ took ~10 s for 505 rules).  The
+# functions below run the very same Minato–Morreale recursion on explicit sets of
+# states, so they return exactly ``isop(bdd, bdd-of-S)`` and ``isop(bdd, ¬bdd-of-S)``
+# (tests/test_bdd.py checks this), only faster.
+#
+# Two facts make that possible.  (1) Splitting on a variable that neither bound of the
+# interval depends on returns the cover of the same interval, so the recursion may
+# split on variable i at depth i instead of on the BDD's top variable.  At depth i a set
+# holds states with bits < i cleared (the variables cofactored away).  (2) For
+# [S, S] every interval met is [finite, finite]; for [¬S, ¬S] the c₀/c₁ intervals are
+# [finite L, ¬X] with X a finite projection of S, and only the chain of "rest" calls
+# from the root has a general lower bound, which is evaluated point-wise on the few
+# states the next step asks about.
+
+_Cb = tuple[int, int]
+"""A cube as (mask, value) while a cover is being built; Cube objects come last."""
+
+
+def _covers(cover: list[_Cb], p: int) -> bool:
+    for m, v in cover:
+        if p & m == v:
+            return True
+    return False
+
+
+def _lift(cover: list[_Cb], bit: int, value: int) -> list[_Cb]:
+    """The cubes of a sub-cover with the literal of the split variable added."""
+    return [(m | bit, v | value) for m, v in cover]
+
+
+class _PointIsop:
+    """The ISOP recursion over ``n`` variables on explicit state sets."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.memo_finite: dict[tuple[int, frozenset[int], frozenset[int]], list[_Cb]] = {}
+
+    def finite(self, lo: frozenset[int], hi: frozenset[int], i: int) -> list[_Cb]:
+        """The cover of the interval [lo, hi] (lo ⊆ hi, both finite) at depth i."""
+        if not lo:
+            return []
+        if len(hi) == 1 << (self.n - i):
+            return [(0, 0)]
+        key = (i, lo, hi)
+        hit = self.memo_finite.get(key)
+        if hit is not None:
+            return hit
+        bit = 1 << i
+        l0 = frozenset(x for x in lo if not x & bit)
+        l1 = frozenset(x ^ bit for x in lo if x & bit)
+        h0 = frozenset(x for x in hi if not x & bit)
+        h1 = frozenset(x ^ bit for x in hi if x & bit)
+        c0 = self.finite(l0 - h1, h0, i + 1)
+        c1 = self.finite(l1 - h0, h1, i + 1)
+        rest = {x for x in l0 if not _covers(c0, x)}
+        rest.update(x for x in l1 if not _covers(c1, x))
+        out = _lift(c0, bit, 0) + _lift(c1, bit, bit) + self.finite(frozenset(rest), h0 & h1, i + 1)
+        self.memo_finite[key] = out
+        return out
+
+    def cofinite(self, lo: frozenset[int], x: frozenset[int], i: int) -> list[_Cb]:
+        """The cover of [lo, ¬x] (lo nonempty and finite, lo ∩ x = ∅) at depth i."""
+        if not x:
+            return [(0, 0)]
+        # l₀ ∧ ¬h₁ = l₀ ∩ x₁: a state whose other half across variable i is excluded needs
+        # the literal of i.  When no state does, the call would only drop i and recurse,
+        # so the loop drops it in place.  A state l first has such a neighbour y at the
+        # highest bit of l ^ y (the bits below are dropped by then), so for small sets
+        # the variables up to the lowest such bit are dropped at once (for large ones
+        # comparing every pair costs more than it saves).
+        while True:
+            if len(lo) == 1:
+                (p,) = lo
+                return [_single_cofinite(p, x)]
+            if len(lo) * len(x) <= 64:
+                t = min((y ^ z).bit_length() for y in lo for z in x) - 1
+                if t > i:
+                    keep = ~((1 << t) - 1)
+                    lo = frozenset(y & keep for y in lo)
+                    x = frozenset(y & keep for y in x)
+                    i = t
+            bit = 1 << i
+            need0 = frozenset(y for y in lo if not y & bit and y | bit in x)
+            need1 = frozenset(y ^ bit for y in lo if y & bit and y ^ bit in x)
+            if need0 or need1:
+                break
+            lo = frozenset(y & ~bit for y in lo)
+            x = frozenset(y & ~bit for y in x)
+            i += 1
+        x0 = frozenset(y for y in x if not y & bit)
+        x1 = frozenset(y ^ bit for y in x if y & bit)
+        c0 = self.cofinite(need0, x0, i + 1) if need0 else []
+        c1 = self.cofinite(need1, x1, i + 1) if need1 else []
+        # A sub-cover covers the states it was asked for; the others of lo are checked.
+        rest: set[int] = set()
+        for y in lo:
+            if y & bit:
+                y ^= bit
+                if y not in need1 and not _covers(c1, y):
+                    rest.add(y)
+            elif y not in need0 and not _covers(c0, y):
+                rest.add(y)
+        out = _lift(c0, bit, 0) + _lift(c1, bit, bit)
+        if rest:
+            out += self.cofinite(frozenset(rest), x0 | x1, i + 1)
+        return out
+
+    def complement(self, excluded: frozenset[int]) -> list[_Cb]:
+        """The cover of [¬E, ¬E] for the finite set E = ``excluded``.
+
+        Step k of the chain of rest calls has the interval [lo_k, ¬X_k], where X_k is E
+        projected on the variables ≥ k and lo_k(w) = ∃b: lo_{k-1}(w with bit k-1 = b)
+        ∧ w ∉ c_b of step k-1 (lo₀ = ¬E).  Its c₀/c₁ calls need lo_k only on the
+        states one flip of bit k away from X_k; those states are evaluated all at once,
+        as bit sets over the indices of E, by a search over the values of the bits
+        below k."""
+        n = self.n
+        if not excluded:
+            return [(0, 0)]
+        points = sorted(excluded)
+        everyone = (1 << len(points)) - 1
+        # ones[t]: the indices of the states of E with bit t set.
+        ones = [0] * n
+        for idx, e in enumerate(points):
+            flag = 1 << idx
+            rest = e
+            while rest:
+                low = rest & -rest
+                ones[low.bit_length() - 1] |= flag
+                rest ^= low
+        # classes: each state of X_k with the indices of the states of E it projects.
+        classes: dict[int, int] = {e: 1 << idx for idx, e in enumerate(points)}
+        steps: list[tuple[list[_Cb], list[_Cb]]] = []
+        out: list[_Cb] = []
+        for k in range(n):
+            bit = 1 << k
+            x0: dict[int, int] = {}
+            x1: dict[int, int] = {}
+            for y, members in classes.items():
+                if y & bit:
+                    x1[y ^ bit] = members
+                else:
+                    x0[y] = members
+            ask0 = [y for y in x1 if y not in x0]  # lo_k(y) with bit k = 0 is asked
+            ask1 = [y for y in x0 if y not in x1]  # lo_k(y | bit) is asked
+            asked = 0
+            for y in ask0:
+                asked |= x1[y]
+            for y in ask1:
+                asked |= x0[y]
+            # The state asked for a member e of E is e ^ bit (bits < k cleared).
+            found = _uncovered(k, asked, steps, ones, everyone) if asked else 0
+            l0 = frozenset(y for y in ask0 if x1[y] & found)
+            l1 = frozenset(y for y in ask1 if x0[y] & found)
+            c0 = self.cofinite(l0, frozenset(x0), k + 1) if l0 else []
+            c1 = self.cofinite(l1, frozenset(x1), k + 1) if l1 else []
+            out += _lift(c0, bit, 0) + _lift(c1, bit, bit)
+            steps.append((c0, c1))
+            merged = x0
+            for y, members in x1.items():
+                merged[y] = merged.get(y, 0) | members
+            classes = merged
+        # At depth n the projection of E is the empty assignment: hi is false there.
+        return out
+
+
+def _single_cofinite(p: int, x: frozenset[int]) -> _Cb:
+    """The one-cube cover of [{p}, ¬x] (p ∉ x).  Variable t keeps its literal exactly
+    when some state of x still agreeing with p on the kept literals differs from p at t
+    and at no higher variable, i.e. the difference's highest bit is t."""
+    alive = [y ^ p for y in x]
+    kept = 0
+    while alive:
+        t = min(d.bit_length() for d in alive) - 1
+        bit = 1 << t
+        kept |= bit
+        alive = [d for d in alive if not d & bit]
+    return kept, p & kept
+
+
+def _uncovered(k: int, asked: int, steps: list[tuple[list[_Cb], list[_Cb]]], ones: list[int], everyone: int) -> int:
+    """The members of ``asked`` (indices into E) whose state e ^ 2^k, bits below k
+    cleared, lies in lo_k.  A depth-first search over the values z of the bits below k
+    (from bit k-1 down), carrying the set of members still undecided: a member
+    survives step j when its state with bits [j, k) set to z is not covered by the
+    step-j cubes of z's bit j, and reaching depth 0 means a state of the column is
+    uncovered (it is not in E: its projection on the bits ≥ k is not in X_k)."""
+    bit = 1 << k
+    high = ~(bit - 1)
+
+    def part(m: int, v: int) -> int:
+        # The members whose asked state agrees with cube (m, v) on the bits ≥ k.
+        hit = asked
+        rest = m & high
+        while rest and hit:
+            low = rest & -rest
+            t = low.bit_length() - 1
+            # e ^ 2^k has bit t equal to e's, except at t = k.
+            hit &= ones[t] if bool(v & low) != (t == k) else everyone ^ ones[t]
+            rest ^= low
+        return hit
+
+    # tables[j][b]: the step-j cubes of bit j = b that can cover an asked state, as
+    # (mask, value) on the bits [j+1, k) that z fixes and the members they cover.
+    tables: list[tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]] = []
+    for j, (c0, c1) in enumerate(steps):
+        middle = (bit - 1) & ~((2 << j) - 1)
+        pair = []
+        for cover in (c0, c1):
+            row = []
+            for m, v in cover:
+                members = part(m, v)
+                if members:
+                    row.append((m & middle, v & middle, members))
+            pair.append(row)
+        tables.append((pair[0], pair[1]))
+
+    def search(j: int, z: int, undecided: int) -> int:
+        if j == 0:
+            return undecided
+        row0, row1 = tables[j - 1]
+        covered = 0
+        for m, v, members in row0:
+            if z & m == v:
+                covered |= members
+        found = search(j - 1, z, undecided & ~covered) if undecided & ~covered else 0
+        left = undecided & ~found
+        if left:
+            covered = 0
+            for m, v, members in row1:
+                if z & m == v:
+                    covered |= members
+            if left & ~covered:
+                found |= search(j - 1, z | 1 << (j - 1), left & ~covered)
+        return found
+
+    return search(k, 0, asked)
+
+
+def isop_of_states(n_vars: int, states: Iterable[int]) -> list[Cube]:
+    """``isop`` of the function true exactly on ``states``, computed on the set."""
+    s = frozenset(states)
+    return [Cube(m, v) for m, v in sorted(_PointIsop(n_vars).finite(s, s, 0))]
+
+
+def isop_of_complement(n_vars: int, states: Iterable[int]) -> list[Cube]:
+    """``isop`` of the function false exactly on ``states``, computed on the set."""
+    return [Cube(m, v) for m, v in sorted(_PointIsop(n_vars).complement(frozenset(states)))]
