@@ -16,6 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from capver.bench.learning import (
+    DEFAULT_SETTINGS,
+    QACE_SETTING,
     Job,
     RunSpec,
     build_setting,
@@ -185,6 +187,41 @@ def test_plots_are_written(out: Path) -> None:
     for name in ("lao_first_responders_agreement.png", "lao_first_responders_coverage_agreement.png",
                  "primitive_first_responders_mae.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.slow
+def test_the_quick_run_a_user_types(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``capver bench learning --quick`` unchanged (every setting, method and part, on
+    the default 2 processes), not the reduced run the fixtures above share."""
+    monkeypatch.chdir(tmp_path)  # nothing may be written outside --out
+    assert main(["--quick", "--out", "out"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    text = (tmp_path / "out" / "table.md").read_text()
+    assert capsys.readouterr().out == text
+    assert "Seeds 2; step budgets " + ", ".join(f"{s} 40" for s in DEFAULT_SETTINGS) in text
+    assert "time cap 10.0 s per run; MCTS 20 iterations, horizon 5;" in text
+    assert "D′ (20 sequences): " in text and "step budget 20, learning-time cap 10.0 s" in text
+    (header, rows), (qace_header, qace_rows) = _tables(text)
+    assert header == MAIN_HEADER and qace_header == QACE_HEADER
+    want = [(s, m) for s in DEFAULT_SETTINGS for m in ("mcqs-e", "mcqs-s", "random")]
+    want += [(s, f"{m} ξ=0") for s in DEFAULT_SETTINGS if s.startswith("lao:") for m in ("mcqs-s", "mcqs-e")]
+    assert sorted((r["setting"], r["method"]) for r in rows) == sorted(want)
+    for r in rows:
+        assert r["seeds"] == "2" and r["budget"] == "40"
+        budget = 320 if r["method"] == "random" else 40  # Random gets 8× the budget
+        assert float(r["steps"]) >= budget or int(r["time-capped"].split("/")[0]) > 0
+        assert 0.0 <= _mean_pm(r["final agr"]) <= 1.0 and 0.0 <= _mean_pm(r["final cov"]) <= 1.0
+        assert float(r["wall s"]) >= float(r["learn s"]) >= 0.0
+    assert sorted(r["method"] for r in qace_rows) == ["mcqs-e", "mcqs-s", "random"]
+    for r in qace_rows:
+        assert r["seeds"] == "2" and 0 < float(r["steps run"]) <= 20 and 0.0 <= float(r["best MAE"]) <= 1.0
+    with open(tmp_path / "out" / "runs.csv", newline="") as f:
+        settings = {r["setting"] for r in csv.DictReader(f)}
+    assert settings == {*DEFAULT_SETTINGS, QACE_SETTING}
+    for s in DEFAULT_SETTINGS:
+        assert (tmp_path / "out" / f"{s.replace(':', '_')}_coverage_agreement.png").is_file()
 
 
 def test_a_pool_run_equals_an_in_process_run() -> None:

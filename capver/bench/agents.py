@@ -7,12 +7,11 @@ with a fresh agent (*cold*: includes LAO* planning) and then ``--repeat`` more
 times with the same agent (*warm*: every policy is cached).  The target is at
 least 2,000 warm executions per second.
 
-Run: ``python -m capver.bench.agents [--domains blocks first_responders] [--repeat 5]``.
+Run: ``capver bench agents [--domains blocks first_responders] [--repeat 5] [--quick]``.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections.abc import Sequence
@@ -21,11 +20,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from capver.agents.lao_agent import LAOAgent
+from capver.bench.cli import BenchParser, summary
 from capver.engines.discovery import discover, random_walks
 from capver.engines.execution import Budget, execute
 from capver.envs.ppddl import AtomsRepresentation, PPDDLSimulator, load_task
 
 TARGET = 2000.0
+DEFAULT_DOMAINS = ("first_responders", "blocks")
+# Both domains and both Θ stay in: the quick run only executes fewer pairs, fewer times.
+QUICK: dict[str, int] = {"states": 4, "repeat": 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,14 +70,24 @@ def bench_domain(domain: str, problem: str, theta: int | None, n_states: int, re
     return Row(domain, theta, len(pairs), len(pairs) / cold, n_warm / warm, steps / n_warm, plans)
 
 
+def build_parser() -> BenchParser:
+    p = BenchParser("agents", summary(__doc__))
+    p.add_argument("--domains", nargs="+", default=list(DEFAULT_DOMAINS),
+                   help=f"bundled PDDLGym domains to run (default: {' '.join(DEFAULT_DOMAINS)})")
+    p.add_argument("--problem", default="problem1", help="problem file of every domain (default problem1)")
+    p.add_argument("--states", type=int, default=20,
+                   help="random-walk start states besides the initial one (default 20)")
+    p.add_argument("--repeat", type=int, default=5, help="warm passes over all pairs (default 5)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the simulator and of the numpy Generator (default 0)")
+    p.add_quick(QUICK, "a smoke run: both domains and both Θ on fewer start states and warm passes")
+    return p
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m capver.bench.agents", description=__doc__.splitlines()[0])
-    parser.add_argument("--domains", nargs="+", default=["first_responders", "blocks"])
-    parser.add_argument("--problem", default="problem1")
-    parser.add_argument("--states", type=int, default=20, help="random-walk start states besides the initial one")
-    parser.add_argument("--repeat", type=int, default=5, help="warm passes over all pairs")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
+    parser = build_parser()
+    args = parser.parse(argv)
+    if args.states < 0 or args.repeat < 1:
+        parser.error("--states must be non-negative and --repeat positive")
 
     print(f"{'domain':<18} {'theta':>5} {'pairs':>6} {'cold exec/s':>12} {'warm exec/s':>12} "
           f"{'steps/exec':>10} {'LAO* calls':>10}")

@@ -1,5 +1,5 @@
-"""``capver bench introspection``: the runtime comparisons of the model-introspection
-paper (002) — Figure 2 (the infinite grid of section 4: introspector against GREEDY,
+"""Benchmark: the runtime comparisons of the model-introspection paper (002) —
+Figure 2 (the infinite grid of section 4: introspector against GREEDY,
 RANDOM[K], BEAM[K], MCTS[K] and MCTS-U[K]) and Figure 4 (section 5.4: introspector
 against GREEDY on Blocks-World unstacking, Drawers and Bins).
 
@@ -18,6 +18,8 @@ Outputs in ``--out``: ``runs.csv`` (one row per run), ``summary.csv`` (means per
 domain, planner and size), ``introspection_<domain>.png`` (runtime, nodes expanded
 and — for the grid — normalised score against size; log y axes) and
 ``targets.txt`` (the checks stated in the project brief).
+
+Run: ``capver bench introspection [--quick] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from capver.bench.cli import BenchParser, summary
 from capver.errors import IntrospectionError
 from capver.introspection.domains import DOMAINS
 from capver.introspection.search import (
@@ -64,6 +67,10 @@ DEFAULT_PLANNERS: dict[str, tuple[str, ...]] = {
     "bins": ("introspector", "greedy"),
 }
 DOMAIN_IDS = {name: i for i, name in enumerate(sorted(DOMAINS))}
+# --quick keeps every domain and planner and the sizes of the brief's targets (blocks 40
+# for the introspector), but GREEDY's exponential blow-up (blocks 20, drawers 8) is
+# cut off after 2 s instead of 60 s per episode, on 2 episodes (3 on the grid).
+QUICK: dict[str, object] = {"episodes": 2, "grid_episodes": 3, "timeout": 2.0}
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,9 +107,14 @@ class Summary:
     mean_score: float
 
 
-def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    p = parser or argparse.ArgumentParser(prog="capver bench introspection", description=__doc__.splitlines()[0])
-    p.add_argument("--domains", nargs="+", choices=sorted(DOMAINS), default=["grid", "blocks", "drawers", "bins"])
+def _sizes_text(sizes: dict[str, tuple[int, ...]]) -> str:
+    return "; ".join(f"{d}={','.join(map(str, ns))}" for d, ns in sizes.items())
+
+
+def build_parser() -> BenchParser:
+    p = BenchParser("introspection", summary(__doc__))
+    p.add_argument("--domains", nargs="+", choices=sorted(DOMAINS), default=["grid", "blocks", "drawers", "bins"],
+                   help="domains to run (default: grid blocks drawers bins)")
     p.add_argument(
         "--planners",
         nargs="+",
@@ -115,21 +127,24 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         action="append",
         default=[],
         metavar="DOMAIN=N,N,...",
-        help="sizes of one domain (d for the grid; blocks, drawers or bins); repeatable",
+        help="sizes of one domain (d for the grid; blocks, drawers or bins); repeatable "
+        f"(default {_sizes_text(DEFAULT_SIZES)}; --quick: {_sizes_text(QUICK_SIZES)})",
     )
     p.add_argument("--episodes", type=int, default=5, help="instances per domain and size (default 5)")
     p.add_argument("--grid-episodes", type=int, default=20, help="instances per distance on the grid (default 20)")
     p.add_argument("--timeout", type=float, default=60.0, help="per-run wall-clock limit in seconds (default 60)")
-    p.add_argument("--max-nodes", type=int, default=3_000_000, help="per-run limit on stored search nodes")
+    p.add_argument("--max-nodes", type=int, default=3_000_000,
+                   help="per-run limit on stored search nodes (default 3000000)")
     p.add_argument("--k", type=int, default=100, help="K of RANDOM[K], BEAM[K], MCTS[K] and MCTS-U[K] (default 100)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--quick", action="store_true", help="a few small sizes only (a smoke run)")
-    p.add_argument("--out", type=Path, default=Path("bench-introspection"), help="output directory")
+    p.add_argument("--seed", type=int, default=0, help="seed of the instances and of the planners (default 0)")
+    p.add_argument("--out", type=Path, default=Path("bench-introspection"),
+                   help="output directory (default bench-introspection)")
+    p.add_quick(QUICK, "a smoke run: smaller sizes, fewer episodes and a short timeout")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse(argv)
     try:
         return run(args)
     except IntrospectionError as exc:
@@ -324,8 +339,8 @@ def targets(summaries: Sequence[Summary], k: int = 100) -> str:
         )
         fit = [n for n in sorted(intro) if n >= 4 and intro[n].solved == intro[n].episodes]
         if len(fit) >= 3:
-            k = growth_exponent(fit, [intro[n].mean_solve_s for n in fit])
-            lines.append(f"  {domain}: introspector runtime grows like size^{k:.2f} (log-log fit over sizes {fit[0]}..{fit[-1]})")
+            slope = growth_exponent(fit, [intro[n].mean_solve_s for n in fit])
+            lines.append(f"  {domain}: introspector runtime grows like size^{slope:.2f} (log-log fit over sizes {fit[0]}..{fit[-1]})")
         solved = [n for n, s in greedy.items() if s.solved == s.episodes and n in intro]
         if solved:
             n = max(solved)

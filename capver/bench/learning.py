@@ -54,10 +54,11 @@ from pathlib import Path
 
 import numpy as np
 
+from capver.bench.cli import BenchParser, summary
 from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset, mean_abs_error
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.mcqs import QUERY_METHODS
-from capver.engines.report import plot_curves
+from capver.io.curves import plot_curves
 from capver.model.dataset import TransitionDataset
 from capver.model.state import Capability, Transition
 from capver.settings import Assessment, SettingArgs, SettingError, build_assessment
@@ -71,6 +72,19 @@ DEFAULT_BUDGETS: dict[str, int] = {
 }
 FALLBACK_BUDGET = 1000
 QUICK_BUDGET = 40
+# --quick keeps every setting, method and part (E1, E4, QACE) and shrinks the budgets,
+# D′ and the MCTS search (the step budgets go through _budgets).  Two seeds, not three:
+# every run rebuilds its setting, which costs more than a quick run's learning, and
+# two still give a spread.
+QUICK: dict[str, object] = {
+    "seeds": 2,
+    "eval_sequences": 20,
+    "iterations": 20,
+    "horizon": 5,
+    "qace_budget_steps": 20,
+    "max_seconds": 10.0,
+    "qace_max_seconds": 10.0,
+}
 THRESHOLDS = (0.90, 0.99)
 METRICS = ("agreement", "coverage_agreement")
 SHORT = {"agreement": "agr", "coverage_agreement": "cov"}
@@ -460,7 +474,8 @@ def summarize(results: Sequence[RunResult], budgets: Mapping[str, int], sustaine
             final[metric] = (float(np.mean(values)), float(np.std(values)))
         vds = [float(r.rows[-1]["exact_vd"]) for r in runs if r.rows[-1].get("exact_vd", "") != ""]  # type: ignore[arg-type]
         budget = budgets[setting]
-        cov_b = float(np.mean([np.interp(budget, *zip(*curve(r, "coverage_agreement"))) for r in runs]))
+        cov_curves = [curve(r, "coverage_agreement") for r in runs]
+        cov_b = float(np.mean([np.interp(budget, [s for s, _ in c], [v for _, v in c]) for c in cov_curves]))
         out.append(SummaryRow(
             setting, label, len(runs), budget, float(np.mean([float(r.rows[-1]["steps"]) for r in runs])),  # type: ignore[arg-type]
             sum(r.time_capped for r in runs), reach, {}, "", cov_b, final,
@@ -660,17 +675,19 @@ def _csv_list(text: str) -> list[str]:
     return [p.strip() for p in text.split(",") if p.strip()]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="capver bench learning", description=__doc__.splitlines()[0])
+def build_parser() -> BenchParser:
+    p = BenchParser("learning", summary(__doc__))
     p.add_argument("--settings", type=_csv_list, default=list(DEFAULT_SETTINGS),
-                   help="comma-separated: lao:DOMAIN, primitive:DOMAIN, minigrid-rl, minigrid-search")
+                   help="comma-separated: lao:DOMAIN, primitive:DOMAIN, minigrid-rl, minigrid-search "
+                        f"(default {','.join(DEFAULT_SETTINGS)})")
     p.add_argument("--methods", type=_csv_list, default=["mcqs-e", "mcqs-s", "random"],
-                   help=f"comma-separated, from {sorted(QUERY_METHODS)}")
+                   help=f"comma-separated, from {sorted(QUERY_METHODS)} (default mcqs-e,mcqs-s,random)")
     p.add_argument("--seeds", type=int, default=3, help="runs per (setting, method) (default 3)")
     p.add_argument("--budget-steps", metavar="N|SETTING=N,...",
-                   help=f"simulator-step budget of the MCQS runs (default {DEFAULT_BUDGETS})")
+                   help=f"simulator-step budget of the MCQS runs (default {DEFAULT_BUDGETS}, {FALLBACK_BUDGET} "
+                        f"for other settings; --quick: {QUICK_BUDGET} each)")
     p.add_argument("--budget-scale", type=float, default=1.0,
-                   help="multiply every step budget (after --budget-steps) by this factor")
+                   help="multiply every step budget (after --budget-steps) by this factor (default 1)")
     p.add_argument("--random-factor", type=float, default=8.0,
                    help="Random runs get this many times the step budget (default 8)")
     p.add_argument("--max-seconds", type=float, default=45.0,
@@ -679,27 +696,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-every", type=int, default=0,
                    help="checkpoint every this many simulator steps (default: budget/40)")
     p.add_argument("--crossing", choices=("first", "sustained"), default="first",
-                   help="steps to a threshold: first checkpoint reaching it, or from which it stays reached")
-    p.add_argument("--patience", type=int, default=0, help="stop after this many queries without change (paper: 25)")
+                   help="steps to a threshold: first checkpoint reaching it, or from which it stays reached "
+                        "(default first)")
+    p.add_argument("--patience", type=int, default=0,
+                   help="stop after this many queries without change (default 0: off; paper: 25)")
     p.add_argument("--iterations", type=int, default=100, help="MCTS iterations per plan (default 100)")
     p.add_argument("--horizon", type=int, default=10, help="query horizon (default 10)")
     p.add_argument("--executions", type=int, default=2, help="executions n per query (default 2)")
     p.add_argument("--ablation", action=argparse.BooleanOptionalAction, default=True,
-                   help="ξ = 0 runs on the lao settings (section 4.2's E4)")
-    p.add_argument("--ablation-methods", type=_csv_list, default=["mcqs-s", "mcqs-e"])
+                   help="ξ = 0 runs on the lao settings (section 4.2's E4; default on)")
+    p.add_argument("--ablation-methods", type=_csv_list, default=["mcqs-s", "mcqs-e"],
+                   help="comma-separated methods of the ξ = 0 runs (default mcqs-s,mcqs-e)")
     p.add_argument("--qace", action=argparse.BooleanOptionalAction, default=True,
-                   help=f"the primitive-action comparison on {QACE_SETTING}")
-    p.add_argument("--qace-methods", type=_csv_list, default=["mcqs-s", "mcqs-e", "random"])
-    p.add_argument("--qace-budget-steps", type=int, default=500)
-    p.add_argument("--qace-threshold", type=float, default=0.009)
+                   help=f"the primitive-action comparison on {QACE_SETTING} (default on)")
+    p.add_argument("--qace-methods", type=_csv_list, default=["mcqs-s", "mcqs-e", "random"],
+                   help="comma-separated methods of the QACE comparison (default mcqs-s,mcqs-e,random)")
+    p.add_argument("--qace-budget-steps", type=int, default=500,
+                   help="simulator-step budget of each QACE run (default 500)")
+    p.add_argument("--qace-threshold", type=float, default=0.009,
+                   help="a QACE run stops once its mean |P_true − P_h∧| is at most this (default 0.009, QACE's)")
     p.add_argument("--qace-every", type=int, default=5,
                    help="evaluate the QACE error every this many queries (default 5: one evaluation costs "
                         "about as much as 2–3 queries)")
     p.add_argument("--qace-max-seconds", type=float, default=60.0,
                    help="learning-time cap of each QACE run, evaluations excluded (0: none; default 60)")
-    p.add_argument("--quick", action="store_true", help="tiny budgets: a smoke run")
     p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2; 1: no pool)")
-    p.add_argument("--out", type=Path, default=Path("bench-learning"), help="output directory")
+    p.add_argument("--out", type=Path, default=Path("bench-learning"),
+                   help="output directory (default bench-learning)")
+    p.add_quick(QUICK, "a smoke run: every part on tiny budgets")
     return p
 
 
@@ -730,14 +754,7 @@ def plan_jobs(args: argparse.Namespace, budgets: Mapping[str, int], eval_sets: M
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.eval_sequences = min(args.eval_sequences, 20)
-        args.iterations = min(args.iterations, 20)
-        args.horizon = min(args.horizon, 5)
-        args.qace_budget_steps = min(args.qace_budget_steps, 20)
-        args.max_seconds = min(args.max_seconds or 10.0, 10.0)
-        args.qace_max_seconds = min(args.qace_max_seconds or 10.0, 10.0)
+    args = parser.parse(argv)
     unknown = sorted(m for m in {*args.methods, *args.qace_methods, *args.ablation_methods} if m not in QUERY_METHODS)
     if unknown:
         parser.error(f"unknown method(s) {unknown}; expected some of {sorted(QUERY_METHODS)}")

@@ -13,12 +13,11 @@ executions per second, mean low-level steps and the share of executions that
 reached their intent.  The search agent is also run on a deep-copy simulator for a
 few executions, to show what compact snapshots buy.
 
-Run: ``python -m capver.bench.minigrid [--layouts 20] [--seed 0]``.
+Run: ``capver bench minigrid [--layouts 20] [--seed 0] [--quick]``.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections.abc import Sequence
@@ -34,6 +33,7 @@ from capver.agents.minigrid_agents import (
     load_rl_policy,
     training_intents,
 )
+from capver.bench.cli import BenchParser, summary
 from capver.engines.execution import Budget, execute
 from capver.envs.gym_adapter import DeepcopyCodec, GymSimulator, StateApiCodec
 from capver.envs.minigrid_env import (
@@ -48,6 +48,10 @@ from capver.envs.minigrid_env import (
     start_state,
 )
 from capver.model.state import Capability
+
+# Every part still runs (both codecs, both agents, both layout distributions, the
+# deep-copy search agent); only the counts shrink.
+QUICK: dict[str, int] = {"layouts": 3, "deepcopy_executions": 2, "calls": 200}
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,14 +126,22 @@ def _jobs(
     return jobs
 
 
+def build_parser() -> BenchParser:
+    p = BenchParser("minigrid", summary(__doc__))
+    p.add_argument("--layouts", type=int, default=20, help="start layouts per intent and distribution (default 20)")
+    p.add_argument("--deepcopy-executions", type=int, default=10,
+                   help="search-agent runs on the deep-copy simulator (default 10; 0 skips them)")
+    p.add_argument("--max-steps", type=int, default=200, help="step cap per execution (default 200)")
+    p.add_argument("--calls", type=int, default=2000, help="calls per snapshot micro-benchmark (default 2000)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the environment and of the numpy Generators (default 0)")
+    p.add_quick(QUICK, "a smoke run: every part on fewer layouts, deep-copy runs and snapshot calls")
+    return p
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m capver.bench.minigrid", description=__doc__.splitlines()[0])
-    parser.add_argument("--layouts", type=int, default=20, help="start layouts per intent")
-    parser.add_argument("--deepcopy-executions", type=int, default=10, help="search-agent runs on the deep-copy simulator")
-    parser.add_argument("--max-steps", type=int, default=200, help="step cap per execution")
-    parser.add_argument("--calls", type=int, default=2000, help="calls per snapshot micro-benchmark")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
+    parser = build_parser()
+    args = parser.parse(argv)
     if args.layouts < 1 or args.calls < 1 or args.max_steps < 1 or args.deepcopy_executions < 0:
         parser.error("--layouts, --calls and --max-steps must be positive, --deepcopy-executions non-negative")
 
@@ -158,9 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"capability executions (Θ = ∞, step cap {args.max_steps}, {len(caps)} intents, "
           "start states where the intent does not hold yet)")
     print(f"{'layouts':<9} {'agent':<16} {'simulator':<10} {'execs':>6} {'exec/s':>9} {'steps/exec':>11} {'achieved':>9}")
-    for dist_name, r in rows:
-        print(f"{dist_name:<9} {r.agent:<16} {r.simulator:<10} {r.executions:>6} {r.rate:>9.1f} "
-              f"{r.mean_steps:>11.2f} {r.achieved:>9.2f}")
+    for dist_name, row in rows:
+        print(f"{dist_name:<9} {row.agent:<16} {row.simulator:<10} {row.executions:>6} {row.rate:>9.1f} "
+              f"{row.mean_steps:>11.2f} {row.achieved:>9.2f}")
     return 0
 
 

@@ -1,14 +1,13 @@
 """``capver bench NAME``: the benchmark commands whose output the README records.
 
-Each benchmark is a module with ``main(argv) -> int``; :data:`BENCHMARKS` is the
-registry the choices come from."""
+Each benchmark is a module with ``main(argv) -> int`` whose parser is built with
+:class:`capver.bench.cli.BenchParser` (``--help`` and ``--quick`` work the same way in
+every one); :data:`BENCHMARKS` is the registry the choices come from."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
-
-HELP = "run a benchmark (foundation, agents, minigrid, learning, introspection)"
 
 BENCHMARKS: dict[str, str] = {
     "foundation": "capver.bench.foundation",
@@ -18,9 +17,11 @@ BENCHMARKS: dict[str, str] = {
     "introspection": "capver.bench.introspection",
 }
 
+HELP = f"run a benchmark ({', '.join(BENCHMARKS)}; NAME --quick for a smoke run)"
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("name", choices=sorted(BENCHMARKS))
+    parser.add_argument("name", choices=sorted(BENCHMARKS), help="the benchmark to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the benchmark (see NAME --help)")
 
 

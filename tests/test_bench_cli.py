@@ -1,0 +1,207 @@
+"""The command line of every ``capver bench NAME`` (its ``--help`` and ``--quick``), and
+the quick runs of the benchmarks without an output directory of their own tests
+(foundation, agents, minigrid; learning and introspection are run in
+tests/test_bench_learning.py and tests/introspection/test_bench.py)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import re
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from capver.bench.cli import BenchParser, plain, summary
+from capver.commands import bench
+
+NAMES = sorted(bench.BENCHMARKS)
+
+
+def _module(name: str) -> ModuleType:
+    return importlib.import_module(bench.BENCHMARKS[name])
+
+
+def _options(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    return [a for a in parser._actions if a.option_strings and a.dest != "help"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_help_names_the_command_and_is_plain_text(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        bench.run(argparse.Namespace(name=name, args=["--help"]))
+    assert exc.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"usage: capver bench {name} ")
+    assert "``" not in text and not re.search(r":[a-z]+:`", text)
+    description = _module(name).build_parser().description
+    assert description and description.endswith(".") and description[0].isupper()
+    # all of it (argparse re-wraps it, also after hyphens)
+    assert re.sub(r"\s", "", description) in re.sub(r"\s", "", text)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_option_has_help_naming_its_default(name: str) -> None:
+    parser = _module(name).build_parser()
+    assert isinstance(parser, BenchParser)
+    options = _options(parser)
+    assert [a.dest for a in options if not a.help] == []
+    # A default worth naming (not absent, off or empty) is named in the help.
+    unnamed = [a.dest for a in options if a.default not in (None, False, []) and "default" not in str(a.help)]
+    assert unnamed == []
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_quick_changes_defaults_only(name: str) -> None:
+    parser = _module(name).build_parser()
+    quick = parser.quick_defaults
+    assert quick, f"{name} has no --quick values"
+    full, fast = vars(parser.parse([])), vars(parser.parse(["--quick"]))
+    assert not full["quick"] and fast["quick"]
+    for dest, value in quick.items():
+        assert fast[dest] == value != full[dest]
+    assert {k: v for k, v in fast.items() if k not in quick and k != "quick"} == {
+        k: v for k, v in full.items() if k not in quick and k != "quick"
+    }
+    # The quick values are in the help, and an option given explicitly wins over them.
+    actions = {a.dest: a for a in _options(parser)}
+    for dest in quick:
+        assert "--quick:" in str(actions[dest].help)
+    dest = min(quick)
+    flag = actions[dest].option_strings[0]
+    assert vars(parser.parse(["--quick", flag, str(full[dest])]))[dest] == full[dest]
+
+
+def test_the_full_defaults_are_the_recorded_ones() -> None:
+    """The README's numbers come from the full defaults; --quick must not move them."""
+    expected: dict[str, dict[str, object]] = {
+        "foundation": {"atoms": 40, "transitions": 10_000, "capabilities": 20, "states": 2_000,
+                       "incremental_samples": 50, "queries": 5_000, "unobserved_queries": 1_000,
+                       "representation_states": 20_000},
+        "agents": {"states": 20, "repeat": 5, "domains": ["first_responders", "blocks"]},
+        "minigrid": {"layouts": 20, "deepcopy_executions": 10, "calls": 2_000, "max_steps": 200},
+        "learning": {"eval_sequences": 300, "iterations": 100, "horizon": 10, "qace_budget_steps": 500,
+                     "max_seconds": 45.0, "qace_max_seconds": 60.0, "seeds": 3},
+        "introspection": {"episodes": 5, "grid_episodes": 20, "timeout": 60.0, "k": 100},
+    }
+    for name, values in expected.items():
+        args = vars(_module(name).build_parser().parse([]))
+        assert {k: args[k] for k in values} == values, name
+
+
+def test_plain_drops_restructured_text_markup() -> None:
+    text = "Run ``capver x`` via :func:`capver.a.b`, :class:`~capver.c.D`\n   and :ref:`the title <label>`."
+    assert plain(text) == "Run capver x via capver.a.b, D and the title."
+    assert summary("First line\ngoes on.\n\nSecond paragraph.") == "First line goes on."
+
+
+# -- quick runs ------------------------------------------------------------------------------
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def test_foundation_quick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from capver.bench import foundation
+
+    monkeypatch.chdir(tmp_path)  # anything written relative to the working directory shows up here
+    assert foundation.main(["--quick", "--quiet", "--json", "out.json"]) == 0
+    assert _files(tmp_path) == ["out.json"]
+    assert capsys.readouterr().out.startswith("capver foundation benchmark")
+    data = json.loads((tmp_path / "out.json").read_text())
+    info = data["info"]
+    assert info["setup"] == "20 atoms, 5 capabilities, 1000 transitions, seed 0"
+    assert info["mode"].startswith("--quick")
+    pooled = re.match(r"1000 transitions, (\d+) distinct states, (\d+) distinct \(s,c\), (\d+) blocks", info["D pooled"])
+    assert pooled and int(pooled[1]) <= 200 and int(pooled[1]) <= int(pooled[2]) <= 5 * 200
+    assert info["D all-distinct"].startswith("1000 transitions, 1000 distinct states, 1000 distinct (s,c)")
+    by = {(m["section"], m["metric"]): m for m in data["measures"]}
+    for label, backends in (("pooled", ("cudd", "autoref")), ("all-distinct", ("cudd",))):
+        for b in backends:
+            build = by[(f"build, {label}", f"full h∧/h∨ build, {b}")]
+            assert build["wall"] > 0 and build["target"] == {"bound": 5.0, "kind": "max"}
+            for kind in ("new state", "repeated state"):
+                m = by[(f"incremental, {label}", f"rebuild after 1 transition, {kind}, {b}")]
+                assert m["wall"] > 0 and m["note"].startswith("median of 10;")
+        for bound in ("h∧", "h∨"):
+            for where, k in (("observed", 500), ("unobserved", 200)):
+                for temp in ("cold", "warm"):
+                    m = by[(f"Pr queries, {label}", f"Pr_{bound}(·|s,c), {where} s, {temp}")]
+                    assert m["wall"] > 0 and m["note"] == f"{k} distinct (s,c)"
+    (z3,) = [m for m in data["measures"] if m["section"] == "z3, pooled"]
+    assert z3["metric"] == "refines(h∧, h∨), 5 capability queries" and z3["note"] == "proved: every query UNSAT"
+    agreement = [m for m in data["measures"] if m["section"] == "BDD/SMT agreement, pooled"]
+    assert [m["metric"].split(":")[0] for m in agreement[:2]] == ["h∧", "h∨"]
+    assert agreement[2]["note"].endswith("all checked agree")
+    for n in (20, 40, 200):
+        rows = [m for m in data["measures"] if m["section"] == f"state representation, {n} atoms"]
+        assert len(rows) == 5 and all(m["wall"] > 0 for m in rows)
+        assert f"(2000 × {(n + 7) // 8})" in rows[3]["note"]
+
+
+def _table(text: str, header: str) -> list[list[str]]:
+    """The whitespace-separated cells of the rows below the line starting with
+    ``header``, up to a blank line or the closing ``target`` line."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header)) + 1
+    rows = []
+    for line in lines[start:]:
+        if not line.strip() or line.startswith("target"):
+            break
+        rows.append(line.split())
+    return rows
+
+
+def test_agents_quick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from capver.bench import agents
+
+    monkeypatch.chdir(tmp_path)
+    rc = agents.main(["--quick"])
+    assert _files(tmp_path) == []
+    text = capsys.readouterr().out
+    rows = _table(text, "domain")
+    assert [(r[0], r[1]) for r in rows] == [
+        ("first_responders", "1"), ("first_responders", "inf"), ("blocks", "1"), ("blocks", "inf"),
+    ]
+    for domain in ("first_responders", "blocks"):
+        one, inf = (r for r in rows if r[0] == domain)
+        pairs = int(one[2])
+        # every capability from the initial state and 4 random-walk states, under both Θ
+        assert pairs == int(inf[2]) and pairs % 5 == 0 and pairs > 0
+        assert 0.0 <= float(one[5]) <= 1.0  # Θ = 1: at most one step per execution
+        assert float(inf[5]) >= float(one[5])
+        for r in (one, inf):
+            assert float(r[3]) > 0 and float(r[4]) > 0
+            assert 0 < int(r[6]) <= pairs  # at most one LAO* call per cold execution
+    met = all(float(r[4]) >= agents.TARGET for r in rows)
+    assert rc == (0 if met else 1)
+    assert text.rstrip().endswith("met" if met else "NOT met")
+
+
+def test_minigrid_quick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from capver.bench import minigrid
+
+    monkeypatch.chdir(tmp_path)
+    assert minigrid.main(["--quick"]) == 0
+    assert _files(tmp_path) == []
+    text = capsys.readouterr().out
+    snap = {r[0]: [float(x) for x in r[1:]] for r in _table(text, "codec")}
+    assert sorted(snap) == ["deepcopy", "state-api"]
+    assert all(x > 0 for row in snap.values() for x in row)
+    # the compact state API is orders of magnitude cheaper than a deep copy
+    assert snap["state-api"][0] < snap["deepcopy"][0] and snap["state-api"][1] < snap["deepcopy"][1]
+    assert "step cap 200, 10 intents" in text
+    rows = _table(text, "layouts")
+    assert [(r[0], r[1], r[2], int(r[3])) for r in rows] == [
+        ("uniform", "minigrid-rl", "state-api", 30),  # 10 intents × 3 layouts
+        ("uniform", "minigrid-search", "state-api", 30),
+        ("uniform", "minigrid-search", "deepcopy", 2),
+        ("training", "minigrid-rl", "state-api", 30),
+        ("training", "minigrid-search", "state-api", 30),
+    ]
+    for r in rows:
+        rate, steps, achieved = map(float, r[4:])
+        assert rate > 0 and 0 < steps <= 200 and 0.0 <= achieved <= 1.0
