@@ -25,7 +25,7 @@ import numpy as np
 
 from capver.agents.base import Agent
 from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset
-from capver.engines.execution import Budget
+from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import LearnConfig, Learner, Progress, Setting
 from capver.engines.verify import Verdict, equivalent, refines, same_distributions
 from capver.envs.base import Representation, Simulator
@@ -66,7 +66,7 @@ def gym_setting(
     around a gymnasium environment), the agent, α and the capabilities to assess.
     The initial states default to the simulator's current state."""
     initial = tuple(initial_states) if initial_states is not None else (sim.get_state(),)
-    setting = Setting(agent, sim, alpha, tuple(capabilities), initial, Budget(max_steps=step_cap, theta=theta))
+    setting = Setting(agent, sim, alpha, tuple(capabilities), initial, ExecutionBudget(max_steps=step_cap, theta=theta))
     return Assessment(name, LogicContext(alpha.vocabulary), setting)
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from capver.engines.evaluation import reachable_states
-from capver.engines.execution import Budget
+from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import Setting
 from capver.errors import CapverError
 from capver.io.run_file import SettingArgs
@@ -54,7 +54,7 @@ def _lao(args: SettingArgs, rng: np.random.Generator) -> Assessment:
     sim.reset(args.seed)
     setting = Setting(
         LAOAgent(task), sim, alpha, tuple(caps.capabilities), (task.initial_state,),
-        Budget(max_steps=args.step_cap, theta=args.theta), symbolic_states=True,
+        ExecutionBudget(max_steps=args.step_cap, theta=args.theta), symbolic_states=True,
     )
     return Assessment(f"lao:{args.domain}/{args.problem}", LogicContext(task.vocabulary), setting, grow=caps.observe)
 
@@ -70,7 +70,7 @@ def _primitive(args: SettingArgs, rng: np.random.Generator) -> Assessment:
     ctx = LogicContext(task.vocabulary)
     truth = true_primitive_model(task, ctx)
     setting = Setting(
-        agent, sim, alpha, tuple(agent.capabilities), (task.initial_state,), Budget(max_steps=2, theta=1),
+        agent, sim, alpha, tuple(agent.capabilities), (task.initial_state,), ExecutionBudget(max_steps=2, theta=1),
         symbolic_states=True,
     )
     reach = frozenset(reachable_states(truth, [task.initial_state]))
@@ -100,7 +100,7 @@ def model_assessment(model: CompoundModel, init: State, name: str) -> Assessment
     agent = ModelBackedAgent(model)
     setting = Setting(
         agent, agent.simulator(init), agent.representation(), tuple(agent.capabilities), (init,),
-        Budget(max_steps=2, theta=None), symbolic_states=True,
+        ExecutionBudget(max_steps=2, theta=None), symbolic_states=True,
     )
     truth = agent.true_model
     return Assessment(name, model.ctx, setting, truth, frozenset(reachable_states(truth, [init])))
@@ -126,7 +126,7 @@ def _minigrid(kind: str) -> Callable[[SettingArgs, np.random.Generator], Assessm
         agent = TabularRLAgent() if kind == "rl" else SearchAgent()
         caps = tuple(Capability.for_intent(i) for i in training_intents())
         # Θ = ∞ for MiniGrid, as in section 4.2.
-        setting = Setting(agent, sim, alpha, caps, tuple(layouts), Budget(max_steps=args.step_cap, theta=None))
+        setting = Setting(agent, sim, alpha, caps, tuple(layouts), ExecutionBudget(max_steps=args.step_cap, theta=None))
         return Assessment(f"minigrid-{kind}", LogicContext(alpha.vocabulary), setting)
 
     return build

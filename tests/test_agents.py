@@ -30,7 +30,7 @@ from capver.agents.model_backed import (
 from capver.agents.primitive import PrimitiveAgent, action_effects, true_primitive_model
 from capver.commands import run_agent
 from capver.engines.discovery import discover, random_walks
-from capver.engines.execution import Budget, execute
+from capver.engines.execution import ExecutionBudget, execute
 from capver.engines.generate import propositional_vocabulary, random_model
 from capver.envs.base import InvalidActionError
 from capver.envs.ppddl import (
@@ -222,7 +222,7 @@ def test_lao_agent_achieves_achievable_intents_optimally(blocks, seed):
     for s in reachable_states(task, sim, alpha, rng, 3):
         for c in [caps[int(i)] for i in rng.choice(len(caps), size=6, replace=False)]:
             d = distance_to(task, s, c.intent)
-            ex = execute(agent, sim, alpha, c, s, rng, Budget(max_steps=100, theta=None))
+            ex = execute(agent, sim, alpha, c, s, rng, ExecutionBudget(max_steps=100, theta=None))
             assert not ex.failed
             if d is None:
                 assert ex.stop_reason == "gave up" and ex.steps == 0 and ex.transition.s_next == s
@@ -249,13 +249,13 @@ def test_lao_agent_is_stationary_and_caches(blocks):
     warm = LAOAgent(task)
     for s in states:  # warm up on everything, in one order
         for c in caps:
-            execute(warm, sim, alpha, c, s, rng, Budget(theta=None))
+            execute(warm, sim, alpha, c, s, rng, ExecutionBudget(theta=None))
     plans = warm.plans
     for s in reversed(states):
         for c in reversed(caps):
             cold = LAOAgent(task)
-            a = execute(cold, sim, alpha, c, s, rng, Budget(theta=None))
-            b = execute(warm, sim, alpha, c, s, rng, Budget(theta=None))
+            a = execute(cold, sim, alpha, c, s, rng, ExecutionBudget(theta=None))
+            b = execute(warm, sim, alpha, c, s, rng, ExecutionBudget(theta=None))
             assert a.symbolic_trajectory == b.symbolic_trajectory
     assert warm.plans == plans  # every (intent, state) met again was cached
 
@@ -287,20 +287,20 @@ def test_lao_agent_prefers_the_first_object_in_action_order(blocks):
     rng = np.random.default_rng(0)
     # a, b, c, d clear on the table: any pick-up empties the hand; a's comes first
     c = Capability.for_intent((Literal(v.atoms[v.index("handempty(robot)")], False),))
-    ex = execute(agent, sim, alpha, c, task.initial_state, rng, Budget(theta=None))
+    ex = execute(agent, sim, alpha, c, task.initial_state, rng, ExecutionBudget(theta=None))
     assert ex.steps == 1 and v.atoms[v.index("holding(a)")] in v.atoms_of(ex.transition.s_next)
     # holding d: putting it down and stacking it on a, b or c all free the hand
     holding_d = v.state(["ontable(a)", "ontable(b)", "ontable(c)", "clear(a)", "clear(b)", "clear(c)",
                          "holding(d)", "handfull(robot)"])
     c = Capability.for_intent((Literal(v.atoms[v.index("handempty(robot)")]),))
-    ex = execute(agent, sim, alpha, c, holding_d, rng, Budget(theta=None))
+    ex = execute(agent, sim, alpha, c, holding_d, rng, ExecutionBudget(theta=None))
     assert ex.steps == 1 and v.atoms[v.index("ontable(d)")] in v.atoms_of(ex.transition.s_next)
     # free the hand without putting d on the table: stacking on a, b or c ties, and
     # the agent always places d on a (the place-block preference of section 4.2)
     c = Capability.for_intent(
         (Literal(v.atoms[v.index("handempty(robot)")]), Literal(v.atoms[v.index("ontable(d)")], False))
     )
-    ex = execute(agent, sim, alpha, c, holding_d, rng, Budget(theta=None))
+    ex = execute(agent, sim, alpha, c, holding_d, rng, ExecutionBudget(theta=None))
     assert ex.steps == 1 and v.atoms[v.index("on(d,a)")] in v.atoms_of(ex.transition.s_next)
 
 
@@ -408,7 +408,7 @@ def test_agent_that_raises_is_a_recorded_failure(blocks):
     c = lit(task, "on(a,b)")
     for at in (0, 1, 3):
         ex = execute(RaisingAgent(LAOAgent(task), at=at), sim, alpha, c, task.initial_state,
-                     np.random.default_rng(0), Budget(theta=None))
+                     np.random.default_rng(0), ExecutionBudget(theta=None))
         assert ex.failed and ex.failure == "agent raised InjectedFault: injected fault"
         assert ex.steps == max(0, at - 1)
         assert ex.transition.s == task.initial_state
@@ -418,11 +418,11 @@ def test_agent_that_raises_is_a_recorded_failure(blocks):
 def test_runaway_agent_hits_the_step_budget(blocks):
     task, sim, alpha = blocks
     ex = execute(RunawayAgent(LAOAgent(task)), sim, alpha, lit(task, "holding(a)"), task.initial_state,
-                 np.random.default_rng(0), Budget(max_steps=25, theta=None))
+                 np.random.default_rng(0), ExecutionBudget(max_steps=25, theta=None))
     assert ex.failed and ex.failure == "step budget of 25 exhausted" and ex.steps == 25
     # Θ = 1 still cuts a runaway at its first symbolic change, which is no failure
     ex = execute(RunawayAgent(LAOAgent(task)), sim, alpha, lit(task, "holding(a)"), task.initial_state,
-                 np.random.default_rng(0), Budget(max_steps=25, theta=1))
+                 np.random.default_rng(0), ExecutionBudget(max_steps=25, theta=1))
     assert not ex.failed and ex.stop_reason == "theta" and ex.steps == 1
 
 
@@ -430,7 +430,7 @@ def test_slow_agent_hits_the_wall_clock_budget(blocks):
     task, sim, alpha = blocks
     start = time.monotonic()
     ex = execute(SlowAgent(LAOAgent(task), delay=0.02), sim, alpha, lit(task, "holding(a)"), task.initial_state,
-                 np.random.default_rng(0), Budget(max_steps=10_000, theta=None, max_seconds=0.15))
+                 np.random.default_rng(0), ExecutionBudget(max_steps=10_000, theta=None, max_seconds=0.15))
     assert ex.failed and ex.failure == "wall-clock budget of 0.15s exhausted"
     assert 0 < ex.steps < 10_000 and time.monotonic() - start < 2
 
@@ -441,7 +441,7 @@ def test_hanging_agent_is_abandoned_at_the_wall_clock_deadline(blocks):
     start = time.monotonic()
     try:
         ex = execute(agent, sim, alpha, lit(task, "holding(a)"), task.initial_state,
-                     np.random.default_rng(0), Budget(max_steps=100, theta=None, max_seconds=0.2))
+                     np.random.default_rng(0), ExecutionBudget(max_steps=100, theta=None, max_seconds=0.2))
     finally:
         agent.release()
     assert ex.failed and ex.failure == "wall-clock budget of 0.2s exhausted"
@@ -461,7 +461,7 @@ def test_invalid_actions_are_recorded_failures(blocks):
 def test_planner_budget_failure_is_recorded(blocks):
     task, sim, alpha = blocks
     ex = execute(LAOAgent(task, max_expansions=5), sim, alpha, lit(task, "on(c,c)"), task.initial_state,
-                 np.random.default_rng(0), Budget(theta=None))
+                 np.random.default_rng(0), ExecutionBudget(theta=None))
     assert ex.failed and ex.failure.startswith("agent raised PlanningError: LAO* exceeded its budget of 5")
 
 
@@ -476,7 +476,7 @@ def test_faults_never_stop_an_assessment_run(blocks):
         SlowAgent(real, delay=0.01),
     ]
     caps = [lit(task, "on(a,b)"), lit(task, "on(c,d)"), lit(task, "holding(d)")]
-    budget = Budget(max_steps=30, theta=None, max_seconds=0.1)
+    budget = ExecutionBudget(max_steps=30, theta=None, max_seconds=0.1)
     results = []
     for i in range(12):
         agent = faulty[i % 4] if i % 2 == 0 else real

@@ -30,7 +30,7 @@ from capver.agents.minigrid_agents import (
     training_intents,
 )
 from capver.bench import minigrid as bench_minigrid
-from capver.engines.execution import Budget, Execution, execute
+from capver.engines.execution import Execution, ExecutionBudget, execute
 from capver.envs.base import InvalidActionError, Representation, Simulator
 from capver.envs.gym_adapter import (
     DeepcopyCodec,
@@ -58,7 +58,7 @@ from capver.errors import CapverError, PolicyFileError, SimulatorError
 from capver.model.state import Capability
 from capver.model.vocabulary import Atom, Literal
 
-BUDGET = Budget(max_steps=300, theta=None)
+BUDGET = ExecutionBudget(max_steps=300, theta=None)
 
 # The door graph restated independently of capver.envs.minigrid_env, for the oracle.
 _DOOR_ROOMS = {"door_n": {"nw", "ne"}, "door_s": {"sw", "se"}, "door_w": {"nw", "sw"}, "door_e": {"ne", "se"}}

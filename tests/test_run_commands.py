@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from capver.agents.model_backed import ModelBackedAgent
 from capver.cli import main
 from capver.engines.evaluation import reachability_accuracy
-from capver.engines.execution import Budget
+from capver.engines.execution import ExecutionBudget
 from capver.engines.generate import propositional_vocabulary, random_model
 from capver.engines.learning import Setting
 from capver.logic.condition import LogicContext
@@ -102,7 +102,7 @@ def _model_world(seed: int) -> tuple[CompoundModel, Setting]:
     agent = ModelBackedAgent(truth)
     setting = Setting(
         agent, agent.simulator(0), agent.representation(), tuple(truth.capabilities), tuple(range(16)),
-        Budget(max_steps=2, theta=None), symbolic_states=True,
+        ExecutionBudget(max_steps=2, theta=None), symbolic_states=True,
     )
     return agent.true_model, setting
 

@@ -34,8 +34,8 @@ from capver.model.state import Capability, State
 from capver.model.vocabulary import Vocabulary
 from capver.planning.lao_star import (
     DEFAULT_DEAD_END_PENALTY,
+    LAOResult,
     LAOStar,
-    PlanResult,
     goal_count_heuristic,
 )
 
@@ -110,7 +110,7 @@ class LAOAgent:
             self._planners[intent] = p
         return p
 
-    def plan(self, intent: Intent, s: State) -> PlanResult[State, Any]:
+    def plan(self, intent: Intent, s: State) -> LAOResult[State, Any]:
         """Solve from ``s`` and cache the solution graph's actions (None: give up)."""
         self.plans += 1
         res = self.planner(intent).solve(s)

@@ -22,7 +22,7 @@ import numpy as np
 from capver.agents.lao_agent import LAOAgent
 from capver.bench.cli import BenchParser, summary
 from capver.engines.discovery import discover, random_walks
-from capver.engines.execution import Budget, execute
+from capver.engines.execution import ExecutionBudget, execute
 from capver.envs.ppddl import AtomsRepresentation, PPDDLSimulator, load_task
 
 TARGET = 2000.0
@@ -51,7 +51,7 @@ def bench_domain(domain: str, problem: str, theta: int | None, n_states: int, re
     picks = rng.choice(len(walked), size=min(n_states, len(walked)), replace=False)
     states = [task.initial_state, *(walked[int(i)] for i in picks)]
     pairs = [(c, s) for s in states for c in caps]
-    budget = Budget(max_steps=500, theta=theta)
+    budget = ExecutionBudget(max_steps=500, theta=theta)
     agent = LAOAgent(task)
 
     start = time.perf_counter()

@@ -42,7 +42,7 @@ from capver.introspection.domains import DOMAINS
 from capver.introspection.search import (
     PLANNERS,
     TAKES_K,
-    Budget,
+    SearchBudget,
     make_planner,
     planner_label,
     simulate,
@@ -175,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise IntrospectionError(f"--timeout must be positive, got {args.timeout}")
     sizes = parse_sizes(args.sizes, args.quick)
-    budget = Budget(timeout=args.timeout, max_nodes=args.max_nodes)
+    budget = SearchBudget(timeout=args.timeout, max_nodes=args.max_nodes)
     args.out.mkdir(parents=True, exist_ok=True)
     runs: list[Run] = []
     for domain in args.domains:
@@ -200,7 +200,7 @@ def bench_domain(
     sizes: Sequence[int],
     planners: Sequence[str],
     episodes: int,
-    budget: Budget,
+    budget: SearchBudget,
     k: int,
     seed: int,
 ) -> list[Run]:

@@ -34,7 +34,7 @@ from capver.agents.minigrid_agents import (
     training_intents,
 )
 from capver.bench.cli import BenchParser, summary
-from capver.engines.execution import Budget, execute
+from capver.engines.execution import ExecutionBudget, execute
 from capver.envs.gym_adapter import DeepcopyCodec, GymSimulator, StateApiCodec
 from capver.envs.minigrid_env import (
     PRIMITIVE_ACTIONS,
@@ -95,7 +95,7 @@ def bench_executions(
     alpha = MiniGridRepresentation()
     vocab = alpha.vocabulary
     rng = np.random.default_rng(seed)
-    budget = Budget(max_steps=max_steps, theta=None)
+    budget = ExecutionBudget(max_steps=max_steps, theta=None)
     steps = achieved = 0
     start = time.perf_counter()
     for cap, x0 in jobs:

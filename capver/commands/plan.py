@@ -27,7 +27,7 @@ from capver.introspection.capability_planning import (
     goal_formula,
     plan_capabilities,
 )
-from capver.introspection.search import Budget
+from capver.introspection.search import SearchBudget
 from capver.io.literal_text import parse_dnf, parse_state
 from capver.model.capability_model import CompoundModel
 
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     init = parse_state(args.init, vocab, what="--init")
     goal = goal_formula(parse_dnf(args.goal, vocab, what="--goal"))
     rng = np.random.default_rng(args.seed)
-    budget = Budget(timeout=args.timeout)
+    budget = SearchBudget(timeout=args.timeout)
     plan = plan_capabilities(model, goal, init, planner=args.planner, horizon=args.horizon, rng=rng, budget=budget)
     print(f"model {parsed.name!r} ({args.model}): {len(model)} capabilities")
     print("\n".join(format_plan(plan, model)))

@@ -18,7 +18,7 @@ import numpy as np
 
 from capver.commands.argtypes import non_negative, positive, theta
 from capver.engines.discovery import random_walks
-from capver.engines.execution import Budget, Execution, execute
+from capver.engines.execution import Execution, ExecutionBudget, execute
 from capver.errors import UsageError
 from capver.io.literal_text import parse_conjunction
 from capver.io.run_file import SettingArgs
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     if walked and args.walk_states:
         idx = sorted(rng.choice(len(walked), size=min(args.walk_states, len(walked)), replace=False).tolist())
         starts += [(f"random-walk state {k + 1}", walked[i]) for k, i in enumerate(idx)]
-    budget = Budget(max_steps=args.step_cap, theta=args.theta)
+    budget = ExecutionBudget(max_steps=args.step_cap, theta=args.theta)
     theta = "inf" if args.theta is None else str(args.theta)
     print(f"{args.agent} agent, {a.name}: {n_known} capabilities, executing {len(caps)} "
           f"from {len(starts)} states (theta={theta}, seed={args.seed})")

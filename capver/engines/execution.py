@@ -82,7 +82,7 @@ def _attributed(who: str, fn: Callable[[], T]) -> T:
 
 
 @dataclass(frozen=True, slots=True)
-class Budget:
+class ExecutionBudget:
     """Per-execution limits: low-level steps, temporal length Θ, wall-clock seconds."""
 
     max_steps: int = 200
@@ -112,7 +112,7 @@ def execute(
     capability: Capability,
     x0: Any,
     rng: np.random.Generator,
-    budget: Budget = Budget(),
+    budget: ExecutionBudget = ExecutionBudget(),
 ) -> Execution:
     """Run ``agent`` on ``capability`` from environment state ``x0``."""
     sim.set_state(x0)

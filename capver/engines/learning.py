@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from capver.agents.base import Agent
-from capver.engines.execution import Budget, Execution, execute
+from capver.engines.execution import Execution, ExecutionBudget, execute
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.mcqs.base import SynthesisConfig, SynthesisInput
@@ -59,7 +59,7 @@ class Setting:
     alpha: Representation[Any]
     capabilities: tuple[Capability, ...]
     initial_states: tuple[Any, ...]
-    budget: Budget = Budget()
+    budget: ExecutionBudget = ExecutionBudget()
     # True when environment states are the symbolic states themselves (PPDDL and
     # model-backed simulators): then every state of a reloaded dataset can be
     # reverted to, so a resumed run loses no starting points.

@@ -16,7 +16,7 @@ This subpackage is self-contained: it uses capver's vocabulary and bitset states
 none of the MCQS machinery.
 """
 
-from capver.introspection.decision_list import DecisionList, Rule
+from capver.introspection.decision_list import DecisionList, DecisionRule
 from capver.introspection.fol import (
     And,
     Equal,
@@ -32,14 +32,13 @@ from capver.introspection.fol import (
 )
 from capver.introspection.mutation import IMMUTABLY_VALID, Mutability, Mutation, mutate
 from capver.introspection.relational import RelationalProblem
-from capver.introspection.schema import ActionSchema, Domain, GroundTask
+from capver.introspection.schema import GroundTask, RelationalAction, RelationalDomain
 
 __all__ = [
     "IMMUTABLY_VALID",
-    "ActionSchema",
     "And",
     "DecisionList",
-    "Domain",
+    "DecisionRule",
     "Equal",
     "Exists",
     "Forall",
@@ -51,8 +50,9 @@ __all__ = [
     "Not",
     "Or",
     "Prev",
+    "RelationalAction",
+    "RelationalDomain",
     "RelationalProblem",
-    "Rule",
     "Var",
     "evaluate",
     "mutate",

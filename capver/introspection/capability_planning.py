@@ -71,7 +71,7 @@ from capver.introspection.mutation import (
     mutations_of,
 )
 from capver.introspection.relational import MutationGoal
-from capver.introspection.search import Budget, make_planner
+from capver.introspection.search import SearchBudget, make_planner
 from capver.introspection.search.problem import TERMINATION, Milestones, simulate
 from capver.logic.bdd import Cube
 from capver.model.capability_model import CompoundModel
@@ -295,7 +295,7 @@ def plan_capabilities(
     planner: str = "introspector",
     horizon: int = 20,
     rng: np.random.Generator,
-    budget: Budget | None = None,
+    budget: SearchBudget | None = None,
 ) -> CapabilityPlan:
     """Plan from ``initial`` to ``goal`` with the capabilities of ``model``.
 

@@ -37,7 +37,7 @@ SUCCESS = 1
 
 
 @dataclass(frozen=True, slots=True)
-class Rule:
+class DecisionRule:
     """``if condition: return value``."""
 
     condition: Formula
@@ -49,7 +49,7 @@ class DecisionList:
     """Rules tried in order; the first whose condition holds gives the value,
     otherwise ``default``."""
 
-    rules: tuple[Rule, ...]
+    rules: tuple[DecisionRule, ...]
     default: float = 0.0
     name: str = "decision list"
 

@@ -24,7 +24,7 @@ from capver.introspection.mutation import (
     mutate,
     mutations_of,
 )
-from capver.introspection.schema import Domain, GroundTask
+from capver.introspection.schema import GroundTask, RelationalDomain
 from capver.introspection.search.problem import REWARD, TERMINATION, Milestones
 from capver.model.vocabulary import Atom, Vocabulary
 
@@ -61,7 +61,7 @@ class RelationalProblem:
 
     @staticmethod
     def build(
-        domain: Domain,
+        domain: RelationalDomain,
         objects: Mapping[str, str],
         init: Iterable[Atom | str],
         reward: DecisionList,

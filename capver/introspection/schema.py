@@ -36,7 +36,7 @@ from capver.model.vocabulary import Atom, Predicate, Vocabulary
 
 
 @dataclass(frozen=True, slots=True)
-class ActionSchema:
+class RelationalAction:
     """A parameterised action: ``name(params)`` with a precondition formula over the
     parameters and add/delete lists of literals over them."""
 
@@ -48,12 +48,12 @@ class ActionSchema:
 
 
 @dataclass(frozen=True, slots=True)
-class Domain:
+class RelationalDomain:
     """Types (child → parent), predicates and action schemas of a relational domain."""
 
     name: str
     predicates: tuple[Predicate, ...]
-    schemas: tuple[ActionSchema, ...]
+    schemas: tuple[RelationalAction, ...]
     types: tuple[tuple[str, str | None], ...] = ()
 
     def vocabulary(self, objects: Mapping[str, str]) -> Vocabulary:
@@ -67,7 +67,7 @@ class Domain:
         """Predicates some schema adds or deletes; the others are static."""
         return frozenset(lt.predicate for sc in self.schemas for lt in (*sc.add, *sc.delete))
 
-    def schema(self, name: str) -> ActionSchema:
+    def schema(self, name: str) -> RelationalAction:
         for sc in self.schemas:
             if sc.name == name:
                 return sc
@@ -98,7 +98,7 @@ class Domain:
 
 
 @dataclass(frozen=True, slots=True)
-class GroundAction:
+class GroundRelationalAction:
     """One grounding of a schema, compiled to masks.  ``extra`` is the part of the
     precondition that is not a conjunction of literals (None if there is none)."""
 
@@ -127,16 +127,16 @@ class GroundAction:
 class GroundTask:
     """A domain grounded over one problem's objects, with its initial state."""
 
-    domain: Domain
+    domain: RelationalDomain
     vocab: Vocabulary
     init: int
-    actions: tuple[GroundAction, ...]
+    actions: tuple[GroundRelationalAction, ...]
     static: Mapping[Atom, bool] = field(repr=False)
     _triggers: Mapping[int, tuple[int, ...]] = field(repr=False, compare=False)
     _always: tuple[int, ...] = field(repr=False, compare=False)
 
     @staticmethod
-    def ground(domain: Domain, objects: Mapping[str, str], init: Iterable[Atom | str]) -> GroundTask:
+    def ground(domain: RelationalDomain, objects: Mapping[str, str], init: Iterable[Atom | str]) -> GroundTask:
         vocab = domain.vocabulary(objects)
         domain.check(vocab)
         try:
@@ -145,7 +145,7 @@ class GroundTask:
             raise IntrospectionError(f"domain {domain.name!r}: initial state: {exc}") from None
         fluents = domain.fluent_predicates()
         static = {a: bool(init_bits >> i & 1) for i, a in enumerate(vocab.atoms) if a.predicate not in fluents}
-        actions: list[GroundAction] = []
+        actions: list[GroundRelationalAction] = []
         for sc in domain.schemas:
             pools = [vocab.objects_of(p.type) for p in sc.params]
             for args in itertools.product(*pools):
@@ -164,7 +164,7 @@ class GroundTask:
                     pos, neg, extra = 0, 0, pre
                 add = _mask(sc.add, binding, vocab)
                 delete = _mask(sc.delete, binding, vocab)
-                actions.append(GroundAction(sc.name, tuple(args), pos, neg, extra, add, delete))
+                actions.append(GroundRelationalAction(sc.name, tuple(args), pos, neg, extra, add, delete))
         triggers, always = _index(actions)
         return GroundTask(domain, vocab, init_bits, tuple(actions), static, triggers, always)
 
@@ -220,7 +220,7 @@ def _mask(lits: Sequence[Lit], binding: Mapping[Var, str], vocab: Vocabulary) ->
     return out
 
 
-def _index(actions: Sequence[GroundAction]) -> tuple[dict[int, tuple[int, ...]], tuple[int, ...]]:
+def _index(actions: Sequence[GroundRelationalAction]) -> tuple[dict[int, tuple[int, ...]], tuple[int, ...]]:
     uses: dict[int, int] = {}
     for ga in actions:
         for b in _bits(ga.pre_pos):

@@ -86,7 +86,7 @@ def _zero(_: object) -> float:
 
 
 @dataclass(frozen=True, slots=True)
-class PlanResult(Generic[S, A]):
+class LAOResult(Generic[S, A]):
     """The converged best solution graph from ``initial``.
 
     ``policy`` maps every non-terminal state of the graph to its action; goal states,
@@ -288,7 +288,7 @@ class LAOStar(Generic[S, A]):
                 self._mark_dead(s)
 
     # -- public -----------------------------------------------------------------------------
-    def solve(self, s0: S) -> PlanResult[S, A]:
+    def solve(self, s0: S) -> LAOResult[S, A]:
         """Run LAO* from ``s0`` until its best solution graph is ε-consistent."""
         self._know(s0)
         stalled = 0  # states visited by passes that expanded nothing, since the last analysis
@@ -307,7 +307,7 @@ class LAOStar(Generic[S, A]):
                 stalled = 0
         return self._result(s0)
 
-    def _result(self, s0: S) -> PlanResult[S, A]:
+    def _result(self, s0: S) -> LAOResult[S, A]:
         policy: dict[S, A] = {}
         values: dict[S, float] = {}
         goals, dead, gave_up = set(), set(), set()
@@ -329,7 +329,7 @@ class LAOStar(Generic[S, A]):
                 if t not in values:
                     values[t] = self._value[t]
                     stack.append(t)
-        return PlanResult(
+        return LAOResult(
             initial=s0,
             policy=policy,
             values=values,
@@ -366,6 +366,6 @@ def solve(
     is_goal: Callable[[S], bool],
     heuristic: Callable[[S], float] = _zero,
     **options: Unpack[LAOStarOptions],
-) -> PlanResult[S, A]:
+) -> LAOResult[S, A]:
     """One-shot LAO* from ``s0`` (see :class:`LAOStar` for the options)."""
     return LAOStar(mdp, is_goal, heuristic, **options).solve(s0)

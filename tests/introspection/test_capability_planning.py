@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from capver.agents.model_backed import ModelBackedAgent
 from capver.commands import plan as plan_cmd
-from capver.engines.execution import Budget as ExecutionBudget
+from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import LearnConfig, Learner, Setting
 from capver.errors import IntrospectionError, UsageError
 from capver.introspection.capability_planning import (

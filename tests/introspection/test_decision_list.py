@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from capver.errors import IntrospectionError
-from capver.introspection.decision_list import DecisionList, Rule
+from capver.introspection.decision_list import DecisionList, DecisionRule
 from capver.introspection.fol import Var, evaluate, exists, forall, lit
 from capver.model.vocabulary import Atom, Predicate, Vocabulary
 
@@ -21,7 +21,7 @@ V = Vocabulary.build(
 ALL_TABLE = forall(X, lit("ontable", X))
 SOME_CLEAR = exists(X, lit("clear", X))
 DL = DecisionList(
-    (Rule(ALL_TABLE, 10.0), Rule(SOME_CLEAR, -1.0), Rule(lit("handempty"), 10.0)),
+    (DecisionRule(ALL_TABLE, 10.0), DecisionRule(SOME_CLEAR, -1.0), DecisionRule(lit("handempty"), 10.0)),
     default=0.0,
     name="test reward",
 )
@@ -48,12 +48,12 @@ def test_condition_for_holds_exactly_when_the_list_outputs_the_value(state) -> N
 
 
 def test_termination_values_are_checked() -> None:
-    bad = DecisionList((Rule(ALL_TABLE, 2),), 0, "bad termination")
+    bad = DecisionList((DecisionRule(ALL_TABLE, 2),), 0, "bad termination")
     with pytest.raises(IntrospectionError, match="termination value 2"):
         bad.check_termination()
-    DecisionList((Rule(ALL_TABLE, 1), Rule(SOME_CLEAR, -1)), 0).check_termination()
+    DecisionList((DecisionRule(ALL_TABLE, 1), DecisionRule(SOME_CLEAR, -1)), 0).check_termination()
 
 
 def test_conditions_must_be_closed() -> None:
     with pytest.raises(IntrospectionError, match="rule 1.*not bound"):
-        DecisionList((Rule(lit("clear", X), 1.0),), 0.0, "open").check(V)
+        DecisionList((DecisionRule(lit("clear", X), 1.0),), 0.0, "open").check(V)

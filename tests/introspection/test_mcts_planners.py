@@ -17,8 +17,8 @@ from capver.introspection.search import (
     MCTSU,
     PLANNERS,
     TAKES_K,
-    Budget,
     Introspector,
+    SearchBudget,
     make_planner,
     planner_label,
 )
@@ -32,7 +32,7 @@ from .helpers import check_valid
 @given(x=st.integers(-30, 30), y=st.integers(-30, 30), a=st.integers(0, 3))
 def test_adapter_is_the_problem(x: int, y: int, a: int) -> None:
     p = grid.GridProblem((5, 5), horizon=8, goal_reward=8.0)
-    clock = Clock(Budget())
+    clock = Clock(SearchBudget())
     ad = EngineProblem(p, clock)
     s2, r, term = ad.transition((x, y), a, np.random.default_rng(0))
     assert s2 == p.successor((x, y), a)
@@ -105,9 +105,9 @@ def test_grid_score_falls_with_distance(cls) -> None:
 
 def test_budget_is_honoured() -> None:
     p = grid.generate(6, np.random.default_rng(0))
-    r = MCTSK(k=1000).solve(p, np.random.default_rng(0), Budget(timeout=0.0))
+    r = MCTSK(k=1000).solve(p, np.random.default_rng(0), SearchBudget(timeout=0.0))
     assert r.timed_out and r.plan == () and not r.success
-    r = MCTSU(k=1000).solve(p, np.random.default_rng(0), Budget(max_expansions=100))
+    r = MCTSU(k=1000).solve(p, np.random.default_rng(0), SearchBudget(max_expansions=100))
     assert r.timed_out
     check_valid(p, r)
     # checked every 32 iterations: at most one chunk beyond the limit

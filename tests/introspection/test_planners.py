@@ -12,10 +12,10 @@ from capver.introspection.domains import bins, blocks, drawers, grid
 from capver.introspection.search import (
     PLANNERS,
     Beam,
-    Budget,
     Greedy,
     Introspector,
     RandomK,
+    SearchBudget,
     make_planner,
     planner_label,
     simulate,
@@ -113,16 +113,16 @@ def test_bins_introspector_collects_one_reward_per_bin() -> None:
 @pytest.mark.parametrize(("module", "size"), [(blocks, 25), (drawers, 8), (bins, 10)])
 def test_introspector_solves_larger_instances(module, size: int) -> None:
     p = module.generate(size, np.random.default_rng(7))
-    r = Introspector().solve(p, np.random.default_rng(7), Budget(timeout=30))
+    r = Introspector().solve(p, np.random.default_rng(7), SearchBudget(timeout=30))
     check_valid(p, r)
     assert r.success and not r.timed_out
 
 
 def test_budget_exhaustion_is_reported() -> None:
     p = blocks.generate(9, np.random.default_rng(3))
-    r = Greedy().solve(p, np.random.default_rng(0), Budget(max_expansions=50))
+    r = Greedy().solve(p, np.random.default_rng(0), SearchBudget(max_expansions=50))
     assert r.timed_out and r.plan is None and r.expanded == 50
-    r = Introspector().solve(p, np.random.default_rng(0), Budget(timeout=0.0))
+    r = Introspector().solve(p, np.random.default_rng(0), SearchBudget(timeout=0.0))
     assert r.timed_out and not r.success
     check_valid(p, r)  # the partial plan is still executable (here: empty)
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from capver.errors import IntrospectionError
 from capver.introspection.domains import bins, blocks
 from capver.introspection.fol import Not, Var, conj, evaluate, lit
-from capver.introspection.schema import ActionSchema, Domain, GroundTask
+from capver.introspection.schema import GroundTask, RelationalAction, RelationalDomain
 from capver.model.vocabulary import Atom, Predicate
 
 
@@ -40,10 +40,10 @@ def test_applicable_actions_and_strips_successor() -> None:
 
 
 def test_add_wins_over_delete() -> None:
-    d = Domain(
+    d = RelationalDomain(
         "toggle",
         (Predicate("p", ()),),
-        (ActionSchema("refresh", (), lit("p"), add=(lit("p"),), delete=(lit("p"),)),),
+        (RelationalAction("refresh", (), lit("p"), add=(lit("p"),), delete=(lit("p"),)),),
     )
     task = GroundTask.ground(d, {}, [Atom("p")])
     assert task.successor(task.init, 0) == task.init
@@ -82,10 +82,10 @@ def test_applicable_matches_the_precondition_formulas(seed: int) -> None:
 
 def test_static_predicates_are_folded_into_preconditions() -> None:
     item, box = Var("I", "item"), Var("B", "box")
-    d = Domain(
+    d = RelationalDomain(
         "labels",
         (Predicate("fits", ("item", "box")), Predicate("in", ("item", "box"))),
-        (ActionSchema("put", (item, box), conj(lit("fits", item, box), Not(lit("in", item, box))), add=(lit("in", item, box),)),),
+        (RelationalAction("put", (item, box), conj(lit("fits", item, box), Not(lit("in", item, box))), add=(lit("in", item, box),)),),
         (("item", "object"), ("box", "object")),
     )
     task = GroundTask.ground(d, {"i1": "item", "b1": "box", "b2": "box"}, [Atom.parse("fits(i1,b2)")])
@@ -96,12 +96,12 @@ def test_static_predicates_are_folded_into_preconditions() -> None:
 @pytest.mark.parametrize(
     ("schema", "message"),
     [
-        (ActionSchema("a", (Var("X", "block"),), lit("clear", Var("Y", "block"))), "variable \\?Y is not bound"),
-        (ActionSchema("a", (Var("X", "block"),), lit("clear", Var("X", "block")), add=(lit("glow", Var("X", "block")),)), "unknown predicate 'glow'"),
-        (ActionSchema("a", (Var("X", "ghost"),), lit("handempty")), "unknown type 'ghost'"),
+        (RelationalAction("a", (Var("X", "block"),), lit("clear", Var("Y", "block"))), "variable \\?Y is not bound"),
+        (RelationalAction("a", (Var("X", "block"),), lit("clear", Var("X", "block")), add=(lit("glow", Var("X", "block")),)), "unknown predicate 'glow'"),
+        (RelationalAction("a", (Var("X", "ghost"),), lit("handempty")), "unknown type 'ghost'"),
     ],
 )
-def test_malformed_schemas_are_rejected(schema: ActionSchema, message: str) -> None:
-    d = Domain("bad", blocks.DOMAIN.predicates, (schema,), blocks.DOMAIN.types)
+def test_malformed_schemas_are_rejected(schema: RelationalAction, message: str) -> None:
+    d = RelationalDomain("bad", blocks.DOMAIN.predicates, (schema,), blocks.DOMAIN.types)
     with pytest.raises(IntrospectionError, match=message):
         GroundTask.ground(d, {"a": "block"}, [])

@@ -18,7 +18,7 @@ import pytest
 
 from capver.agents.model_backed import ModelBackedAgent
 from capver.engines.evaluation import exact_vd, reachable_states
-from capver.engines.execution import Budget
+from capver.engines.execution import ExecutionBudget
 from capver.engines.generate import (
     propositional_vocabulary,
     random_condition,
@@ -55,7 +55,7 @@ def _world(seed: int, stochastic: bool):
     states = tuple(range(16))
     setting = Setting(
         agent, agent.simulator(0), agent.representation(), tuple(truth.capabilities), states,
-        Budget(max_steps=2, theta=None), symbolic_states=True,
+        ExecutionBudget(max_steps=2, theta=None), symbolic_states=True,
     )
     return ctx, agent.true_model, setting
 

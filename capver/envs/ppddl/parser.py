@@ -31,7 +31,7 @@ from lark.exceptions import (
 
 from capver.envs.ppddl.syntax import (
     ActionSchema,
-    And,
+    AndF,
     AtomF,
     Domain,
     EffAnd,
@@ -40,14 +40,14 @@ from capver.envs.ppddl.syntax import (
     EffLiteral,
     EffProbabilistic,
     EffWhen,
-    Equals,
-    Exists,
-    ForAll,
+    EqualsF,
+    ExistsF,
+    ForAllF,
     Formula,
-    Imply,
+    ImplyF,
     Loc,
-    Not,
-    Or,
+    NotF,
+    OrF,
     PredicateDecl,
     Problem,
     TypedName,
@@ -308,7 +308,7 @@ class _Builder:
         precondition = (
             self.formula(pre_node, scope, ctx, allow_action_predicates=True)
             if pre_node is not None
-            else And((), self.loc(pre_tree))
+            else AndF((), self.loc(pre_tree))
         )
         eff_node = _opt_tree(eff_tree.children[0])
         effect = self.effect(eff_node, scope, ctx) if eff_node is not None else EffAnd(())
@@ -394,19 +394,19 @@ class _Builder:
             left, right = (_tok(c) for c in tree.children)
             self.term_type(left, scope, ctx)
             self.term_type(right, scope, ctx)
-            return Equals(left.lower(), right.lower(), loc)
+            return EqualsF(left.lower(), right.lower(), loc)
         if kind == "gd_and":
-            return And(tuple(sub(_tree(c), scope) for c in tree.children), loc)
+            return AndF(tuple(sub(_tree(c), scope) for c in tree.children), loc)
         if kind == "gd_or":
-            return Or(tuple(sub(_tree(c), scope) for c in tree.children), loc)
+            return OrF(tuple(sub(_tree(c), scope) for c in tree.children), loc)
         if kind == "gd_not":
-            return Not(sub(_tree(tree.children[0]), scope), loc)
+            return NotF(sub(_tree(tree.children[0]), scope), loc)
         if kind == "gd_imply":
-            return Imply(sub(_tree(tree.children[0]), scope), sub(_tree(tree.children[1]), scope), loc)
+            return ImplyF(sub(_tree(tree.children[0]), scope), sub(_tree(tree.children[1]), scope), loc)
         if kind in ("gd_exists", "gd_forall"):
             variables, inner = self.quantified(tree, scope, ctx)
             body = sub(_tree(tree.children[1]), inner)
-            return (Exists if kind == "gd_exists" else ForAll)(variables, body, loc)
+            return (ExistsF if kind == "gd_exists" else ForAllF)(variables, body, loc)
         raise AssertionError(f"unhandled formula node {kind}")  # grammar and builder disagree
 
     # -- effects -------------------------------------------------------------------
@@ -495,7 +495,7 @@ class _Builder:
                     init.append(atom)
         goal_secs = by_kind.get("goal_def", [])
         goal: Formula = (
-            self.formula(_tree(goal_secs[0].children[0]), {}, ctx) if goal_secs else And(())
+            self.formula(_tree(goal_secs[0].children[0]), {}, ctx) if goal_secs else AndF(())
         )
         return Problem(
             name=name_tok.lower(),
@@ -539,7 +539,7 @@ def action_literal(schema: ActionSchema, action_predicates: Iterable[str]) -> At
     stack: list[Formula] = [schema.precondition]
     while stack:
         f = stack.pop(0)
-        if isinstance(f, And):
+        if isinstance(f, AndF):
             stack[0:0] = list(f.parts)
         elif isinstance(f, AtomF) and f.predicate in preds:
             return f

@@ -40,7 +40,7 @@ from capver.envs.ppddl.parser import (
 )
 from capver.envs.ppddl.syntax import (
     ActionSchema,
-    And,
+    AndF,
     AtomF,
     Domain,
     EffAnd,
@@ -49,13 +49,13 @@ from capver.envs.ppddl.syntax import (
     EffLiteral,
     EffProbabilistic,
     EffWhen,
-    Equals,
-    Exists,
-    ForAll,
+    EqualsF,
+    ExistsF,
+    ForAllF,
     Formula,
-    Imply,
-    Not,
-    Or,
+    ImplyF,
+    NotF,
+    OrF,
     Problem,
     TypedName,
     is_variable,
@@ -320,24 +320,24 @@ class PPDDLTask:
                 return (atom == own) != negated
             bit = 1 << self.vocabulary.index(atom)
             return GConj(0, bit) if negated else GConj(bit, 0)
-        if isinstance(f, Equals):
+        if isinstance(f, EqualsF):
             left = binding.get(f.left, f.left)
             right = binding.get(f.right, f.right)
             return (left == right) != negated
-        if isinstance(f, Not):
+        if isinstance(f, NotF):
             return self._ground(f.arg, binding, own, not negated)
-        if isinstance(f, (And, Or)):
+        if isinstance(f, (AndF, OrF)):
             items = [self._ground(p, binding, own, negated) for p in f.parts]
-            return _conj(items) if isinstance(f, And) != negated else _disj(items)
-        if isinstance(f, Imply):  # premise → conclusion  ≡  ¬premise ∨ conclusion
+            return _conj(items) if isinstance(f, AndF) != negated else _disj(items)
+        if isinstance(f, ImplyF):  # premise → conclusion  ≡  ¬premise ∨ conclusion
             items = [
                 self._ground(f.premise, binding, own, not negated),
                 self._ground(f.conclusion, binding, own, negated),
             ]
             return _conj(items) if negated else _disj(items)
-        if isinstance(f, (Exists, ForAll)):
+        if isinstance(f, (ExistsF, ForAllF)):
             items = [self._ground(f.body, b, own, negated) for b in self._bindings(f.variables, binding)]
-            return _disj(items) if isinstance(f, Exists) != negated else _conj(items)
+            return _disj(items) if isinstance(f, ExistsF) != negated else _conj(items)
         raise TypeError(f"not a formula: {f!r}")
 
     def _ground_effect(self, e: Effect, binding: Mapping[str, str]) -> GEffect:

@@ -63,52 +63,52 @@ class AtomF:
 
 
 @dataclass(frozen=True, slots=True)
-class Equals:
+class EqualsF:
     left: str
     right: str
     loc: Loc | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
-class Not:
+class NotF:
     arg: Formula
     loc: Loc | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
-class And:
+class AndF:
     parts: tuple[Formula, ...] = ()
     loc: Loc | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
-class Or:
+class OrF:
     parts: tuple[Formula, ...] = ()
     loc: Loc | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
-class Imply:
+class ImplyF:
     premise: Formula
     conclusion: Formula
     loc: Loc | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
-class Exists:
+class ExistsF:
     variables: tuple[TypedName, ...]
     body: Formula
     loc: Loc | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
-class ForAll:
+class ForAllF:
     variables: tuple[TypedName, ...]
     body: Formula
     loc: Loc | None = field(default=None, compare=False, repr=False)
 
 
-Formula = AtomF | Equals | Not | And | Or | Imply | Exists | ForAll
+Formula = AtomF | EqualsF | NotF | AndF | OrF | ImplyF | ExistsF | ForAllF
 
 
 # ---------------------------------------------------------------------------- effects
@@ -217,5 +217,5 @@ class Problem:
     domain_name: str
     objects: tuple[TypedName, ...] = ()
     init: tuple[AtomF, ...] = ()
-    goal: Formula = And(())
+    goal: Formula = AndF(())
     filename: str = "<problem>"

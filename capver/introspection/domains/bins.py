@@ -28,16 +28,16 @@ from __future__ import annotations
 import numpy as np
 
 from capver.errors import IntrospectionError
-from capver.introspection.decision_list import DecisionList, Rule
+from capver.introspection.decision_list import DecisionList, DecisionRule
 from capver.introspection.fol import Formula, Not, Prev, Var, conj, disj, exists, forall, lit
 from capver.introspection.relational import RelationalProblem
-from capver.introspection.schema import ActionSchema, Domain
+from capver.introspection.schema import RelationalAction, RelationalDomain
 from capver.model.vocabulary import Atom, Predicate
 
 I = Var("I", "item")
 B = Var("B", "bin")
 
-DOMAIN = Domain(
+DOMAIN = RelationalDomain(
     "bins",
     (
         Predicate("in", ("item", "bin")),
@@ -47,9 +47,9 @@ DOMAIN = Domain(
     (
         # Only a bin with something in it can be opened, so a bin that is done stays
         # done and its reward cannot be collected twice by reopening and closing it.
-        ActionSchema("open_bin", (B,), conj(Not(lit("open", B)), exists(I, lit("in", I, B))), add=(lit("open", B),)),
-        ActionSchema("close_bin", (B,), lit("open", B), delete=(lit("open", B),)),
-        ActionSchema(
+        RelationalAction("open_bin", (B,), conj(Not(lit("open", B)), exists(I, lit("in", I, B))), add=(lit("open", B),)),
+        RelationalAction("close_bin", (B,), lit("open", B), delete=(lit("open", B),)),
+        RelationalAction(
             "take_out",
             (I, B),
             conj(lit("in", I, B), lit("open", B)),
@@ -66,11 +66,11 @@ def _done(b: Var) -> Formula:
 
 
 REWARD = DecisionList(
-    (Rule(exists(B, conj(_done(B), Prev(disj(lit("open", B), exists(I, lit("in", I, B)))))), 1.0),),
+    (DecisionRule(exists(B, conj(_done(B), Prev(disj(lit("open", B), exists(I, lit("in", I, B)))))), 1.0),),
     0.0,
     "bins reward",
 )
-TERMINATION = DecisionList((Rule(forall(B, _done(B)), 1),), 0, "bins termination")
+TERMINATION = DecisionList((DecisionRule(forall(B, _done(B)), 1),), 0, "bins termination")
 
 
 def build(contents: list[list[int]], n_items: int, horizon: int | None = None) -> RelationalProblem:

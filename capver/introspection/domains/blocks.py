@@ -22,16 +22,16 @@ import math
 import numpy as np
 
 from capver.errors import IntrospectionError
-from capver.introspection.decision_list import DecisionList, Rule
+from capver.introspection.decision_list import DecisionList, DecisionRule
 from capver.introspection.fol import Equal, Not, Var, conj, forall, lit
 from capver.introspection.relational import RelationalProblem
-from capver.introspection.schema import ActionSchema, Domain
+from capver.introspection.schema import RelationalAction, RelationalDomain
 from capver.model.vocabulary import Atom, Predicate
 
 X = Var("X", "block")
 Y = Var("Y", "block")
 
-DOMAIN = Domain(
+DOMAIN = RelationalDomain(
     "blocks",
     (
         Predicate("on", ("block", "block")),
@@ -41,28 +41,28 @@ DOMAIN = Domain(
         Predicate("handempty", ()),
     ),
     (
-        ActionSchema(
+        RelationalAction(
             "pickup",
             (X,),
             conj(lit("clear", X), lit("ontable", X), lit("handempty")),
             add=(lit("holding", X),),
             delete=(lit("clear", X), lit("ontable", X), lit("handempty")),
         ),
-        ActionSchema(
+        RelationalAction(
             "putdown",
             (X,),
             lit("holding", X),
             add=(lit("ontable", X), lit("clear", X), lit("handempty")),
             delete=(lit("holding", X),),
         ),
-        ActionSchema(
+        RelationalAction(
             "stack",
             (X, Y),
             conj(lit("holding", X), lit("clear", Y), Not(Equal(X, Y))),
             add=(lit("on", X, Y), lit("clear", X), lit("handempty")),
             delete=(lit("holding", X), lit("clear", Y)),
         ),
-        ActionSchema(
+        RelationalAction(
             "unstack",
             (X, Y),
             conj(lit("on", X, Y), lit("clear", X), lit("handempty"), Not(Equal(X, Y))),
@@ -74,8 +74,8 @@ DOMAIN = Domain(
 )
 
 ALL_ON_TABLE = forall(X, lit("ontable", X))
-REWARD = DecisionList((Rule(ALL_ON_TABLE, 1.0),), 0.0, "blocks reward")
-TERMINATION = DecisionList((Rule(ALL_ON_TABLE, 1),), 0, "blocks termination")
+REWARD = DecisionList((DecisionRule(ALL_ON_TABLE, 1.0),), 0.0, "blocks reward")
+TERMINATION = DecisionList((DecisionRule(ALL_ON_TABLE, 1),), 0, "blocks termination")
 
 
 def block_names(n: int) -> list[str]:

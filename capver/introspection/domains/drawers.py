@@ -22,16 +22,16 @@ from __future__ import annotations
 import numpy as np
 
 from capver.errors import IntrospectionError
-from capver.introspection.decision_list import DecisionList, Rule
+from capver.introspection.decision_list import DecisionList, DecisionRule
 from capver.introspection.fol import Not, Var, conj, exists, forall, lit
 from capver.introspection.relational import RelationalProblem
-from capver.introspection.schema import ActionSchema, Domain
+from capver.introspection.schema import RelationalAction, RelationalDomain
 from capver.model.vocabulary import Atom, Predicate
 
 I = Var("I", "item")
 D = Var("D", "drawer")
 
-DOMAIN = Domain(
+DOMAIN = RelationalDomain(
     "drawers",
     (
         Predicate("in", ("item", "drawer")),
@@ -42,30 +42,30 @@ DOMAIN = Domain(
         Predicate("label", ("item", "drawer")),
     ),
     (
-        ActionSchema("open_drawer", (D,), Not(lit("open", D)), add=(lit("open", D),)),
-        ActionSchema("close_drawer", (D,), lit("open", D), delete=(lit("open", D),)),
-        ActionSchema(
+        RelationalAction("open_drawer", (D,), Not(lit("open", D)), add=(lit("open", D),)),
+        RelationalAction("close_drawer", (D,), lit("open", D), delete=(lit("open", D),)),
+        RelationalAction(
             "take",
             (I, D),
             conj(lit("in", I, D), lit("open", D), lit("handempty")),
             add=(lit("holding", I),),
             delete=(lit("in", I, D), lit("handempty")),
         ),
-        ActionSchema(
+        RelationalAction(
             "put",
             (I, D),
             conj(lit("holding", I), lit("open", D)),
             add=(lit("in", I, D), lit("handempty")),
             delete=(lit("holding", I),),
         ),
-        ActionSchema(
+        RelationalAction(
             "take_from_shelf",
             (I,),
             conj(lit("on_shelf", I), lit("handempty")),
             add=(lit("holding", I),),
             delete=(lit("on_shelf", I), lit("handempty")),
         ),
-        ActionSchema(
+        RelationalAction(
             "put_on_shelf",
             (I,),
             lit("holding", I),
@@ -80,8 +80,8 @@ SOLVED = conj(
     forall(I, exists(D, conj(lit("label", I, D), lit("in", I, D)))),
     forall(D, Not(lit("open", D))),
 )
-REWARD = DecisionList((Rule(SOLVED, 1.0),), 0.0, "drawers reward")
-TERMINATION = DecisionList((Rule(SOLVED, 1),), 0, "drawers termination")
+REWARD = DecisionList((DecisionRule(SOLVED, 1.0),), 0.0, "drawers reward")
+TERMINATION = DecisionList((DecisionRule(SOLVED, 1),), 0, "drawers termination")
 
 
 def build(locations: list[int | None], open_drawers: list[bool], horizon: int | None = None) -> RelationalProblem:

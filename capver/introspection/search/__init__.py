@@ -51,13 +51,13 @@ from capver.introspection.search.greedy import Greedy
 from capver.introspection.search.introspector import Introspector
 from capver.introspection.search.mcts_k import MCTSK, MCTSU
 from capver.introspection.search.problem import (
-    Budget,
     IntrospectableProblem,
     Milestones,
     Planner,
     PlanningProblem,
     PlanResult,
     Rollout,
+    SearchBudget,
     simulate,
 )
 from capver.introspection.search.random_k import RandomK
@@ -116,7 +116,6 @@ __all__ = [
     "PLANNERS",
     "TAKES_K",
     "Beam",
-    "Budget",
     "Greedy",
     "IntrospectableProblem",
     "Introspector",
@@ -126,6 +125,7 @@ __all__ = [
     "PlanningProblem",
     "RandomK",
     "Rollout",
+    "SearchBudget",
     "make_planner",
     "planner_label",
     "simulate",

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from capver.introspection.search.problem import (
-    Budget,
     Clock,
     PlanningProblem,
     PlanResult,
+    SearchBudget,
 )
 
 
@@ -26,8 +26,8 @@ class Beam:
     k: int = 100
     name: str = "beam"
 
-    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: Budget | None = None) -> PlanResult:
-        clock = Clock(budget if budget is not None else Budget())
+    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None) -> PlanResult:
+        clock = Clock(budget if budget is not None else SearchBudget())
         beam: list[tuple[float, object, tuple]] = [(0.0, problem.initial, ())]
         best: tuple[float, bool, tuple] | None = None
 

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from capver.introspection.search.problem import (
-    Budget,
     Clock,
     PlanningProblem,
     PlanResult,
+    SearchBudget,
 )
 
 
@@ -32,8 +32,8 @@ from capver.introspection.search.problem import (
 class Greedy:
     name: str = "greedy"
 
-    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: Budget | None = None) -> PlanResult:
-        clock = Clock(budget if budget is not None else Budget())
+    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None) -> PlanResult:
+        clock = Clock(budget if budget is not None else SearchBudget())
         horizon = problem.horizon
         # Parallel arrays instead of node objects: exhaustive search stores millions.
         states = [problem.initial]

@@ -33,13 +33,13 @@ import numpy as np
 from capver.errors import IntrospectionError
 from capver.introspection.search.problem import (
     REWARD,
-    Budget,
     Clock,
     IntrospectableProblem,
     MilestoneGoal,
     Milestones,
     PlanningProblem,
     PlanResult,
+    SearchBudget,
 )
 
 
@@ -55,12 +55,12 @@ class _Leg:
 class Introspector:
     name: str = "introspector"
 
-    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: Budget | None = None) -> PlanResult:
+    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None) -> PlanResult:
         if not isinstance(problem, IntrospectableProblem):
             raise IntrospectionError(
                 f"the introspector needs a problem with a milestones(s) method; {type(problem).__name__} has none"
             )
-        clock = Clock(budget if budget is not None else Budget())
+        clock = Clock(budget if budget is not None else SearchBudget())
         s = problem.initial
         plan: list[object] = []
         ret = 0.0

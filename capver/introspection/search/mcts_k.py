@@ -42,10 +42,10 @@ import numpy as np
 from capver.engines.mcts import MCTS, Backup, MCTSConfig, Node
 from capver.errors import IntrospectionError
 from capver.introspection.search.problem import (
-    Budget,
     Clock,
     PlanningProblem,
     PlanResult,
+    SearchBudget,
 )
 
 CHUNK = 32
@@ -104,7 +104,7 @@ def receding_horizon_mcts(
     name: str,
     problem: PlanningProblem,
     rng: np.random.Generator,
-    budget: Budget | None,
+    budget: SearchBudget | None,
     *,
     k: int,
     exploration: float,
@@ -113,7 +113,7 @@ def receding_horizon_mcts(
     """Plan by K engine iterations per real step (module docstring)."""
     if k < 1:
         raise IntrospectionError(f"planner {name!r}: K must be positive, got {k}")
-    clock = Clock(budget if budget is not None else Budget())
+    clock = Clock(budget if budget is not None else SearchBudget())
     adapter = EngineProblem(problem, clock)
     config = MCTSConfig(
         iterations=min(CHUNK, k), horizon=problem.horizon, exploration=exploration, backup=Backup.MEAN, rollout=True
@@ -156,7 +156,7 @@ class MCTSK:
     exploration: float = 1.0
     name: str = "mcts"
 
-    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: Budget | None = None) -> PlanResult:
+    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None) -> PlanResult:
         return receding_horizon_mcts(self.name, problem, rng, budget, k=self.k, exploration=self.exploration, puct=False)
 
 
@@ -168,5 +168,5 @@ class MCTSU:
     exploration: float = 1.0
     name: str = "mcts-u"
 
-    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: Budget | None = None) -> PlanResult:
+    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None) -> PlanResult:
         return receding_horizon_mcts(self.name, problem, rng, budget, k=self.k, exploration=self.exploration, puct=True)

@@ -82,7 +82,7 @@ class IntrospectableProblem(PlanningProblem[S, A], Protocol[S, A]):
 
 
 @dataclass(frozen=True, slots=True)
-class Budget:
+class SearchBudget:
     """Per-run limits: wall-clock seconds, node expansions and stored nodes (the
     last keeps exhaustive search from exhausting memory before its timeout)."""
 
@@ -92,11 +92,11 @@ class Budget:
 
 
 class Clock:
-    """Tracks a run against its :class:`Budget` (mutable, one per run)."""
+    """Tracks a run against its :class:`SearchBudget` (mutable, one per run)."""
 
     __slots__ = ("budget", "exceeded", "expanded", "generated", "start")
 
-    def __init__(self, budget: Budget) -> None:
+    def __init__(self, budget: SearchBudget) -> None:
         self.budget = budget
         self.start = time.perf_counter()
         self.expanded = 0
@@ -146,7 +146,7 @@ class Planner(Protocol):
         """Read-only here, so a frozen dataclass field provides it."""
         ...
 
-    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: Budget | None = None) -> PlanResult: ...
+    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None) -> PlanResult: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from capver.introspection.search.problem import (
-    Budget,
     Clock,
     PlanningProblem,
     PlanResult,
+    SearchBudget,
 )
 
 
@@ -24,8 +24,8 @@ class RandomK:
     k: int = 100
     name: str = "random"
 
-    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: Budget | None = None) -> PlanResult:
-        clock = Clock(budget if budget is not None else Budget())
+    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None) -> PlanResult:
+        clock = Clock(budget if budget is not None else SearchBudget())
         best: tuple[float, bool, tuple] | None = None
         for _ in range(self.k):
             s = problem.initial
