@@ -17,8 +17,6 @@ BENCHMARKS: dict[str, str] = {
     "introspection": "capver.bench.introspection",
 }
 
-HELP = f"run a benchmark ({', '.join(BENCHMARKS)}; NAME --quick for a smoke run)"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", choices=sorted(BENCHMARKS), help="the benchmark to run")
