@@ -15,6 +15,7 @@ top-down.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -299,6 +300,9 @@ class _PointIsop:
             return []
         if len(hi) == 1 << (self.n - i):
             return [(0, 0)]
+        if len(lo) == 1:
+            (p,) = lo
+            return [_single_finite(p, hi, i, self.n)]
         key = (i, lo, hi)
         hit = self.memo_finite.get(key)
         if hit is not None:
@@ -321,30 +325,36 @@ class _PointIsop:
         if not x:
             return [(0, 0)]
         # l₀ ∧ ¬h₁ = l₀ ∩ x₁: a state whose other half across variable i is excluded needs
-        # the literal of i.  When no state does, the call would only drop i and recurse,
-        # so the loop drops it in place.  A state l first has such a neighbour y at the
-        # highest bit of l ^ y (the bits below are dropped by then), so for small sets
-        # the variables up to the lowest such bit are dropped at once (for large ones
-        # comparing every pair costs more than it saves).
-        while True:
+        # the literal of i.  When no state does, the call only drops i and recurses.  A
+        # state l first has such a neighbour y at the highest bit of l ^ y (the bits below
+        # are dropped by then), so every variable below the lowest such bit is dropped at
+        # once; the y sharing the longest high prefix with l is next to l in sorted order.
+        if len(lo) == 1:
+            (p,) = lo
+            return [_single_cofinite(p, x)]
+        xs = sorted(x)
+        last = len(xs) - 1
+        t = self.n + 1  # as a bit length: the lowest bit is t - 1
+        for y in lo:
+            at = bisect_left(xs, y)
+            if at <= last:
+                d = (y ^ xs[at]).bit_length()
+                t = min(t, d)
+            if at:
+                d = (y ^ xs[at - 1]).bit_length()
+                t = min(t, d)
+        t -= 1
+        if t > i:
+            keep = ~((1 << t) - 1)
+            lo = frozenset(y & keep for y in lo)
+            x = frozenset(y & keep for y in x)
+            i = t
             if len(lo) == 1:
                 (p,) = lo
                 return [_single_cofinite(p, x)]
-            if len(lo) * len(x) <= 64:
-                t = min((y ^ z).bit_length() for y in lo for z in x) - 1
-                if t > i:
-                    keep = ~((1 << t) - 1)
-                    lo = frozenset(y & keep for y in lo)
-                    x = frozenset(y & keep for y in x)
-                    i = t
-            bit = 1 << i
-            need0 = frozenset(y for y in lo if not y & bit and y | bit in x)
-            need1 = frozenset(y ^ bit for y in lo if y & bit and y ^ bit in x)
-            if need0 or need1:
-                break
-            lo = frozenset(y & ~bit for y in lo)
-            x = frozenset(y & ~bit for y in x)
-            i += 1
+        bit = 1 << i
+        need0 = frozenset(y for y in lo if not y & bit and y | bit in x)
+        need1 = frozenset(y ^ bit for y in lo if y & bit and y ^ bit in x)
         x0 = frozenset(y for y in x if not y & bit)
         x1 = frozenset(y ^ bit for y in x if y & bit)
         c0 = self.cofinite(need0, x0, i + 1) if need0 else []
@@ -388,7 +398,7 @@ class _PointIsop:
                 rest ^= low
         # classes: each state of X_k with the indices of the states of E it projects.
         classes: dict[int, int] = {e: 1 << idx for idx, e in enumerate(points)}
-        steps: list[tuple[list[_Cb], list[_Cb]]] = []
+        steps: list[tuple[list[_StepCube], list[_StepCube]]] = []
         out: list[_Cb] = []
         for k in range(n):
             bit = 1 << k
@@ -407,19 +417,39 @@ class _PointIsop:
             for y in ask1:
                 asked |= x0[y]
             # The state asked for a member e of E is e ^ bit (bits < k cleared).
-            found = _uncovered(k, asked, steps, ones, everyone) if asked else 0
+            found = _uncovered(k, asked, steps) if asked else 0
             l0 = frozenset(y for y in ask0 if x1[y] & found)
             l1 = frozenset(y for y in ask1 if x0[y] & found)
             c0 = self.cofinite(l0, frozenset(x0), k + 1) if l0 else []
             c1 = self.cofinite(l1, frozenset(x1), k + 1) if l1 else []
             out += _lift(c0, bit, 0) + _lift(c1, bit, bit)
-            steps.append((c0, c1))
+            steps.append((_step_cubes(c0, k, ones, everyone), _step_cubes(c1, k, ones, everyone)))
             merged = x0
             for y, members in x1.items():
                 merged[y] = merged.get(y, 0) | members
             classes = merged
         # At depth n the projection of E is the empty assignment: hi is false there.
         return out
+
+
+def _single_finite(p: int, hi: frozenset[int], i: int, n: int) -> _Cb:
+    """The one-cube cover of [{p}, hi] (p ∈ hi) at depth i, the recursion unrolled:
+    variable t is dropped when p's neighbour across t is in hi (which then keeps the
+    states whose both halves it holds), else kept (and hi keeps p's half)."""
+    kept = 0
+    q = p
+    for t in range(i, n):
+        if len(hi) == 1 << (n - t):
+            break
+        bit = 1 << t
+        if q ^ bit in hi:
+            hi = frozenset(y ^ bit for y in hi if y & bit and y ^ bit in hi)
+        else:
+            kept |= bit
+            side = q & bit
+            hi = frozenset(y & ~bit for y in hi if y & bit == side)
+        q &= ~bit
+    return kept, p & kept
 
 
 def _single_cofinite(p: int, x: frozenset[int]) -> _Cb:
@@ -436,7 +466,32 @@ def _single_cofinite(p: int, x: frozenset[int]) -> _Cb:
     return kept, p & kept
 
 
-def _uncovered(k: int, asked: int, steps: list[tuple[list[_Cb], list[_Cb]]], ones: list[int], everyone: int) -> int:
+_StepCube = tuple[int, int, list[int]]
+"""A cube of a chain step: (mask, value, members[k]), where members[k] are the indices
+of E whose state e ^ 2^k agrees with the cube on the variables ≥ k."""
+
+
+def _step_cubes(cover: list[_Cb], j: int, ones: list[int], everyone: int) -> list[_StepCube]:
+    """The cubes found at chain step j, with their members for every later level k
+    (computed once here, by one sweep down the variables, instead of at every k)."""
+    n = len(ones)
+    out = []
+    for m, v in cover:
+        members = [0] * n
+        acc = everyone  # the members agreeing with the cube on the variables > k
+        for k in range(n - 1, j, -1):
+            bit = 1 << k
+            if m & bit:
+                agree = ones[k] if v & bit else everyone ^ ones[k]
+                members[k] = acc & ~agree  # e ^ 2^k flips bit k
+                acc &= agree
+            else:
+                members[k] = acc
+        out.append((m, v, members))
+    return out
+
+
+def _uncovered(k: int, asked: int, steps: list[tuple[list[_StepCube], list[_StepCube]]]) -> int:
     """The members of ``asked`` (indices into E) whose state e ^ 2^k, bits below k
     cleared, lies in lo_k.  A depth-first search over the values z of the bits below k
     (from bit k-1 down), carrying the set of members still undecided: a member
@@ -444,34 +499,20 @@ def _uncovered(k: int, asked: int, steps: list[tuple[list[_Cb], list[_Cb]]], one
     step-j cubes of z's bit j, and reaching depth 0 means a state of the column is
     uncovered (it is not in E: its projection on the bits ≥ k is not in X_k)."""
     bit = 1 << k
-    high = ~(bit - 1)
-
-    def part(m: int, v: int) -> int:
-        # The members whose asked state agrees with cube (m, v) on the bits ≥ k.
-        hit = asked
-        rest = m & high
-        while rest and hit:
-            low = rest & -rest
-            t = low.bit_length() - 1
-            # e ^ 2^k has bit t equal to e's, except at t = k.
-            hit &= ones[t] if bool(v & low) != (t == k) else everyone ^ ones[t]
-            rest ^= low
-        return hit
-
     # tables[j][b]: the step-j cubes of bit j = b that can cover an asked state, as
     # (mask, value) on the bits [j+1, k) that z fixes and the members they cover.
     tables: list[tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]] = []
     for j, (c0, c1) in enumerate(steps):
         middle = (bit - 1) & ~((2 << j) - 1)
-        pair = []
+        rows = []
         for cover in (c0, c1):
             row = []
-            for m, v in cover:
-                members = part(m, v)
-                if members:
-                    row.append((m & middle, v & middle, members))
-            pair.append(row)
-        tables.append((pair[0], pair[1]))
+            for m, v, members in cover:
+                hit = members[k] & asked
+                if hit:
+                    row.append((m & middle, v & middle, hit))
+            rows.append(row)
+        tables.append((rows[0], rows[1]))
 
     def search(j: int, z: int, undecided: int) -> int:
         if j == 0:
