@@ -79,7 +79,6 @@ def _primitive(args: SettingArgs, rng: np.random.Generator) -> Assessment:
 
 def _model(args: SettingArgs, rng: np.random.Generator) -> Assessment:
     from capver.io import dsl
-    from capver.io.literal_text import parse_state
 
     if not args.model:
         raise SettingError("--model FILE is required for the model-backed agent")
@@ -87,7 +86,7 @@ def _model(args: SettingArgs, rng: np.random.Generator) -> Assessment:
         parsed = dsl.read(args.model)
     except OSError as exc:
         raise SettingError(f"--model {args.model!r}: cannot read the file ({exc.strerror or exc})") from None
-    init = parse_state(args.init, parsed.vocabulary, what="--init")
+    init, _ = parsed.initial_state(args.init)
     return model_assessment(parsed.model, init, f"model:{args.model}")
 
 

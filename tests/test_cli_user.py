@@ -292,3 +292,29 @@ def test_listing_the_commands_imports_none_of_them() -> None:
     assert "HEAVY []" in res.stdout
     for name in COMMANDS:
         assert f"    {name}" in res.stdout  # every command is listed with its summary
+
+
+# -- 6. the README's plan example works as written ------------------------------------------
+
+
+def test_plan_starts_from_the_model_s_own_initial_state_and_says_so(tmp_path: Path) -> None:
+    res = capver("plan", "models/toy_blocks.capm", "--goal", "on(a,b)", cwd=REPO)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "starting from the (:init ...) of models/toy_blocks.capm" in res.stdout
+    assert "initial state: {ontable(a), ontable(b), clear(a), clear(b), handempty}" in res.stdout
+    assert "solved" in res.stdout
+    # --init still wins, and an empty model state is named as such
+    res = capver("plan", "models/toy_blocks.capm", "--goal", "on(a,b)", "--init", "holding(a) ontable(b) clear(b)",
+                 cwd=REPO)
+    assert "starting from --init" in res.stdout and "initial state: {ontable(b), clear(b), holding(a)}" in res.stdout
+
+
+def test_learned_models_record_the_setting_s_initial_state(tmp_path: Path) -> None:
+    from capver.envs.ppddl import load_task
+    from capver.io import dsl
+
+    out = tmp_path / "run"
+    assert capver("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "20", "--eval-sequences", "5",
+                  "--out", str(out), "--quiet").returncode == 0
+    for name in ("h_and.capm", "h_or.capm"):
+        assert dsl.read(out / name).init == load_task("blocks", "problem1").initial_state

@@ -645,3 +645,13 @@ def test_mutated_files_parse_or_raise_located_errors(text: str) -> None:
 @given(st.text(alphabet=st.sampled_from(list('()-?:;/. \n"\\01239abcdefghijklmnopqrstuvwxyz')), max_size=80))
 def test_arbitrary_text_parses_or_raises_located_errors(text: str) -> None:
     parse_or_located_error(text)
+
+
+@given(st.data())
+@settings(max_examples=30)
+def test_the_initial_state_round_trips(data: st.DataObject) -> None:
+    ctx = LogicContext(generate.typed_vocabulary())
+    model = CompoundModel(ctx, [])
+    init = data.draw(st.integers(0, (1 << len(ctx.vocab)) - 1) | st.none())
+    parsed = dsl.parse(dsl.emit(model, name="m", init=init), ctx=ctx)
+    assert parsed.init == init

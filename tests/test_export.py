@@ -578,7 +578,9 @@ class TestCommandLine:
         d = (tmp_path / "o" / "domain.pddl").read_text()
         p = (tmp_path / "o" / "problem.pddl").read_text()
         assert d == export_ppddl(parsed.model, name=parsed.name).domain
-        assert task_of(d, p).initial_state == 0  # the model-backed agent's default
+        # the model's own (:init ...) when no --init is given, and the output says so
+        assert parsed.init is not None and task_of(d, p).initial_state == parsed.init
+        assert "initial state from the (:init ...) of" in out
 
     def test_plan(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         rc, out, _ = run_cli(monkeypatch, [

@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from capver.errors import CapverError, UsageError
 from capver.io import dsl
-from capver.io.literal_text import parse_conjunction, parse_state
+from capver.io.literal_text import parse_conjunction
 from capver.io.ppddl_export import (
     check_search,
     export_determinized,
@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", metavar="DIR", required=True, help="directory for the PDDL files (created if missing)")
     parser.add_argument("--init", metavar="ATOMS", default="",
                         help="initial state as its true atoms, e.g. 'ontable(a) clear(a) handempty' "
-                        "(default: every atom false, the model-backed agent's default)")
+                        "(default: the model's (:init ...), else every atom false)")
     parser.add_argument("--goal", metavar="LITERALS", default="",
                         help="goal as a conjunction of literals, '~' negates, e.g. 'on(a,b) ~clear(b)'")
     parser.add_argument("--determinize", action="store_true",
@@ -47,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     parsed = dsl.read(args.model)
     model, vocab = parsed.model, parsed.vocabulary
-    init = parse_state(args.init, vocab, what="--init")
+    init, source = parsed.initial_state(args.init)
     goal = parse_conjunction(args.goal, vocab, what="--goal") if args.goal.strip() else ()
     if args.plan:
         try:
@@ -66,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(f"--out {args.out!r}: cannot write the files ({exc.strerror or exc})") from None
     exported = sum(1 for cm in model.values() if cm.rules)
-    print(f"exported {exported} of {len(model)} capabilities of {parsed.name!r} over {len(vocab)} atoms")
+    print(f"exported {exported} of {len(model)} capabilities of {parsed.name!r} over {len(vocab)} atoms; "
+          f"initial state from {source}")
     for p in written:
         print(f"  wrote {p}")
     if det is None or det_files is None or not args.plan:

@@ -267,8 +267,13 @@ def _write_outputs(learner: Learner, curve: Curve, record: Callable[[], object],
     if curve.last_steps != learner.progress.steps or len(curve.rows) == 1:
         record()
     plot_curves(curve.rows, out / "curve.png", title=title)
+    # The setting's initial state goes into the models, so that planning and export
+    # start there by default (when the setting has one symbolic initial state).
+    st = learner.setting
+    starts = {st.alpha(x) for x in st.initial_states}
+    init = next(iter(starts)) if len(starts) == 1 else None
     with report.phase("writing h_and.capm and h_or.capm"):
-        dsl.write(learner.h_and, out / "h_and.capm", name="pessimistic")
-        dsl.write(learner.h_or, out / "h_or.capm", name="optimistic")
+        dsl.write(learner.h_and, out / "h_and.capm", name="pessimistic", init=init)
+        dsl.write(learner.h_or, out / "h_or.capm", name="optimistic", init=init)
     replace_text(out / "report.txt", capability_report(learner.h_and, learner.h_or))
     return time.monotonic() - start

@@ -28,7 +28,7 @@ from capver.introspection.capability_planning import (
     plan_capabilities,
 )
 from capver.introspection.search import SearchBudget
-from capver.io.literal_text import parse_dnf, parse_state
+from capver.io.literal_text import parse_dnf
 from capver.model.capability_model import CompoundModel
 
 
@@ -37,7 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--goal", required=True,
                         help="goal literals, e.g. 'on(a,b) ~clear(c)' ('~' negates, '|' separates alternatives)")
     parser.add_argument("--init", metavar="ATOMS", default="",
-                        help="initial state as space-separated atoms, e.g. 'ontable(a) clear(a)' (default: empty)")
+                        help="initial state as space-separated atoms, e.g. 'ontable(a) clear(a)' "
+                        "(default: the model's (:init ...), else the empty state)")
     parser.add_argument("--planner", choices=CAPABILITY_PLANNERS, default="introspector",
                         help="introspector (milestones) or greedy (most probable path) (default: introspector)")
     parser.add_argument("--horizon", type=positive, default=20,
@@ -92,12 +93,12 @@ def run(args: argparse.Namespace) -> int:
     parsed = dsl.read(args.model)
     model = parsed.model
     vocab = model.vocabulary
-    init = parse_state(args.init, vocab, what="--init")
+    init, source = parsed.initial_state(args.init)
     goal = goal_formula(parse_dnf(args.goal, vocab, what="--goal"))
     rng = np.random.default_rng(args.seed)
     budget = SearchBudget(timeout=args.timeout)
     plan = plan_capabilities(model, goal, init, planner=args.planner, horizon=args.horizon, rng=rng, budget=budget)
-    print(f"model {parsed.name!r} ({args.model}): {len(model)} capabilities")
+    print(f"model {parsed.name!r} ({args.model}): {len(model)} capabilities; starting from {source}")
     print("\n".join(format_plan(plan, model)))
     if not plan.solved:
         return 1

@@ -48,7 +48,7 @@ from capver.languages import caret, describe_syntax_error, grammar_parser
 from capver.logic.bdd import Cube, Node
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.state import Capability, Effect
+from capver.model.state import Capability, Effect, State
 from capver.model.vocabulary import ROOT_TYPE, Atom, Literal, Predicate, Vocabulary, is_subtype, type_cycle
 
 GRAMMAR = "capmodel.lark"
@@ -71,10 +71,22 @@ class ParsedModel:
     name: str
     model: CompoundModel
     filename: str = "<string>"
+    init: State | None = None  # the file's (:init ...) state, when it has one
 
     @property
     def ctx(self) -> LogicContext:
         return self.model.ctx
+
+    def initial_state(self, text: str = "", *, what: str = "--init") -> tuple[State, str]:
+        """The state a command starts from, and where it came from: the atoms ``text``
+        lists when it lists any, else the file's ``(:init ...)``, else the empty state."""
+        from capver.io.literal_text import parse_state
+
+        if text.strip():
+            return parse_state(text, self.vocabulary, what=what), what
+        if self.init is not None:
+            return self.init, f"the (:init ...) of {self.filename}"
+        return 0, f"the empty state ({self.filename} has no (:init ...); give {what})"
 
     @property
     def vocabulary(self) -> Vocabulary:
@@ -89,12 +101,16 @@ Sexp = str | list["Sexp"]
 """A symbolic expression to print: a token, or a parenthesised list."""
 
 
-def emit(model: CompoundModel, *, name: str = "model") -> str:
-    """The text of ``model`` in the capability-model language."""
+def emit(model: CompoundModel, *, name: str = "model", init: State | None = None) -> str:
+    """The text of ``model`` in the capability-model language, with ``init`` as its
+    ``(:init ...)`` state when given."""
     vocab = model.vocabulary
     _check_printable(vocab)
     out: list[str] = [*_header(name), "", f"(define (capability-model {quote(name)})"]
     out += _vocabulary_lines(vocab)
+    if init is not None:
+        out += _comment("The initial state (every atom not listed is false).", "  ")
+        out += _wrapped_section(":init", [flat(_atom_sexp(a)) for a in vocab.atoms_of(init)], "  ")
     for cm in model.values():
         out.append("")
         out += _capability_lines(model.ctx, cm)
@@ -102,11 +118,11 @@ def emit(model: CompoundModel, *, name: str = "model") -> str:
     return "\n".join(out) + "\n"
 
 
-def write(model: CompoundModel, path: str | Path, *, name: str | None = None) -> None:
+def write(model: CompoundModel, path: str | Path, *, name: str | None = None, init: State | None = None) -> None:
     """Write ``model`` to ``path``; the model is named after the file unless ``name``
     is given."""
     p = Path(path)
-    p.write_text(emit(model, name=p.stem if name is None else name), encoding="utf-8")
+    p.write_text(emit(model, name=p.stem if name is None else name, init=init), encoding="utf-8")
 
 
 def quote(name: str) -> str:
@@ -763,7 +779,12 @@ class _Builder:
                     )
                 first[cname] = tok
                 models.append(self.capability(c, ctx, cname))
-        return ParsedModel(model_name, CompoundModel(ctx, models), self.filename)
+        init = None
+        if "init" in sections:
+            init = 0
+            for atom in sections["init"].children:
+                init |= 1 << self.index(atom)
+        return ParsedModel(model_name, CompoundModel(ctx, models), self.filename, init)
 
     # -- vocabulary -----------------------------------------------------------------------
     def typed_items(
