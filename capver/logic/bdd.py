@@ -455,14 +455,12 @@ def _single_finite(p: int, hi: frozenset[int], i: int, n: int) -> _Cb:
 def _single_cofinite(p: int, x: frozenset[int]) -> _Cb:
     """The one-cube cover of [{p}, ¬x] (p ∉ x).  Variable t keeps its literal exactly
     when some state of x still agreeing with p on the kept literals differs from p at t
-    and at no higher variable, i.e. the difference's highest bit is t."""
-    alive = [y ^ p for y in x]
+    and at no higher variable, i.e. the difference's highest bit is t: one pass over
+    the differences by increasing highest bit."""
     kept = 0
-    while alive:
-        t = min(d.bit_length() for d in alive) - 1
-        bit = 1 << t
-        kept |= bit
-        alive = [d for d in alive if not d & bit]
+    for d in sorted([y ^ p for y in x], key=int.bit_length):
+        if not d & kept:
+            kept |= 1 << (d.bit_length() - 1)
     return kept, p & kept
 
 
