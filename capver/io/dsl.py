@@ -45,6 +45,8 @@ from pysmt.fnode import FNode
 
 from capver.errors import DSLSemanticError, DSLSyntaxError, VocabularyError
 from capver.languages import caret, describe_syntax_error, grammar_parser
+from capver.languages import token as as_token
+from capver.languages import tree as as_tree
 from capver.logic.bdd import Cube, Node
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
@@ -743,7 +745,7 @@ class _Builder:
 
     # -- whole file -----------------------------------------------------------------------
     def model(self, tree: lark.Tree, ctx: LogicContext | None, bdd: str) -> ParsedModel:
-        model_name = self.name(tree.children[0])
+        model_name = self.name(as_token(tree.children[0]))
         sections = {c.data: c for c in tree.children[1:] if isinstance(c, lark.Tree) and c.data != "capability"}
         if "types" in sections:
             self.declare_types(sections["types"])
@@ -767,7 +769,7 @@ class _Builder:
         first: dict[str, lark.Token] = {}
         for c in tree.children[1:]:
             if isinstance(c, lark.Tree) and c.data == "capability":
-                tok = c.children[0]
+                tok = as_token(c.children[0])
                 cname = self.name(tok)
                 if not cname:
                     raise self.error(tok, "empty capability name; expected a non-empty name")
@@ -795,7 +797,7 @@ class _Builder:
         out: list[tuple[lark.Token, lark.Token | None]] = []
         pending: list[lark.Token] = []
         for it in items:
-            tok = it.children[0]
+            tok = as_token(it.children[0])
             if it.data == marker:
                 if not pending:
                     raise self.error(
@@ -848,8 +850,8 @@ class _Builder:
 
     def declare_predicates(self, section: lark.Tree) -> None:
         where: dict[str, lark.Token] = {}
-        for decl in section.children:
-            tok = decl.children[0]
+        for decl in map(as_tree, section.children):
+            tok = as_token(decl.children[0])
             p = self.vocab_name(tok, "predicate")
             if p in where:
                 raise self.error(
@@ -860,8 +862,8 @@ class _Builder:
             variables: dict[str, lark.Token] = {}
             types: list[str] = []
             pending: list[lark.Token] = []
-            for it in decl.children[1:]:
-                vtok = it.children[0]
+            for it in map(as_tree, decl.children[1:]):
+                vtok = as_token(it.children[0])
                 if it.data == "param_type":
                     if not pending:
                         raise self.error(
@@ -882,7 +884,7 @@ class _Builder:
 
     def ground(self, atom: lark.Tree) -> Atom:
         """The atom an ``(p a b)`` tree names, checked against the declarations."""
-        ptok, args = atom.children[0], atom.children[1:]
+        ptok, args = as_token(atom.children[0]), [as_token(c) for c in atom.children[1:]]
         p = self.name(ptok)
         pred = self.predicates.get(p)
         if pred is None:
@@ -949,9 +951,12 @@ class _Builder:
         formula = self.formula(when[0].children[0], ctx, 1) if when else ctx.smt.mgr.TRUE()
         effects_tree = tree.children[-1]
         if effects_tree.data == "probabilistic":
-            outcomes = [(self.probability(o.children[0]), o.children[1]) for o in effects_tree.children]
+            outcomes = [
+                (self.probability(as_token(o.children[0])), as_tree(o.children[1]))
+                for o in map(as_tree, effects_tree.children)
+            ]
         else:
-            outcomes = [(Fraction(1), effects_tree.children[0])]
+            outcomes = [(Fraction(1), as_tree(effects_tree.children[0]))]
         seen: dict[Effect, lark.Tree] = {}
         effects: list[tuple[Fraction, Effect]] = []
         for p, conj in outcomes:
@@ -999,8 +1004,9 @@ class _Builder:
                 delete |= bit
         return Effect(add, delete)
 
-    def formula(self, tree: lark.Tree | lark.Token, ctx: LogicContext, depth: int) -> FNode:
+    def formula(self, node: lark.Tree | lark.Token, ctx: LogicContext, depth: int) -> FNode:
         mgr = ctx.smt.mgr
+        tree = as_tree(node)  # every formula is a rule of the grammar (true/false included)
         if depth > MAX_DEPTH:
             raise self.error(tree, f"formula nested more than {MAX_DEPTH} levels deep; expected a flatter formula")
         kind = tree.data
