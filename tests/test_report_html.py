@@ -22,8 +22,9 @@ import pytest
 
 from capver.cli import main
 from capver.io import dsl, run_file
-from capver.io.html_report import CurvePoint, JsonFile, ReportInputs, curve_points, render, success
+from capver.io.html_report import CurvePoint, JsonFile, ReportInputs, curve_points, render
 from capver.io.run_file import RunBudget, RunManifest
+from capver.model.capability_model import intent_success
 from capver.settings import SettingArgs
 
 MANIFEST = RunManifest("lao", SettingArgs(domain="blocks"), "mcqs-s", RunBudget(max_steps=60))
@@ -62,9 +63,9 @@ def test_names_from_the_model_are_escaped() -> None:
 def test_success_probability_is_exact_and_state_dependent_ranges_are_shown() -> None:
     model = dsl.parse(TOY).model
     nasty, both = model[NASTY], model["both"]
-    assert success(model, nasty.capability, nasty.rules[0]).low == Fraction(1, 3)
+    assert intent_success(nasty.capability, nasty.rules[0]).low == Fraction(1, 3)
     # Adding p achieves p∧q only where q already holds: 0 or 1 depending on the state.
-    s = success(model, both.capability, both.rules[0])
+    s = intent_success(both.capability, both.rules[0])
     assert (s.low, s.high) == (0, 1)
     page = _toy_page()
     assert "1/3 (33%)" in page

@@ -25,6 +25,7 @@ import numpy as np
 from capver.engines.execution import execute
 from capver.engines.learning import Setting
 from capver.logic.bdd import Cube
+from capver.logic.condition import ConditionKind
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 from capver.model.dataset import TransitionDataset
 from capver.model.state import Capability, State, Transition
@@ -62,7 +63,7 @@ def _achieves(rule: Rule, cap: Capability, model: CompoundModel) -> bool:
             continue
         need_true = pos & ~eta.add
         need_false = neg & ~eta.delete
-        if rule.condition.kind == "pessimistic":
+        if rule.condition.kind is ConditionKind.PESSIMISTIC:
             if any((s & need_true) == need_true and not (s & need_false) for s in rule.condition.states):
                 return True
             continue

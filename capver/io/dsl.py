@@ -44,11 +44,12 @@ import lark
 from pysmt.fnode import FNode
 
 from capver.errors import DSLSemanticError, DSLSyntaxError, VocabularyError
+from capver.io.explain import fraction_text, intent_words, plural, rule_summary
 from capver.languages import caret, describe_syntax_error, grammar_parser
 from capver.languages import token as as_token
 from capver.languages import tree as as_tree
-from capver.logic.bdd import Cube, Node
-from capver.logic.condition import Condition, LogicContext
+from capver.logic.bdd import Cube
+from capver.logic.condition import Condition, ConditionKind, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 from capver.model.state import Capability, Effect, State
 from capver.model.vocabulary import ROOT_TYPE, Atom, Literal, Predicate, Vocabulary, is_subtype, type_cycle
@@ -355,7 +356,7 @@ class _LiteralTexts:
         the complement when its text is strictly shorter, as ``condition_sexp`` says."""
         direct = cond.cover
         direct_len = self.cover_length(direct)
-        if cond.kind == "optimistic" and self._negation_is_longer(cond.excluded, direct_len):
+        if cond.kind is ConditionKind.OPTIMISTIC and self._negation_is_longer(cond.excluded, direct_len):
             # The complement's cover cannot win, so it is not computed.
             return direct, False
         # "(not " + cover + ")"
@@ -499,25 +500,17 @@ def _layout(e: Sexp, col: int) -> list[str]:
     return lines
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def _intent_words(intent: Sequence[Literal]) -> str:
-    return " and ".join(str(x.atom) if x.positive else f"not {x.atom}" for x in intent)
-
-
 def _capability_lines(ctx: LogicContext, cm: CapabilityModel) -> list[str]:
     ind, ind2 = "  ", "    "
     cap = cm.capability
-    goal = f"asked to achieve {_intent_words(cap.intent)}" if cap.intent else "no intent given"
-    rules = _plural(len(cm.rules), "rule") if cm.rules else "no rules, so the model makes no prediction for it"
+    goal = f"asked to achieve {intent_words(cap.intent)}" if cap.intent else "no intent given"
+    rules = plural(len(cm.rules), "rule") if cm.rules else "no rules, so the model makes no prediction for it"
     lines = _comment(f"Capability {quote(cap.name)}: {goal}; {rules}.", ind)
     lines.append(f"{ind}(:capability {quote(cap.name)}")
     intent = _conjunction_sexp(cap.intent)
     lines.append(f"{ind2}:intent {flat(intent)}")
     for k, r in enumerate(cm.rules, 1):
-        lines += _comment(f"Rule {k}: {_rule_summary(ctx, cap, r)}.", ind2)
+        lines += _comment(f"Rule {k}: {rule_summary(ctx, cap, r)}.", ind2)
         lines += _rule_lines(ctx, r, ind2)
     lines[-1] += ")"
     return lines
@@ -541,7 +534,7 @@ def _rule_lines(ctx: LogicContext, r: Rule, indent: str) -> list[str]:
         body.append([f"{inner}:effects (probabilistic", ""])
         pad = inner + "  "
         for p, eta in r.effects:
-            lead = f"{pad}{_fraction(p)} "
+            lead = f"{pad}{fraction_text(p)} "
             lits = _effect_literals(vocab, eta)
             eff = _layout(_conjunction_sexp(lits), len(lead))
             body.append([lead + eff[0], "" if lits else "nothing changes"])
@@ -550,72 +543,6 @@ def _rule_lines(ctx: LogicContext, r: Rule, indent: str) -> list[str]:
     body[-1][0] += ")"
     lines += [code + (f"  ; {c}" if c else "") for code, c in body]
     return lines
-
-
-def _fraction(p: Fraction) -> str:
-    return str(p.numerator) if p.denominator == 1 else f"{p.numerator}/{p.denominator}"
-
-
-def _rule_summary(ctx: LogicContext, cap: Capability, r: Rule) -> str:
-    cond = r.condition
-    if cond.kind == "pessimistic":
-        n = len(cond.states)
-        where = f"learned from {_plural(n, 'observed state')}; applies only there" if n else "applies in no state"
-    elif cond.kind == "optimistic":
-        n, k = len(cond.states), len(cond.excluded)
-        where = (
-            f"learned from {_plural(n, 'observed state')}; also assumed to apply in every state "
-            f"never tried (it excludes {_plural(k, 'other observed state')})"
-        )
-    else:
-        count = ctx.bdd.count(cond.bdd)
-        total = 1 << len(ctx.vocab)
-        where = "applies in no state" if count == 0 else f"applies in {count} of {total} states"
-    success = _success_words(ctx, cap, r)
-    return where if success is None else f"{where}; {success}"
-
-
-def _success_words(ctx: LogicContext, cap: Capability, r: Rule) -> str | None:
-    """How likely the rule's outcome satisfies the intent, over the states where the
-    rule applies and the intent does not hold yet (None when there is no intent or
-    the case split grows too large)."""
-    if not cap.intent:
-        return None
-    b = ctx.bdd
-    pos, neg = ctx.vocab.literals(cap.intent)
-    if pos & neg:
-        return "can never achieve its contradictory intent"
-    start = b.conj(r.condition.bdd, b.neg(b.cube(Cube(pos | neg, pos))))
-    if start == b.false:
-        return "the intent already holds wherever it applies" if r.condition.bdd != b.false else None
-    # apply(s, η) ⊨ intent exactly on a cube of s (or nowhere): each intent atom the
-    # effect does not set must already have the right value in s.
-    regions: list[tuple[Node, Fraction]] = [(start, Fraction(0))]
-    for p, eta in r.effects:
-        if pos & eta.delete or neg & eta.add:
-            continue
-        need_pos = pos & ~eta.add
-        need_neg = neg & ~eta.delete
-        q = b.cube(Cube(need_pos | need_neg, need_pos))
-        nxt: list[tuple[Node, Fraction]] = []
-        for u, acc in regions:
-            yes, no = b.conj(u, q), b.conj(u, b.neg(q))
-            if yes != b.false:
-                nxt.append((yes, acc + p))
-            if no != b.false:
-                nxt.append((no, acc))
-        if len(nxt) > 256:
-            return None
-        regions = nxt
-    lo = min(acc for _, acc in regions)
-    hi = max(acc for _, acc in regions)
-    if lo == hi == 0:
-        return "never achieves the intent"
-    if lo == hi == 1:
-        return "always achieves the intent"
-    if lo == hi:
-        return f"achieves the intent with probability {_fraction(lo)}"
-    return f"achieves the intent with probability between {_fraction(lo)} and {_fraction(hi)}, depending on the state"
 
 
 # =====================================================================================
@@ -892,7 +819,7 @@ class _Builder:
         if len(args) != pred.arity:
             raise self.error(
                 ptok,
-                f"predicate {quote(p)} takes {_plural(pred.arity, 'argument')}, got {len(args)}; "
+                f"predicate {quote(p)} takes {plural(pred.arity, 'argument')}, got {len(args)}; "
                 f"expected {_signature(pred)}",
             )
         names = []
@@ -971,7 +898,7 @@ class _Builder:
             effects.append((p, eta))
         total = sum((p for p, _ in outcomes), Fraction(0))
         if total != 1:
-            raise self.error(effects_tree, f"effect probabilities sum to {_fraction(total)}; expected them to sum to 1")
+            raise self.error(effects_tree, f"effect probabilities sum to {fraction_text(total)}; expected them to sum to 1")
         return Rule.make(Condition.formula(ctx, formula), effects)
 
     def probability(self, tok: lark.Token) -> Fraction:

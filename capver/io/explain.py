@@ -1,13 +1,69 @@
-"""Plain-words report of a learned model (section 4.2's E2: "inspect learned models
-for notable capabilities and limitations"), written to ``report.txt``."""
+"""A learned model in plain words (section 4.2's E2: "inspect learned models for
+notable capabilities and limitations"): the one place where rules and their success
+are put into words, for the DSL's rule comments, ``report.txt`` and the HTML report.
+The numbers come from :func:`capver.model.capability_model.intent_success`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 
 from capver.engines.evaluation import achieving_model
-from capver.io.dsl import condition_text
-from capver.model.capability_model import CompoundModel
+from capver.logic.condition import ConditionKind, LogicContext
+from capver.model.capability_model import CompoundModel, IntentSuccess, Rule, SuccessCase, intent_success
+from capver.model.state import Capability
+from capver.model.vocabulary import Literal
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def fraction_text(p: Fraction) -> str:
+    """``2/3``, or ``1`` for a whole number (as the DSL writes probabilities)."""
+    return str(p.numerator) if p.denominator == 1 else f"{p.numerator}/{p.denominator}"
+
+
+def intent_words(intent: Sequence[Literal]) -> str:
+    return " and ".join(str(x.atom) if x.positive else f"not {x.atom}" for x in intent)
+
+
+def success_words(s: IntentSuccess) -> str | None:
+    """The success range in words (None when there is nothing to say)."""
+    if s.case is SuccessCase.CONTRADICTORY:
+        return "can never achieve its contradictory intent"
+    if s.case is SuccessCase.ALREADY_HOLDS:
+        return "the intent already holds wherever it applies"
+    if s.low is None or s.high is None:
+        return None
+    lo, hi = s.low, s.high
+    if lo == hi == 0:
+        return "never achieves the intent"
+    if lo == hi == 1:
+        return "always achieves the intent"
+    if lo == hi:
+        return f"achieves the intent with probability {fraction_text(lo)}"
+    return f"achieves the intent with probability between {fraction_text(lo)} and {fraction_text(hi)}, depending on the state"
+
+
+def rule_summary(ctx: LogicContext, cap: Capability, r: Rule) -> str:
+    """Where a rule applies and how often it achieves the intent, in words."""
+    cond = r.condition
+    if cond.kind == ConditionKind.PESSIMISTIC:
+        n = len(cond.states)
+        where = f"learned from {plural(n, 'observed state')}; applies only there" if n else "applies in no state"
+    elif cond.kind == ConditionKind.OPTIMISTIC:
+        n, k = len(cond.states), len(cond.excluded)
+        where = (
+            f"learned from {plural(n, 'observed state')}; also assumed to apply in every state "
+            f"never tried (it excludes {plural(k, 'other observed state')})"
+        )
+    else:
+        count = ctx.bdd.count(cond.bdd)
+        total = 1 << len(ctx.vocab)
+        where = "applies in no state" if count == 0 else f"applies in {count} of {total} states"
+    success = success_words(intent_success(cap, r))
+    return where if success is None else f"{where}; {success}"
 
 
 def _words(intent: Sequence[object]) -> str:
@@ -16,6 +72,9 @@ def _words(intent: Sequence[object]) -> str:
 
 def capability_report(h_and: CompoundModel, h_or: CompoundModel) -> str:
     """Each capability with its conditions and outcome probabilities in words."""
+    # Imported here: the DSL writer imports this module for its rule comments.
+    from capver.io.dsl import condition_text
+
     vocab = h_and.vocabulary
     achieving = achieving_model(h_and)
     lines = [

@@ -27,8 +27,14 @@ from fractions import Fraction
 from capver.errors import RunFileError
 from capver.io.dsl import condition_text
 from capver.io.run_file import RunManifest
-from capver.logic.bdd import Cube, Node
-from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
+from capver.model.capability_model import (
+    CapabilityModel,
+    CompoundModel,
+    IntentSuccess,
+    Rule,
+    SuccessCase,
+    intent_success,
+)
 from capver.model.state import Capability
 
 CONDITION_CHARS = 140
@@ -38,7 +44,6 @@ h∧'s conditions list observed states and run to thousands of characters."""
 JSON_CHARS = 4000
 """A JSON value nested too deep for tables is shown as text, cut at this length."""
 
-_MAX_REGIONS = 256
 """Case split of :func:`success` above which the success range is not computed (the
 same bound as the DSL writer's comments)."""
 
@@ -132,59 +137,13 @@ def curve_points(rows: Iterable[Mapping[str, str]], source: str) -> list[CurvePo
 # =====================================================================================
 
 
-_ALREADY = "intent already holds where it applies"
-
-
-@dataclass(frozen=True, slots=True)
-class Success:
-    """Probability that one execution under a rule ends with the intent achieved,
-    over the states where the rule applies and the intent does not hold yet: between
-    ``low`` and ``high`` (equal when it does not depend on the state).  ``None`` with
-    a ``note`` when there is no such number."""
-
-    low: Fraction | None
-    high: Fraction | None
-    note: str = ""
-
-
-def success(model: CompoundModel, cap: Capability, rule: Rule) -> Success:
-    """The success range of ``rule`` of ``cap``: the BDD case split of the DSL
-    writer's rule comments, as numbers.  ``apply(s, η) ⊨ intent`` holds exactly on a
-    cube of ``s`` (each intent literal η does not set must already hold in ``s``), so
-    splitting cond(r) ∧ ¬intent on those cubes gives every achievable sum of ``p``."""
-    if not cap.intent:
-        return Success(None, None, "no intent")
-    ctx = model.ctx
-    b = ctx.bdd
-    pos, neg = ctx.vocab.literals(cap.intent)
-    if pos & neg:
-        return Success(Fraction(0), Fraction(0), "contradictory intent")
-    start = b.conj(rule.condition.bdd, b.neg(b.cube(Cube(pos | neg, pos))))
-    if start == b.false:
-        return Success(None, None, _ALREADY if rule.condition.bdd != b.false else
-                       "applies in no state")
-    regions: list[tuple[Node, Fraction]] = [(start, Fraction(0))]
-    for p, eta in rule.effects:
-        if pos & eta.delete or neg & eta.add:
-            continue  # this outcome undoes the intent in every state
-        need_pos, need_neg = pos & ~eta.add, neg & ~eta.delete
-        q = b.cube(Cube(need_pos | need_neg, need_pos))
-        split: list[tuple[Node, Fraction]] = []
-        for u, acc in regions:
-            yes, no = b.conj(u, q), b.conj(u, b.neg(q))
-            if yes != b.false:
-                split.append((yes, acc + p))
-            if no != b.false:
-                split.append((no, acc))
-        if len(split) > _MAX_REGIONS:
-            return Success(None, None, "too many cases to compute")
-        regions = split
-    return Success(min(acc for _, acc in regions), max(acc for _, acc in regions))
+def _note(s: IntentSuccess) -> str:
+    return "" if s.case is SuccessCase.RANGE else s.case.value
 
 
 def best_success(model: CompoundModel, cm: CapabilityModel) -> Fraction | None:
     """The highest success probability of any rule (None: no rule has one)."""
-    highs = [s.high for r in cm.rules if (s := success(model, cm.capability, r)).high is not None]
+    highs = [s.high for r in cm.rules if (s := intent_success(cm.capability, r)).high is not None]
     return max(highs) if highs else None
 
 
@@ -231,14 +190,14 @@ def _bar(low: Fraction | None, high: Fraction | None) -> str:
             f'<span class="hi" style="left:{lo:.1f}%;width:{hi - lo:.1f}%"></span></span>')
 
 
-def _success_cell(s: Success) -> str:
+def _success_cell(s: IntentSuccess) -> str:
     if s.low is None or s.high is None:
-        return f'<span class="muted">{_e(s.note)}</span>'
+        return f'<span class="muted">{_e(_note(s))}</span>'
     if s.low == s.high:
-        words, extra = f"{_fraction(s.low)} ({_percent(s.low)})", s.note
+        words, extra = f"{_fraction(s.low)} ({_percent(s.low)})", _note(s)
     else:
         words = f"{_fraction(s.low)} to {_fraction(s.high)} ({_percent(s.low)}–{_percent(s.high)})"
-        extra = "; ".join(x for x in ("depends on the state", s.note) if x)
+        extra = "; ".join(x for x in ("depends on the state", _note(s)) if x)
     note = f'<div class="muted">{_e(extra)}</div>' if extra else ""
     return f'{_bar(s.low, s.high)}<span class="prob">{_e(words)}</span>{note}'
 
@@ -457,8 +416,8 @@ def _capabilities_section(model: CompoundModel | None) -> str:
             status = '<span class="badge neutral">never tried</span>'
         elif b is None:
             # Tried only where the intent already held (or cases too many to count).
-            notes = {success(model, cm.capability, r).note for r in cm.rules}
-            words = "already held where tried" if notes == {_ALREADY} else " / ".join(sorted(notes))
+            notes = {_note(intent_success(cm.capability, r)) for r in cm.rules}
+            words = "already held where tried" if notes == {SuccessCase.ALREADY_HOLDS.value} else " / ".join(sorted(notes))
             status = f'<span class="badge neutral">{_e(words)}</span>'
         elif b > 0:
             status = '<span class="badge good">achievable</span>'
@@ -489,7 +448,7 @@ def _capability_block(model: CompoundModel, index: int, name: str) -> str:
         n_states = _state_count(model, r)
         rows.append(f"<tr><td class=num>{k}</td><td>{_condition_cell(condition_text(r.condition))}"
                     f'<div class="muted">applies in {n_states:,} state{"s" if n_states != 1 else ""}</div></td>'
-                    f"<td>{_effect_words(model, r)}</td><td>{_success_cell(success(model, cm.capability, r))}</td></tr>")
+                    f"<td>{_effect_words(model, r)}</td><td>{_success_cell(intent_success(cm.capability, r))}</td></tr>")
     table = ('<table class="grid rules"><colgroup><col style="width:5%"><col style="width:44%">'
              '<col style="width:33%"><col style="width:18%"></colgroup><thead><tr><th>rule</th><th>when</th><th>outcomes</th>'
              "<th>success probability</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")

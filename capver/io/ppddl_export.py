@@ -55,7 +55,7 @@ from types import MappingProxyType
 from capver.errors import PlanningError, VocabularyError
 from capver.io.dsl import Sexp, condition_sexp, flat, quote
 from capver.logic.bdd import Cube, Node, isop
-from capver.logic.condition import Condition, LogicContext
+from capver.logic.condition import Condition, ConditionKind, LogicContext
 from capver.model.capability_model import CompoundModel, rule_mixture
 from capver.model.state import NO_EFFECT, Capability, Effect, State
 from capver.model.vocabulary import ROOT_TYPE, Atom, Literal, Vocabulary
@@ -239,7 +239,7 @@ class _Printer:
     def formula(self, u: Node) -> str:
         """A compact PDDL goal description of the BDD ``u``."""
         b = self.ctx.bdd
-        cond = Condition(self.ctx, "formula", smt=self.ctx.smt.from_bdd(b, u), bdd=u)
+        cond = Condition(self.ctx, ConditionKind.FORMULA, smt=self.ctx.smt.from_bdd(b, u), bdd=u)
         return flat(self._translate(condition_sexp(cond)))
 
     def _translate(self, e: Sexp) -> Sexp:

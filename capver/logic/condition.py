@@ -16,6 +16,7 @@ lattice kinds and a cube test on the BDD's irredundant cover for formulas.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from enum import StrEnum
 
 from pysmt.fnode import FNode
 
@@ -87,6 +88,16 @@ class LogicContext:
             rec = None  # type: ignore[assignment]  # empties the closure cell: breaks the cycle
 
 
+class ConditionKind(StrEnum):
+    """How a condition is given: the pessimistic condition of an observed block (it
+    holds exactly on the block), the optimistic one (the block plus every state
+    outside the capability's tried states), or a formula."""
+
+    PESSIMISTIC = "pessimistic"
+    OPTIMISTIC = "optimistic"
+    FORMULA = "formula"
+
+
 class Condition:
     """An immutable rule condition; see the module docstring for the kinds."""
 
@@ -95,19 +106,21 @@ class Condition:
     def __init__(
         self,
         ctx: LogicContext,
-        kind: str,
+        kind: ConditionKind | str,
         states: frozenset[int] = frozenset(),
         universe: frozenset[int] = frozenset(),
         *,
         bdd: Node | None = None,
         smt: FNode | None = None,
     ) -> None:
-        if kind not in ("pessimistic", "optimistic", "formula"):
-            raise ValueError(f"unknown condition kind {kind!r}")
-        if kind == "formula" and smt is None:
+        try:
+            kind = ConditionKind(kind)
+        except ValueError:
+            raise ValueError(f"unknown condition kind {kind!r}") from None
+        if kind is ConditionKind.FORMULA and smt is None:
             raise ValueError("a formula condition needs its formula")
         self.ctx = ctx
-        self.kind = kind
+        self.kind: ConditionKind = kind
         self.states = states
         self.universe = universe
         self._bdd = bdd
@@ -118,28 +131,28 @@ class Condition:
     # -- constructors ---------------------------------------------------------------
     @staticmethod
     def pessimistic(ctx: LogicContext, block: Iterable[int], *, bdd: Node | None = None) -> Condition:
-        return Condition(ctx, "pessimistic", frozenset(block), bdd=bdd)
+        return Condition(ctx, ConditionKind.PESSIMISTIC, frozenset(block), bdd=bdd)
 
     @staticmethod
     def optimistic(
         ctx: LogicContext, block: Iterable[int], observed: Iterable[int], *, bdd: Node | None = None
     ) -> Condition:
-        return Condition(ctx, "optimistic", frozenset(block), frozenset(observed), bdd=bdd)
+        return Condition(ctx, ConditionKind.OPTIMISTIC, frozenset(block), frozenset(observed), bdd=bdd)
 
     @staticmethod
     def formula(ctx: LogicContext, f: FNode) -> Condition:
-        return Condition(ctx, "formula", smt=f)
+        return Condition(ctx, ConditionKind.FORMULA, smt=f)
 
     @staticmethod
     def true(ctx: LogicContext) -> Condition:
-        return Condition(ctx, "formula", smt=ctx.smt.mgr.TRUE())
+        return Condition(ctx, ConditionKind.FORMULA, smt=ctx.smt.mgr.TRUE())
 
     # -- semantics --------------------------------------------------------------------
     def holds(self, s: int) -> bool:
         """s ⊨ cond."""
-        if self.kind == "pessimistic":
+        if self.kind is ConditionKind.PESSIMISTIC:
             return s in self.states
-        if self.kind == "optimistic":
+        if self.kind is ConditionKind.OPTIMISTIC:
             return s in self.states or s not in self.universe
         for c in self.cover:
             if (s & c.mask) == c.value:
@@ -155,9 +168,9 @@ class Condition:
     def bdd(self) -> Node:
         if self._bdd is None:
             ctx, b = self.ctx, self.ctx.bdd
-            if self.kind == "pessimistic":
+            if self.kind is ConditionKind.PESSIMISTIC:
                 self._bdd = disjoin(b, (ctx.minterm_bdd(s) for s in self.states))
-            elif self.kind == "optimistic":
+            elif self.kind is ConditionKind.OPTIMISTIC:
                 self._bdd = b.neg(disjoin(b, (ctx.minterm_bdd(s) for s in self.excluded)))
             else:
                 assert self._smt is not None
@@ -168,7 +181,7 @@ class Condition:
     def smt(self) -> FNode:
         if self._smt is None:
             smt = self.ctx.smt
-            if self.kind == "pessimistic":
+            if self.kind is ConditionKind.PESSIMISTIC:
                 self._smt = smt.disjunction_of_states(self.states)
             else:
                 # ¬⋁_{Φ_c∖S_φ} ℓ(s) ≡ ⋁_{S_φ} ℓ(s) ∨ ¬⋁_{Φ_c} ℓ(s) (blocks are disjoint); the
@@ -189,9 +202,9 @@ class Condition:
         states it excludes), which is several times faster than through the BDD."""
         if self._cover is None:
             n = len(self.ctx.vocab)
-            if self.kind == "pessimistic":
+            if self.kind is ConditionKind.PESSIMISTIC:
                 self._cover = tuple(isop_of_states(n, self.states))
-            elif self.kind == "optimistic":
+            elif self.kind is ConditionKind.OPTIMISTIC:
                 self._cover = tuple(isop_of_complement(n, self.excluded))
             else:
                 self._cover = tuple(isop(self.ctx.bdd, self.bdd))
@@ -202,9 +215,9 @@ class Condition:
         """An irredundant cover of the negation of the condition: ``isop`` of ¬BDD."""
         if self._complement_cover is None:
             n = len(self.ctx.vocab)
-            if self.kind == "pessimistic":
+            if self.kind is ConditionKind.PESSIMISTIC:
                 self._complement_cover = tuple(isop_of_complement(n, self.states))
-            elif self.kind == "optimistic":
+            elif self.kind is ConditionKind.OPTIMISTIC:
                 self._complement_cover = tuple(isop_of_states(n, self.excluded))
             else:
                 b = self.ctx.bdd

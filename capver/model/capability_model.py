@@ -14,13 +14,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
 from capver.errors import ModelError
-from capver.logic.bdd import Node
-from capver.logic.condition import Condition, LogicContext
+from capver.logic.bdd import Cube, Node
+from capver.logic.condition import Condition, ConditionKind, LogicContext
 from capver.model.dataset import TransitionDataset
 from capver.model.state import Capability, Effect, State, Transition
 from capver.model.vocabulary import Vocabulary
@@ -129,14 +130,14 @@ class CapabilityModel:
             return self._lazy.index
         kinds = {r.condition.kind for r in self.rules}
         index: _LatticeIndex | None = None
-        if self.rules and kinds in ({"pessimistic"}, {"optimistic"}):
+        if self.rules and kinds in ({ConditionKind.PESSIMISTIC}, {ConditionKind.OPTIMISTIC}):
             universe = self.rules[0].condition.universe
-            if kinds == {"pessimistic"} or all(r.condition.universe == universe for r in self.rules):
+            if kinds == {ConditionKind.PESSIMISTIC} or all(r.condition.universe == universe for r in self.rules):
                 by_state: dict[State, list[int]] = {}
                 for i, r in enumerate(self.rules):
                     for s in r.condition.states:
                         by_state.setdefault(s, []).append(i)
-                outside = tuple(range(len(self.rules))) if kinds == {"optimistic"} else ()
+                outside = tuple(range(len(self.rules))) if kinds == {ConditionKind.OPTIMISTIC} else ()
                 index = ({s: tuple(v) for s, v in by_state.items()}, outside, universe)
         self._lazy.index = index
         self._lazy.index_known = True
@@ -322,3 +323,62 @@ class CompoundModel(Mapping[str, CapabilityModel]):
                     if data.count(s, c, s2) == 0:
                         return Transition(s, c, s2)
         return None
+
+
+class SuccessCase(Enum):
+    """Why a rule has no success range (or a degenerate one)."""
+
+    RANGE = "range"
+    NO_INTENT = "no intent"
+    CONTRADICTORY = "contradictory intent"
+    ALREADY_HOLDS = "intent already holds where it applies"
+    NOWHERE = "applies in no state"
+    TOO_MANY_CASES = "too many cases to compute"
+
+
+@dataclass(frozen=True, slots=True)
+class IntentSuccess:
+    """The probability that one execution under a rule ends with the capability's
+    intent achieved, over the states where the rule applies and the intent does not
+    hold yet: between ``low`` and ``high`` (equal when it does not depend on the
+    state); ``None`` unless ``case`` is RANGE or CONTRADICTORY."""
+
+    low: Fraction | None
+    high: Fraction | None
+    case: SuccessCase = SuccessCase.RANGE
+
+
+def intent_success(cap: Capability, rule: Rule, max_cases: int = 256) -> IntentSuccess:
+    """The success range of ``rule`` for ``cap``'s intent, exactly, by a BDD case
+    split: apply(s, η) ⊨ intent holds exactly on a cube of s (each intent literal η
+    does not set must already hold in s), so splitting cond(r) ∧ ¬intent on those
+    cubes gives every achievable sum of the outcome probabilities.  The one
+    computation behind the DSL's rule comments, report.txt and the HTML report."""
+    if not cap.intent:
+        return IntentSuccess(None, None, SuccessCase.NO_INTENT)
+    ctx = rule.condition.ctx
+    b = ctx.bdd
+    pos, neg = ctx.vocab.literals(cap.intent)
+    if pos & neg:
+        return IntentSuccess(Fraction(0), Fraction(0), SuccessCase.CONTRADICTORY)
+    start = b.conj(rule.condition.bdd, b.neg(b.cube(Cube(pos | neg, pos))))
+    if start == b.false:
+        empty = rule.condition.bdd == b.false
+        return IntentSuccess(None, None, SuccessCase.NOWHERE if empty else SuccessCase.ALREADY_HOLDS)
+    cases: list[tuple[Node, Fraction]] = [(start, Fraction(0))]
+    for p, eta in rule.effects:
+        if pos & eta.delete or neg & eta.add:
+            continue  # this outcome undoes the intent in every state
+        need_pos, need_neg = pos & ~eta.add, neg & ~eta.delete
+        q = b.cube(Cube(need_pos | need_neg, need_pos))
+        split: list[tuple[Node, Fraction]] = []
+        for u, acc in cases:
+            yes, no = b.conj(u, q), b.conj(u, b.neg(q))
+            if yes != b.false:
+                split.append((yes, acc + p))
+            if no != b.false:
+                split.append((no, acc))
+        if len(split) > max_cases:
+            return IntentSuccess(None, None, SuccessCase.TOO_MANY_CASES)
+        cases = split
+    return IntentSuccess(min(acc for _, acc in cases), max(acc for _, acc in cases))
