@@ -53,8 +53,10 @@ class SourceError(CapverError, ValueError):
         line: int,
         column: int,
         context: str = "",
+        expected: tuple[str, ...] = (),
     ) -> None:
         self.filename = filename
+        self.expected = tuple(expected)  # for syntax errors: what the parser would have accepted
         self.line = line
         self.column = column
         self.context = context
@@ -87,19 +89,6 @@ class PDDLSyntaxError(SourceError):
     """A PDDL domain or problem file that does not follow the PPDDL grammar.
 
     ``expected`` lists what the parser would have accepted at the error position."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        filename: str,
-        line: int,
-        column: int,
-        context: str = "",
-        expected: tuple[str, ...] = (),
-    ) -> None:
-        super().__init__(message, filename=filename, line=line, column=column, context=context)
-        self.expected = tuple(expected)
 
 
 class PDDLSemanticError(SourceError):
@@ -149,19 +138,6 @@ class PropertySyntaxError(SourceError):
     not follow the property grammar (``grammars/properties.lark``).
 
     ``expected`` lists what the parser would have accepted at the error position."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        filename: str,
-        line: int,
-        column: int,
-        context: str = "",
-        expected: tuple[str, ...] = (),
-    ) -> None:
-        super().__init__(message, filename=filename, line=line, column=column, context=context)
-        self.expected = tuple(expected)
 
 
 class PropertySemanticError(SourceError):

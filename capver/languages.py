@@ -15,10 +15,13 @@ import importlib.resources
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import lark
 
-__all__ = ["Child", "SyntaxProblem", "caret", "describe_syntax_error", "grammar_parser", "optional_tree", "token", "tree"]
+from capver.errors import SourceError
+
+__all__ = ["Child", "SyntaxProblem", "caret", "describe_syntax_error", "grammar_parser", "optional_tree", "read_source", "token", "tree"]
 
 
 Child = lark.Token | lark.Tree[lark.Token] | None
@@ -143,3 +146,20 @@ def _alternatives(words: tuple[str, ...]) -> str:
     if len(words) == 1:
         return words[0]
     return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def read_source(path: str | Path, error: type[SourceError]) -> str:
+    """The text of the UTF-8 file at ``path``; a byte that is not UTF-8 raises
+    ``error`` at its line and column."""
+    p = Path(path)
+    raw = p.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        column = len(before) - (before.rfind(b"\n") + 1) + 1
+        raise error(
+            f"byte 0x{raw[exc.start]:02x} is not valid UTF-8; expected a UTF-8 text file",
+            filename=str(p), line=line, column=column,
+        ) from None

@@ -45,7 +45,7 @@ from pysmt.fnode import FNode
 
 from capver.errors import DSLSemanticError, DSLSyntaxError, VocabularyError
 from capver.io.explain import fraction_text, intent_words, plural, rule_summary
-from capver.languages import caret, describe_syntax_error, grammar_parser
+from capver.languages import caret, describe_syntax_error, grammar_parser, read_source
 from capver.languages import token as as_token
 from capver.languages import tree as as_tree
 from capver.logic.bdd import Cube
@@ -435,17 +435,7 @@ class _LiteralTexts:
         if col + sum(map(len, lits)) + len(lits) + 5 <= WIDTH:
             return ["(and " + " ".join(lits) + ")"]
         if all(col + 5 + len(x) <= WIDTH for x in lits):
-            # Filled like a paragraph, as _layout does.
-            pad = " " * (col + 5)
-            lines = []
-            cur, end = "(and " + lits[0], col + 5 + len(lits[0])
-            for item in lits[1:]:
-                if end + 1 + len(item) > WIDTH:
-                    lines.append(cur)
-                    cur, end = pad + item, col + 5 + len(item)
-                else:
-                    cur, end = cur + " " + item, end + 1 + len(item)
-            return [*lines, cur + ")"]
+            return _filled_and(lits, col)
         pad = " " * (col + 2)
         lines = ["(and"]
         for lit in _cube_literals(self.vocab, c):
@@ -468,6 +458,21 @@ def _condition_lines(cond: Condition, col: int) -> list[str]:
     return texts.lines(cover, negated, col)
 
 
+def _filled_and(items: Sequence[str], col: int) -> list[str]:
+    """``(and ...)`` at column ``col`` with its items filled into lines like a
+    paragraph (every item fits on a line of its own)."""
+    pad = " " * (col + 5)
+    lines = []
+    cur, end = "(and " + items[0], col + 5 + len(items[0])
+    for item in items[1:]:
+        if end + 1 + len(item) > WIDTH:
+            lines.append(cur)
+            cur, end = pad + item, col + 5 + len(item)
+        else:
+            cur, end = cur + " " + item, end + 1 + len(item)
+    return [*lines, cur + ")"]
+
+
 def _layout(e: Sexp, col: int) -> list[str]:
     """Lines printing ``e`` when its first character sits at column ``col``: on one line
     if it fits; else ``(not X)`` keeps X on its first line, the literals of an ``and``
@@ -480,17 +485,7 @@ def _layout(e: Sexp, col: int) -> list[str]:
         lines = _layout(e[1], col + 5)
         return ["(not " + lines[0], *lines[1:-1], lines[-1] + ")"] if len(lines) > 1 else ["(not " + lines[0] + ")"]
     if head == "and" and all(col + 5 + len(flat(x)) <= WIDTH for x in e[1:]):
-        items = [flat(x) for x in e[1:]]
-        pad = " " * (col + 5)
-        lines = []
-        cur, end = "(and " + items[0], col + 5 + len(items[0])
-        for item in items[1:]:
-            if end + 1 + len(item) > WIDTH:
-                lines.append(cur)
-                cur, end = pad + item, col + 5 + len(item)
-            else:
-                cur, end = cur + " " + item, end + 1 + len(item)
-        return [*lines, cur + ")"]
+        return _filled_and([flat(x) for x in e[1:]], col)
     pad = " " * (col + 2)
     lines = ["(" + head]
     for x in e[1:]:
@@ -584,21 +579,8 @@ def parse(
 
 def read(path: str | Path, *, ctx: LogicContext | None = None, bdd: str = "cudd") -> ParsedModel:
     """Parse the model file at ``path``."""
-    p = Path(path)
-    raw = p.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        before = raw[: exc.start]
-        line = before.count(b"\n") + 1
-        column = len(before) - (before.rfind(b"\n") + 1) + 1
-        raise DSLSyntaxError(
-            f"byte 0x{raw[exc.start]:02x} is not valid UTF-8; expected a UTF-8 text file",
-            filename=str(p),
-            line=line,
-            column=column,
-        ) from None
-    return parse(text, filename=str(p), ctx=ctx, bdd=bdd)
+    text = read_source(path, DSLSyntaxError)
+    return parse(text, filename=str(path), ctx=ctx, bdd=bdd)
 
 
 def _syntax_error(parser: lark.Lark, exc: lark.UnexpectedInput, text: str, filename: str) -> DSLSyntaxError:

@@ -29,7 +29,7 @@ from pathlib import Path
 import lark
 
 from capver.errors import PropertySemanticError, PropertySyntaxError, VocabularyError
-from capver.languages import caret, describe_syntax_error, grammar_parser
+from capver.languages import caret, describe_syntax_error, grammar_parser, read_source
 from capver.model.properties import (
     And,
     AtomFormula,
@@ -100,19 +100,8 @@ def parse_properties(
 
 def read_properties(path: str | Path, vocab: Vocabulary, capabilities: Iterable[str]) -> tuple[Property, ...]:
     """The properties of the UTF-8 ``.props`` file at ``path``."""
-    p = Path(path)
-    raw = p.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        before = raw[: exc.start]
-        line = before.count(b"\n") + 1
-        column = len(before) - (before.rfind(b"\n") + 1) + 1
-        raise PropertySyntaxError(
-            f"byte 0x{raw[exc.start]:02x} is not valid UTF-8; expected a UTF-8 text file",
-            filename=str(p), line=line, column=column,
-        ) from None
-    return parse_properties(text, vocab, capabilities, filename=str(p))
+    text = read_source(path, PropertySyntaxError)
+    return parse_properties(text, vocab, capabilities, filename=str(path))
 
 
 def _end_position(text: str) -> tuple[int, int]:
