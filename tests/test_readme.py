@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 import runpy
+import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,3 +33,52 @@ def test_the_python_block_runs(block: str, tmp_path: Path, capsys: pytest.Captur
     assert "; Capability model pessimistic" in out
     assert "'agreement': 1.0" in out  # the LAO* agent on Blocksworld is deterministic
     assert "executions; step budget 300" in out and "'domain.pddl'" in out
+
+
+def shell_lines() -> list[str]:
+    blocks = re.findall(r"```sh\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.DOTALL)
+    return [line for block in blocks for line in block.strip().splitlines()]
+
+
+def setup_commands() -> list[str]:
+    """The two set-up commands: the indented lines of the set-up section."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Set-up"):text.index("## Usage")]
+    return [line.strip() for line in section.splitlines() if line.startswith("    ")]
+
+
+def test_the_readme_shows_two_setup_commands_and_the_ci_runs_the_second() -> None:
+    commands = setup_commands()
+    assert len(commands) == 2
+    assert commands[1].endswith("python -m pytest -n 2 -q")
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
+    assert "python -m pytest -n 2 -q" in ci
+
+
+@pytest.mark.slow
+def test_every_shell_line_of_the_readme_runs(tmp_path: Path) -> None:
+    """The session of the Usage section, line by line, in a scratch directory with a
+    copy of models/ (nothing is written into the repository)."""
+    shutil.copytree(README.parent / "models", tmp_path / "models")
+    lines = shell_lines()
+    assert len(lines) >= 10
+    for line in lines:
+        argv = shlex.split(line)
+        assert argv[0] == "capver"
+        res = subprocess.run([sys.executable, "-m", "capver", *argv[1:]], cwd=tmp_path, capture_output=True,
+                             text=True, timeout=600, check=False)
+        assert res.returncode == 0, f"{line}\n{res.stdout[-2000:]}\n{res.stderr[-2000:]}"
+    assert (tmp_path / "runs" / "blocks" / "report.html").stat().st_size > 10_000
+    assert json.loads((tmp_path / "runs" / "blocks" / "run.json").read_text())["budget"]["max_steps"] == 200
+
+
+@pytest.mark.slow
+def test_the_setup_command_learns_first_responders(tmp_path: Path) -> None:
+    """The first set-up command's capver part, as written (the install part is what CI does)."""
+    learn = setup_commands()[0].split("&& ")[-1]
+    argv = shlex.split(learn)
+    res = subprocess.run([sys.executable, "-m", "capver", *argv[1:]], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=900, check=False)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "step budget 1500" in res.stdout
+    assert (tmp_path / "runs" / "demo" / "h_and.capm").exists()
