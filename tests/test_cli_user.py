@@ -318,3 +318,10 @@ def test_learned_models_record_the_setting_s_initial_state(tmp_path: Path) -> No
                   "--out", str(out), "--quiet").returncode == 0
     for name in ("h_and.capm", "h_or.capm"):
         assert dsl.read(out / name).init == load_task("blocks", "problem1").initial_state
+
+
+def test_a_vocabulary_mismatch_names_the_first_model() -> None:
+    res = capver("check", "models/toy_blocks.capm", "models/door_key.capm", cwd=REPO)
+    err = one_line_error(res, "check")
+    assert "differs from that of the first model (models/toy_blocks.capm)" in err
+    assert "logic context" not in res.stderr

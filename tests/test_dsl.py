@@ -476,7 +476,7 @@ def test_vocabulary_must_match_the_given_context() -> None:
     ctx = LogicContext(generate.typed_vocabulary())
     with pytest.raises(DSLSemanticError) as err:
         dsl.parse(BASE, filename="base.capm", ctx=ctx)
-    check(err, 2, 3, "the file's vocabulary differs from the logic context's: types")
+    check(err, 2, 3, "the file's vocabulary differs from that of the given context: types")
     other = LogicContext(generate.propositional_vocabulary(2))
     text = "(define (capability-model m) (:predicates (p0) (p1))\n  (:atoms (p1) (p0)))"
     with pytest.raises(DSLSemanticError, match="atom 0 is p1 instead of p0") as err2:

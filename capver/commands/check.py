@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     ok = _conditions_agree(first.model, str(args.model1))
     if args.model2 is None:
         return 0 if ok else 1
-    second = dsl.read(args.model2, ctx=first.ctx)
+    second = dsl.read(args.model2, ctx=first.ctx, ctx_source=f"the first model ({args.model1})")
     ok = _conditions_agree(second.model, str(args.model2)) and ok
     h1, h2 = first.model, second.model
     check = {"refines": refines, "equivalent": equivalent, "same-probabilities": same_distributions}[args.relation]

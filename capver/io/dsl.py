@@ -563,24 +563,28 @@ def parse(
     filename: str = "<string>",
     ctx: LogicContext | None = None,
     bdd: str = "cudd",
+    ctx_source: str = "the given context",
 ) -> ParsedModel:
     """The model a text denotes.
 
-    Conditions are built in ``ctx`` (whose vocabulary must then equal the file's), or
-    in a new :class:`LogicContext` over the file's vocabulary with BDD backend ``bdd``.
+    Conditions are built in ``ctx`` (whose vocabulary must then equal the file's; a
+    mismatch names ``ctx_source``, e.g. "the first model (a.capm)"), or in a new
+    :class:`LogicContext` over the file's vocabulary with BDD backend ``bdd``.
     Raises :class:`DSLSyntaxError` or :class:`DSLSemanticError` for bad input."""
     parser = _parser()
     try:
         tree = parser.parse(text)
     except lark.UnexpectedInput as exc:
         raise _syntax_error(parser, exc, text, filename) from None
-    return _Builder(text, filename).model(tree, ctx, bdd)
+    return _Builder(text, filename).model(tree, ctx, bdd, ctx_source)
 
 
-def read(path: str | Path, *, ctx: LogicContext | None = None, bdd: str = "cudd") -> ParsedModel:
+def read(
+    path: str | Path, *, ctx: LogicContext | None = None, bdd: str = "cudd", ctx_source: str = "the given context"
+) -> ParsedModel:
     """Parse the model file at ``path``."""
     text = read_source(path, DSLSyntaxError)
-    return parse(text, filename=str(path), ctx=ctx, bdd=bdd)
+    return parse(text, filename=str(path), ctx=ctx, bdd=bdd, ctx_source=ctx_source)
 
 
 def _syntax_error(parser: lark.Lark, exc: lark.UnexpectedInput, text: str, filename: str) -> DSLSyntaxError:
@@ -653,7 +657,7 @@ class _Builder:
         return n
 
     # -- whole file -----------------------------------------------------------------------
-    def model(self, tree: lark.Tree, ctx: LogicContext | None, bdd: str) -> ParsedModel:
+    def model(self, tree: lark.Tree, ctx: LogicContext | None, bdd: str, ctx_source: str) -> ParsedModel:
         model_name = self.name(as_token(tree.children[0]))
         sections = {c.data: c for c in tree.children[1:] if isinstance(c, lark.Tree) and c.data != "capability"}
         if "types" in sections:
@@ -670,8 +674,8 @@ class _Builder:
             where = sections.get(section, sections["predicates"] if section == "atoms" else tree)
             raise self.error(
                 where,
-                f"the file's vocabulary differs from the logic context's: {difference}; "
-                "expected the context's vocabulary",
+                f"the file's vocabulary differs from that of {ctx_source}: {difference}; "
+                f"expected the vocabulary of {ctx_source}",
             )
         self.vocab = ctx.vocab
         models: list[CapabilityModel] = []
