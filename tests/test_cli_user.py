@@ -325,3 +325,23 @@ def test_a_vocabulary_mismatch_names_the_first_model() -> None:
     err = one_line_error(res, "check")
     assert "differs from that of the first model (models/toy_blocks.capm)" in err
     assert "logic context" not in res.stderr
+
+
+# -- 9. noise: a torn last record is reported in one line by eval and by resume ----------
+
+
+def test_a_torn_last_record_is_reported_by_eval_and_repaired_quietly_by_resume(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert capver("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "20", "--eval-sequences", "5",
+                  "--out", str(out), "--quiet").returncode == 0
+    with open(out / "dataset.jsonl", "ab") as f:
+        f.write(b'{"s": "1f", "c": "on(a')  # a write cut off by a kill
+    res = capver("eval", str(out), "--reachability", "0")
+    assert res.returncode == 0
+    assert "torn last line" in res.stderr and "scoring the" in res.stderr and "--resume repairs" in res.stderr
+    res = capver("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "30", "--out", str(out), "--resume")
+    assert res.returncode == 0, res.stderr
+    torn = [line for line in res.stderr.splitlines() if "torn last line" in line]
+    assert len(torn) == 1 and torn[0].startswith("capver learn: ") and "cut it off" in torn[0]
+    assert "TornRecordWarning" not in res.stderr and "dataset_file.py" not in res.stderr
+    assert not dataset_file.load(out / "dataset.jsonl").torn
