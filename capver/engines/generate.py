@@ -14,7 +14,7 @@ import numpy as np
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 from capver.model.dataset import TransitionDataset
-from capver.model.state import Capability, Effect, Transition
+from capver.model.state import Capability, Effect, State, Transition
 from capver.model.vocabulary import Literal, Predicate, Vocabulary
 
 
@@ -101,7 +101,7 @@ def random_model(
     return CompoundModel(ctx, models)
 
 
-def sample_successor(model: CapabilityModel, s: int, rng: np.random.Generator) -> int | None:
+def sample_successor(model: CapabilityModel, s: State, rng: np.random.Generator) -> int | None:
     """Draw s′ ~ Pr_h(· | s, c); None where no rule matches."""
     dist = model.distribution(s)
     if not dist:

@@ -29,6 +29,7 @@ from capver.introspection.fol import (
     disj,
     evaluate,
 )
+from capver.model.state import State
 from capver.model.vocabulary import Atom, Vocabulary
 
 FAILURE = -1
@@ -109,7 +110,7 @@ class CompiledDecisionList:
     rules: tuple[tuple[BitFormula, float], ...]
     default: float
 
-    def value(self, s: int, prev: int = 0) -> float:
+    def value(self, s: State, prev: State = 0) -> float:
         for cond, v in self.rules:
             if cond.holds(s, prev):
                 return v

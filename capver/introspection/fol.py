@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from capver.errors import IntrospectionError, VocabularyError
+from capver.model.state import State
 from capver.model.vocabulary import ROOT_TYPE, Atom, Vocabulary
 
 
@@ -375,7 +376,7 @@ class BitFormula:
     pneg: int = 0
     children: tuple[BitFormula, ...] = ()
 
-    def holds(self, s: int, prev: int = 0) -> bool:
+    def holds(self, s: State, prev: State = 0) -> bool:
         if self.is_and:
             if (s & self.pos) != self.pos or s & self.neg:
                 return False

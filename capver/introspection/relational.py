@@ -26,6 +26,7 @@ from capver.introspection.mutation import (
 )
 from capver.introspection.schema import GroundTask, RelationalDomain
 from capver.introspection.search.problem import REWARD, TERMINATION, Milestones
+from capver.model.state import State
 from capver.model.vocabulary import Atom, Vocabulary
 
 
@@ -37,7 +38,7 @@ class MutationGoal:
     make_false: int
     mutation: Mutation
 
-    def distance(self, s: int) -> int:
+    def distance(self, s: State) -> int:
         return (self.make_true & ~s).bit_count() + (self.make_false & s).bit_count()
 
     def describe(self) -> str:
@@ -98,26 +99,26 @@ class RelationalProblem:
     def initial(self) -> int:
         return self.task.init
 
-    def actions(self, s: int) -> Sequence[int]:
+    def actions(self, s: State) -> Sequence[int]:
         return self.task.applicable(s)
 
-    def successor(self, s: int, a: int) -> int:
+    def successor(self, s: State, a: int) -> int:
         return self.task.actions[a].apply(s)
 
-    def reward(self, s: int, a: int, s_next: int) -> float:
+    def reward(self, s: State, a: int, s_next: State) -> float:
         return self._reward.value(s_next, s)
 
-    def termination(self, s: int, a: int, s_next: int) -> int:
+    def termination(self, s: State, a: int, s_next: State) -> int:
         return int(self._termination.value(s_next, s))
 
     def format_action(self, a: int) -> str:
         return self.task.actions[a].name
 
-    def format_state(self, s: int) -> str:
+    def format_state(self, s: State) -> str:
         return self.task.vocab.format_state(s)
 
     # -- introspection (section 5.1, 5.3) ---------------------------------------------
-    def mutations(self, s: int, kind: str) -> tuple[list[Mutation], bool]:
+    def mutations(self, s: State, kind: str) -> tuple[list[Mutation], bool]:
         """(mutations, immutably valid) of the r_max formula (``kind="reward"``) or
         the success formula (``kind="termination"``) from ``s``."""
         if kind == REWARD:
@@ -129,7 +130,7 @@ class RelationalProblem:
         result = mutate(formula, s, self.mutability, minimize=True, limit=self.mutation_limit)
         return mutations_of(result), is_immutably_valid(result)
 
-    def milestones(self, s: int) -> Milestones[int] | None:
+    def milestones(self, s: State) -> Milestones[int] | None:
         for kind, target in ((REWARD, self.reward_list.max_value), (TERMINATION, 1.0)):
             muts, valid = self.mutations(s, kind)
             if valid and kind == TERMINATION:

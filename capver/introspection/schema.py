@@ -32,6 +32,7 @@ from capver.introspection.fol import (
     ground_atom,
     uses_prev,
 )
+from capver.model.state import State
 from capver.model.vocabulary import Atom, Predicate, Vocabulary
 
 
@@ -114,12 +115,12 @@ class GroundRelationalAction:
     def name(self) -> str:
         return f"{self.schema}({','.join(self.args)})"
 
-    def applicable(self, s: int) -> bool:
+    def applicable(self, s: State) -> bool:
         if (s & self.pre_pos) != self.pre_pos or s & self.pre_neg:
             return False
         return self.extra is None or self.extra.holds(s)
 
-    def apply(self, s: int) -> int:
+    def apply(self, s: State) -> int:
         return (s & ~self.delete) | self.add
 
 
@@ -169,7 +170,7 @@ class GroundTask:
         return GroundTask(domain, vocab, init_bits, tuple(actions), static, triggers, always)
 
     # -- dynamics ----------------------------------------------------------------------
-    def applicable(self, s: int) -> list[int]:
+    def applicable(self, s: State) -> list[int]:
         """Indices of the actions applicable in ``s``, in grounding order."""
         acts = self.actions
         out = [i for i in self._always if acts[i].applicable(s)]
@@ -184,7 +185,7 @@ class GroundTask:
         out.sort()
         return out
 
-    def successor(self, s: int, a: int) -> int:
+    def successor(self, s: State, a: int) -> int:
         return self.actions[a].apply(s)
 
     def find(self, name: str) -> int:

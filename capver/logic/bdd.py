@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from capver.errors import CapverError
+from capver.model.state import State
 
 Node = Any
 """An opaque BDD node of the backend."""
@@ -34,7 +35,7 @@ class Cube:
     mask: int
     value: int
 
-    def holds(self, s: int) -> bool:
+    def holds(self, s: State) -> bool:
         return (s & self.mask) == self.value
 
 
@@ -53,8 +54,8 @@ class BDDBackend(Protocol):
     def disj(self, u: Node, v: Node) -> Node: ...
     def neg(self, u: Node) -> Node: ...
     def cube(self, c: Cube) -> Node: ...
-    def minterm(self, s: int) -> Node: ...
-    def evaluate(self, u: Node, s: int) -> bool: ...
+    def minterm(self, s: State) -> Node: ...
+    def evaluate(self, u: Node, s: State) -> bool: ...
     def cofactor(self, u: Node, i: int, value: bool) -> Node: ...
     def top(self, u: Node) -> int | None: ...
     def count(self, u: Node) -> int: ...
@@ -126,10 +127,10 @@ class DDBackend:
             i += 1
         return self._bdd.cube(assignment)
 
-    def minterm(self, s: int) -> Node:
+    def minterm(self, s: State) -> Node:
         return self.cube(Cube((1 << self.n_vars) - 1, s))
 
-    def evaluate(self, u: Node, s: int) -> bool:
+    def evaluate(self, u: Node, s: State) -> bool:
         # dd exposes complemented edges: a node's children are raw, so the value is
         # the terminal reached XOR the parity of complement marks on the path.
         neg = False

@@ -22,6 +22,7 @@ from pysmt.fnode import FNode
 
 from capver.logic.bdd import BDDBackend, Cube, Node, disjoin, isop, isop_of_complement, isop_of_states, make_backend
 from capver.logic.smt import SmtContext
+from capver.model.state import State
 from capver.model.vocabulary import Vocabulary
 
 
@@ -35,7 +36,7 @@ class LogicContext:
         self.smt = SmtContext(vocab)
         self._minterms: dict[int, Node] = {}
 
-    def minterm_bdd(self, s: int) -> Node:
+    def minterm_bdd(self, s: State) -> Node:
         u = self._minterms.get(s)
         if u is None:
             u = self.bdd.minterm(s)
@@ -148,7 +149,7 @@ class Condition:
         return Condition(ctx, ConditionKind.FORMULA, smt=ctx.smt.mgr.TRUE())
 
     # -- semantics --------------------------------------------------------------------
-    def holds(self, s: int) -> bool:
+    def holds(self, s: State) -> bool:
         """s ⊨ cond."""
         if self.kind is ConditionKind.PESSIMISTIC:
             return s in self.states

@@ -17,6 +17,7 @@ from pysmt.typing import BOOL
 
 from capver.errors import SolverError
 from capver.logic.bdd import BDDBackend, Cube, Node
+from capver.model.state import State
 from capver.model.vocabulary import Vocabulary
 
 SOLVER = "z3"
@@ -50,7 +51,7 @@ class SmtContext:
             i += 1
         return self.mgr.And(lits)
 
-    def minterm(self, s: int) -> FNode:
+    def minterm(self, s: State) -> FNode:
         """ℓ(s) = ⋀_{p∈s} p ∧ ⋀_{p∉s} ¬p (cached: minterms recur across rebuilds)."""
         f = self._minterms.get(s)
         if f is None:
@@ -64,11 +65,11 @@ class SmtContext:
     def cover(self, cubes: Iterable[Cube]) -> FNode:
         return self.mgr.Or([self.cube(c) for c in cubes])
 
-    def state_assignment(self, s: int, symbols: Sequence[FNode] | None = None) -> dict[FNode, FNode]:
+    def state_assignment(self, s: State, symbols: Sequence[FNode] | None = None) -> dict[FNode, FNode]:
         sym = self.cur if symbols is None else symbols
         return {v: self.mgr.Bool(bool((s >> i) & 1)) for i, v in enumerate(sym)}
 
-    def evaluate(self, f: FNode, s: int) -> bool:
+    def evaluate(self, f: FNode, s: State) -> bool:
         # FNode.substitute would use pysmt's global environment; ours is private.
         val = self.env.simplifier.simplify(self.env.substituter.substitute(f, self.state_assignment(s)))
         if not val.is_bool_constant():

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import ClassVar
 
+from capver.model.state import State
 from capver.model.vocabulary import Atom, Vocabulary
 
 __all__ = [
@@ -297,7 +298,7 @@ class Property:
 # -- meaning --------------------------------------------------------------------------
 
 
-def holds(formula: StateFormula, state: int, vocab: Vocabulary) -> bool:
+def holds(formula: StateFormula, state: State, vocab: Vocabulary) -> bool:
     """Whether ``formula`` is true in the bitset ``state`` of ``vocab`` (raises
     :class:`~capver.errors.VocabularyError` for an atom the vocabulary lacks)."""
     match formula:

@@ -14,10 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from capver.model.vocabulary import Literal, Vocabulary
-
-State = int
-"""A symbolic state: bit i set iff atom i of the vocabulary holds."""
+from capver.model.vocabulary import Literal, State, Vocabulary
 
 
 @dataclass(frozen=True, slots=True, order=True)

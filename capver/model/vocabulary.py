@@ -19,6 +19,10 @@ from capver.errors import VocabularyError
 ROOT_TYPE = "object"
 
 
+State = int
+"""A symbolic state: bit i set iff atom i of the vocabulary holds."""
+
+
 @dataclass(frozen=True, slots=True)
 class Predicate:
     name: str
@@ -191,7 +195,7 @@ class Vocabulary:
             s |= 1 << self.index(a)
         return s
 
-    def atoms_of(self, state: int) -> list[Atom]:
+    def atoms_of(self, state: State) -> list[Atom]:
         """The atoms true in ``state``, in index order."""
         out = []
         i = 0
@@ -202,7 +206,7 @@ class Vocabulary:
             i += 1
         return out
 
-    def format_state(self, state: int) -> str:
+    def format_state(self, state: State) -> str:
         return "{" + ", ".join(str(a) for a in self.atoms_of(state)) + "}"
 
     @property

@@ -18,6 +18,7 @@ import numpy as np
 from capver.engines.mcts import Backup, MCTSConfig
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
+from capver.model.state import State
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,13 +35,13 @@ class SynthesisInput:
 class QueryPolicy(Protocol):
     """π: S → C for one query; None ends the execution."""
 
-    def next(self, s: int, step: int, surprised: bool, current: SynthesisInput) -> str | None: ...
+    def next(self, s: State, step: int, surprised: bool, current: SynthesisInput) -> str | None: ...
 
 
 class QuerySynthesizer(Protocol):
     name: str
 
-    def synthesize(self, s0: int, inp: SynthesisInput, rng: np.random.Generator) -> QueryPolicy: ...
+    def synthesize(self, s0: State, inp: SynthesisInput, rng: np.random.Generator) -> QueryPolicy: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,5 +61,5 @@ class SequencePolicy:
     def __init__(self, seq: Sequence[str]) -> None:
         self.seq = tuple(seq)
 
-    def next(self, s: int, step: int, surprised: bool, current: SynthesisInput) -> str | None:
+    def next(self, s: State, step: int, surprised: bool, current: SynthesisInput) -> str | None:
         return self.seq[step] if step < len(self.seq) else None

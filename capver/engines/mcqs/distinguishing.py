@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
+from capver.model.state import State
 
 SINK1 = -1
 """⊥₁: where h₁ sends mass it cannot move, and the ξ mass of unseen effects."""
@@ -45,7 +46,7 @@ class MetaState:
     rho2: Dist
 
     @staticmethod
-    def point(s: int) -> MetaState:
+    def point(s: State) -> MetaState:
         return MetaState(((s, 1.0),), ((s, 1.0),))
 
     @property
@@ -93,7 +94,7 @@ class DistinguishingMDP:
         # models are fixed for the life of this object, so steps are memoised.
         self._steps: dict[tuple[MetaState, str], MetaState] = {}
 
-    def missing_mass(self, s: int, c: str) -> float:
+    def missing_mass(self, s: State, c: str) -> float:
         """ξ·Pr_m(s, c) with Pr_m(s, c) = 1/(1 + |D_SC(s, c)|)."""
         if self.xi == 0.0:
             return 0.0
@@ -134,7 +135,7 @@ class DistinguishingMDP:
         """R†(⟨ρ₁, ρ₂⟩) = δ_TV(ρ₁, ρ₂)."""
         return delta_tv(meta.rho1, meta.rho2)
 
-    def valid_capabilities(self, s: int) -> list[str]:
+    def valid_capabilities(self, s: State) -> list[str]:
         """C_s: capabilities with a rule that matches s in h₁ or h₂.  A capability
         never observed at all has no rules yet; its optimistic model is vacuous, so
         it is treated as valid everywhere (otherwise it could never be tried)."""

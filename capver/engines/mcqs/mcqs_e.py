@@ -34,6 +34,7 @@ import numpy as np
 from capver.engines.mcqs.base import SynthesisConfig, SynthesisInput
 from capver.engines.mcqs.distinguishing import DistinguishingMDP, MetaState
 from capver.engines.mcts import MCTS, Backup, MCTSConfig, Node
+from capver.model.state import State
 
 
 class _MetaProblem:
@@ -64,7 +65,7 @@ class ExactPlan:
 
 
 def plan_exact(
-    s0: int, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator, explore: bool = True
+    s0: State, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator, explore: bool = True
 ) -> tuple[list[str], float, Node[MetaState, str]]:
     """Search P†(s₀, h∧, h∨); returns (capability path, its value, the root).
 
@@ -75,7 +76,7 @@ def plan_exact(
     return path, best, root
 
 
-def plan_with_supports(s0: int, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator) -> ExactPlan:
+def plan_with_supports(s0: State, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator) -> ExactPlan:
     """The query's plan: the argmax-UCT principal path and its predicted supports."""
     engine, mdp, root = _search(s0, inp, config, rng)
     path, best, metas = _principal(engine, mdp, root, True)
@@ -84,7 +85,7 @@ def plan_with_supports(s0: int, inp: SynthesisInput, config: MCTSConfig, rng: np
 
 
 def _search(
-    s0: int, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator
+    s0: State, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator
 ) -> tuple[MCTS[MetaState, str], DistinguishingMDP, Node[MetaState, str]]:
     mdp = DistinguishingMDP(inp.h_and, inp.h_or, inp.data, inp.capabilities, inp.xi)
     engine: MCTS[MetaState, str] = MCTS(_MetaProblem(mdp), config, rng)
@@ -137,7 +138,7 @@ class ExactPolicy:
         self.rng = rng
         self.replans = 0
 
-    def next(self, s: int, step: int, surprised: bool, current: SynthesisInput) -> str | None:
+    def next(self, s: State, step: int, surprised: bool, current: SynthesisInput) -> str | None:
         remaining = self.config.horizon - step
         if remaining <= 0:
             return None
@@ -161,6 +162,6 @@ class MCQSExact:
     def __init__(self, config: SynthesisConfig = SynthesisConfig()) -> None:
         self.config = config
 
-    def synthesize(self, s0: int, inp: SynthesisInput, rng: np.random.Generator) -> ExactPolicy:
+    def synthesize(self, s0: State, inp: SynthesisInput, rng: np.random.Generator) -> ExactPolicy:
         mcts = dataclasses.replace(self.config.mcts, backup=Backup.MAX, rollout=self.config.exact_rollouts)
         return ExactPolicy(plan_with_supports(s0, inp, mcts, rng), mcts, rng)

@@ -25,6 +25,7 @@ import numpy as np
 from capver.engines.mcqs.base import SynthesisConfig, SynthesisInput
 from capver.engines.mcqs.distinguishing import SINK1, SINK2, DistinguishingMDP
 from capver.engines.mcts import MCTS, Backup, MCTSConfig, Node
+from capver.model.state import State
 
 
 class _SampleProblem:
@@ -35,7 +36,7 @@ class _SampleProblem:
         self._cache: dict[tuple[int, str], tuple[list[int], list[float], frozenset[int]]] = {}
         self._valid: dict[int, list[str]] = {}
 
-    def actions(self, s: int) -> Sequence[str]:
+    def actions(self, s: State) -> Sequence[str]:
         if s < 0:
             return ()
         valid = self._valid.get(s)
@@ -43,7 +44,7 @@ class _SampleProblem:
             valid = self._valid[s] = self.mdp.valid_capabilities(s)
         return valid
 
-    def _mixture(self, s: int, c: str) -> tuple[list[int], list[float], frozenset[int]]:
+    def _mixture(self, s: State, c: str) -> tuple[list[int], list[float], frozenset[int]]:
         hit = self._cache.get((s, c))
         if hit is not None:
             return hit
@@ -57,7 +58,7 @@ class _SampleProblem:
         self._cache[(s, c)] = out
         return out
 
-    def transition(self, s: int, a: str, rng: np.random.Generator) -> tuple[int, float, bool]:
+    def transition(self, s: State, a: str, rng: np.random.Generator) -> tuple[int, float, bool]:
         support, cdf, delta = self._mixture(s, a)
         i = bisect.bisect_right(cdf, rng.random() * cdf[-1])
         s2 = support[min(i, len(support) - 1)]
@@ -65,12 +66,12 @@ class _SampleProblem:
             return s2, 1.0, True
         return s2, 0.0, False
 
-    def key(self, s: int) -> Hashable:
+    def key(self, s: State) -> Hashable:
         return s
 
 
 def plan_sampled(
-    s0: int, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator
+    s0: State, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator
 ) -> tuple[MCTS[int, str], Node[int, str]]:
     mdp = DistinguishingMDP(inp.h_and, inp.h_or, inp.data, inp.capabilities, inp.xi)
     engine: MCTS[int, str] = MCTS(_SampleProblem(mdp), config, rng)
@@ -87,7 +88,7 @@ class SampledPolicy:
         self.rng = rng
         self.last: str | None = None
 
-    def next(self, s: int, step: int, surprised: bool, current: SynthesisInput) -> str | None:
+    def next(self, s: State, step: int, surprised: bool, current: SynthesisInput) -> str | None:
         remaining = self.config.horizon - step
         if remaining <= 0:
             return None
@@ -121,7 +122,7 @@ class MCQSSampled:
     def __init__(self, config: SynthesisConfig = SynthesisConfig()) -> None:
         self.config = config
 
-    def synthesize(self, s0: int, inp: SynthesisInput, rng: np.random.Generator) -> SampledPolicy:
+    def synthesize(self, s0: State, inp: SynthesisInput, rng: np.random.Generator) -> SampledPolicy:
         cfg = self.config.mcts
         cfg = MCTSConfig(cfg.iterations, cfg.horizon, cfg.exploration, Backup.MEAN, cfg.rollout, cfg.discount)
         engine, root = plan_sampled(s0, inp, cfg, rng)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from capver.engines.mcqs.base import SequencePolicy, SynthesisConfig, SynthesisInput
+from capver.model.state import State
 
 
 class RandomQuery:
@@ -14,7 +15,7 @@ class RandomQuery:
     def __init__(self, config: SynthesisConfig = SynthesisConfig()) -> None:
         self.config = config
 
-    def synthesize(self, s0: int, inp: SynthesisInput, rng: np.random.Generator) -> SequencePolicy:
+    def synthesize(self, s0: State, inp: SynthesisInput, rng: np.random.Generator) -> SequencePolicy:
         caps = inp.capabilities
         idx = rng.integers(len(caps), size=self.config.random_length)
         return SequencePolicy([caps[int(i)] for i in idx])
