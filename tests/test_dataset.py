@@ -75,7 +75,7 @@ class TestCounts:
         assert len(list(data.unique_transitions())) == data.unique_count() == len(seen)
         assert sum(n for _, n in data.items()) == len(data)
         assert set(data.states()) == {s for s, _, _ in seen}
-        assert set(data.capabilities) == {c for _, c, _ in seen}
+        assert set(data.capability_table) == {c for _, c, _ in seen}
         for c in CAPS:
             assert set(data.states_of(c)) == {s for s, y, _ in seen if y == c}
             view = data.view(c)
@@ -104,15 +104,15 @@ class TestBuilding:
         data = TransitionDataset(generate.propositional_vocabulary(2), [Capability("k", intent)])
         assert data.declare(Capability("k", intent)) is False
         assert data.declare(Capability("j")) is True
-        assert set(data.capabilities) == {"k", "j"}
-        assert data.capabilities["k"].intent == intent
+        assert set(data.capability_table) == {"k", "j"}
+        assert data.capability_table["k"].intent == intent
         with pytest.raises(DatasetError, match="'k' redeclared"):
             data.declare(Capability("k", ()))
 
     def test_undeclared_capability_is_declared_on_add(self) -> None:
         data = TransitionDataset(generate.propositional_vocabulary(2))
         data.add(Transition(1, "new", 3))
-        assert "new" in data.capabilities and data.capabilities["new"].intent == ()
+        assert "new" in data.capability_table and data.capability_table["new"].intent == ()
 
     def test_add_record(self) -> None:
         data = TransitionDataset(generate.propositional_vocabulary(2))
@@ -143,7 +143,7 @@ class TestBuilding:
         data = TransitionDataset(generate.propositional_vocabulary(2))
         with pytest.raises(DatasetError):
             data.add(Transition(4, "c", 0))
-        assert "c" not in data.capabilities
+        assert "c" not in data.capability_table
 
     def test_contains_only_transitions(self) -> None:
         data = TransitionDataset(generate.propositional_vocabulary(2))

@@ -44,7 +44,7 @@ def snapshot(data: TransitionDataset) -> dict[str, object]:
     """Everything observable about a dataset, for equality checks."""
     return {
         "items": sorted(data.items()),
-        "caps": dict(data.capabilities),
+        "caps": dict(data.capability_table),
         "len": len(data),
         "steps": data.simulator_steps,
         "log": data.changes_since(0),
@@ -82,7 +82,7 @@ def test_append_then_reload_gives_identical_counts_capabilities_and_intents(tmp_
     assert snapshot(res.dataset) == snapshot(expected)
     assert sorted(source.items()) == sorted(res.dataset.items())
     assert {c.name: c.intent for c in model.capabilities} == {
-        n: c.intent for n, c in res.dataset.capabilities.items()
+        n: c.intent for n, c in res.dataset.capability_table.items()
     }
     assert res.meta == tuple((k, {"k": k}) for k in range(0, len(transitions), 10))
 
@@ -97,7 +97,7 @@ def test_typed_intents_and_vocabulary_round_trip(tmp_path: Path) -> None:
     res = load(path)
     assert res.dataset.vocab == vocab
     assert res.dataset.vocab.to_json() == vocab.to_json()
-    assert res.dataset.capabilities == {"grab": grab}
+    assert res.dataset.capability_table == {"grab": grab}
     assert res.dataset.simulator_steps == 3
     assert res.dataset.count(vocab.state(["ontable(a)", "handempty"]), "grab", vocab.state(["holding(a)"])) == 1
     # with vocab= the dataset shares the caller's object (the lattice builder wants one)
@@ -114,7 +114,7 @@ def test_transition_of_undeclared_capability_declares_it_without_intent(tmp_path
     assert json.loads(lines[1]) == {"capability": "go", "intent": []}
     assert len(lines) == 4  # header, one declaration, two transitions
     res = load(path)
-    assert res.dataset.capabilities == {"go": Capability("go")}
+    assert res.dataset.capability_table == {"go": Capability("go")}
     assert res.dataset.count(1, "go", 2) == 2
 
 
@@ -159,7 +159,7 @@ def check_prefix(res: LoadResult, n: int, vocab: Vocabulary) -> None:
         t = expected_transition(i, vocab)
         assert data.count(t.s, t.c, t.s_next) == 1
     assert [m["i"] for _, m in res.meta] == list(range(n))
-    assert {c.name: c.intent for c in data.capabilities.values()} == {
+    assert {c.name: c.intent for c in data.capability_table.values()} == {
         f"c{k}": (Literal(Atom(f"p{k}"), True),) for k in range(3)
     }
 
@@ -405,7 +405,7 @@ def test_bad_arguments_write_nothing(tmp_path: Path) -> None:
         assert w.write_capability(Capability("go", (Literal(vocab.atoms[0], True),))) is False
         assert w.written == 0
     assert path.read_bytes() == before
-    assert "new" not in load(path).dataset.capabilities  # the failed write declared nothing
+    assert "new" not in load(path).dataset.capability_table  # the failed write declared nothing
     w.close()
     with pytest.raises(DatasetError, match="the writer is closed"):
         w.write(Transition(1, "go", 1))
@@ -429,12 +429,12 @@ def test_open_or_resume_creates_then_resumes(tmp_path: Path) -> None:
     path = tmp_path / "d.jsonl"
     w, data = open_or_resume(path, vocab, caps)
     with w:
-        assert len(data) == 0 and dict(data.capabilities) == {c.name: c for c in caps}
+        assert len(data) == 0 and dict(data.capability_table) == {c.name: c for c in caps}
         w.write(Transition(3, "a", 1))
     w, data = open_or_resume(path, vocab, caps)
     with w:
         assert w.loaded.torn is None and w.written == 0  # capabilities not written twice
-        assert data.count(3, "a", 1) == 1 and dict(data.capabilities) == {c.name: c for c in caps}
+        assert data.count(3, "a", 1) == 1 and dict(data.capability_table) == {c.name: c for c in caps}
     assert load(path).records == 3
 
 

@@ -371,7 +371,7 @@ def test_grammar_is_loaded_from_the_package(tmp_path: Path, monkeypatch: pytest.
     assert importlib.resources.files("capver.grammars").joinpath(dsl.GRAMMAR).is_file()
     monkeypatch.chdir(tmp_path)
     grammar_parser.cache_clear()
-    assert dsl.parse("(define (capability-model m) (:predicates))").model.capabilities == []
+    assert dsl.parse("(define (capability-model m) (:predicates))").model.capabilities == ()
 
 
 # -- hand-written errors ------------------------------------------------------------------------

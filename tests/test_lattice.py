@@ -95,7 +95,7 @@ class TestTheorem3:
     def test_pessimistic_admits_exactly_D(self, wd: tuple[World, TransitionDataset]) -> None:
         world, data = wd
         h_and = build_bounds(world.ctx, data).pessimistic
-        assert set(h_and) == set(data.capabilities)
+        assert set(h_and) == set(data.capability_table)
         assert admitted(h_and, world.n) == dataset_transitions(data)
         for c in h_and:
             for s in all_states(world.n):
@@ -110,7 +110,7 @@ class TestTheorem3:
         assert t_d <= t_or  # complete
         # beyond D, h∨ only predicts at untried pairs, and only observed effects of c
         expected_extra = set()
-        for c in data.capabilities:
+        for c in data.capability_table:
             effects_c = {e for s in data.states_of(c) for e in observed_effect_set(data, s, c)}
             for s in all_states(world.n):
                 if data.count_sc(s, c) == 0:
@@ -152,7 +152,7 @@ class TestPartition:
     def test_blocks_share_effect_sets_and_are_disjoint(self, wd: tuple[World, TransitionDataset]) -> None:
         world, data = wd
         builder = LatticeBuilder(world.ctx, data)
-        for c in data.capabilities:
+        for c in data.capability_table:
             blocks = builder.blocks(c)
             observed = set(data.states_of(c))
             union: set[int] = set()
@@ -171,7 +171,7 @@ class TestPartition:
         world, data = wd
         builder = LatticeBuilder(world.ctx, data)
         b = builder.bounds
-        for c in data.capabilities:
+        for c in data.capability_table:
             blocks = builder.blocks(c)
             observed = frozenset(data.states_of(c))
             for model, kind in ((b.pessimistic[c], "pessimistic"), (b.optimistic[c], "optimistic")):
@@ -260,7 +260,7 @@ class TestIncremental:
                 data.add(t)
             assert builder.update() == {t.c for t in chunk}
             scratch = build_bounds(world.ctx, data)
-            assert_same_pr(builder.bounds, scratch, list(data.capabilities), world.n)
+            assert_same_pr(builder.bounds, scratch, list(data.capability_table), world.n)
             # the incrementally maintained BDDs still agree with the set definitions
             for h in (builder.pessimistic, builder.optimistic):
                 for m in h.values():

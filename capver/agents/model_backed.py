@@ -80,7 +80,7 @@ class ModelBackedAgent:
         self._reason = "done"
 
     @property
-    def capabilities(self) -> list[Capability]:
+    def capabilities(self) -> tuple[Capability, ...]:
         return self.given_model.capabilities
 
     def simulator(self, initial_state: State = 0) -> SymbolicSimulator:

@@ -52,8 +52,8 @@ class PrimitiveAgent:
         self._reason = "done"
 
     @property
-    def capabilities(self) -> list[Capability]:
-        return primitive_capabilities(self.task)
+    def capabilities(self) -> tuple[Capability, ...]:
+        return tuple(primitive_capabilities(self.task))
 
     def begin(self, capability: Capability, sim: Simulator[Any], rng: np.random.Generator) -> None:
         a = self._by_name.get(capability.name)

@@ -215,8 +215,8 @@ def random_state(rng: np.random.Generator, n: int) -> int:
 
 def describe(data: TransitionDataset, builder: LatticeBuilder) -> str:
     states = len(set(data.states()))
-    pairs = sum(len(data.view(c)) for c in data.capabilities)
-    blocks = [len(builder.blocks(c)) for c in data.capabilities]
+    pairs = sum(len(data.view(c)) for c in data.capability_table)
+    blocks = [len(builder.blocks(c)) for c in data.capability_table]
     noop = sum(n for t, n in data.items() if t.s == t.s_next)
     return (
         f"{len(data)} transitions, {states} distinct states, {pairs} distinct (s,c), "
@@ -390,7 +390,7 @@ def bench_queries(
     """Pr_h(·|s,c) via ``distribution(s, c)`` on freshly built bounds: the first pass
     over a list of distinct (s, c) is cold (nothing cached), the second warm."""
     data = builder.data
-    caps = list(data.capabilities)
+    caps = list(data.capability_table)
     n = len(data.vocab)
     observed = [(s, c) for c in caps for s in data.states_of(c)]
     q_obs = [observed[int(i)] for i in rng.permutation(len(observed))[:n_observed]]

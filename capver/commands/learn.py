@@ -126,7 +126,7 @@ def eval_dataset(a: Assessment, out: Path, n: int, seed: int, report: ProgressRe
     with report.phase(f"collecting the evaluation dataset D′ ({n} sequences of 10–30 capabilities)"):
         d = collect_eval_dataset(a.setting, a.setting.capabilities, n, np.random.default_rng(seed + 10_007))
     with dataset_file.DatasetWriter.open(path, a.ctx.vocab, resume=False) as w:
-        for c in d.capabilities.values():
+        for c in d.capabilities:
             w.write_capability(c)
         for t, n_t in d.items():
             for _ in range(n_t):

@@ -77,8 +77,8 @@ class CapabilitySet:
 
     # -- reading ------------------------------------------------------------------------
     @property
-    def capabilities(self) -> list[Capability]:
-        return sorted(self._caps.values(), key=self._key)
+    def capabilities(self) -> tuple[Capability, ...]:
+        return tuple(sorted(self._caps.values(), key=self._key))
 
     @property
     def predicates(self) -> set[tuple[str, bool]]:

@@ -93,7 +93,7 @@ class LatticeBuilder:
         touched: dict[str, set[State]] = {}
         for c, s in changes:
             touched.setdefault(c, set()).add(s)
-        new_caps = [c for c in self.data.capabilities if c not in self._pess]
+        new_caps = [c for c in self.data.capability_table if c not in self._pess]
         for c in new_caps:
             touched.setdefault(c, set())
         if not touched:
@@ -105,7 +105,7 @@ class LatticeBuilder:
                 part = self._parts[c] = _Partition(observed_bdd=self.ctx.bdd.false)
             for s in states:
                 self._move(part, c, s)
-            p_model, o_model = self._rules(self.data.capabilities[c], part)
+            p_model, o_model = self._rules(self.data.capability_table[c], part)
             pess.append(p_model)
             opt.append(o_model)
         self._pess = self._pess.replace(pess)

@@ -165,12 +165,12 @@ class Learner:
         self.data = data if data is not None else TransitionDataset(ctx.vocab)
         self.sink = sink
         self.grow = grow
-        self.capabilities: dict[str, Capability] = {}
+        self.capability_table: dict[str, Capability] = {}
         for c in setting.capabilities:
             self._declare(c)
-        for name, c in list(self.data.capabilities.items()):
-            if name not in self.capabilities:
-                self.capabilities[name] = c
+        for name, c in list(self.data.capability_table.items()):
+            if name not in self.capability_table:
+                self.capability_table[name] = c
         self.builder = LatticeBuilder(ctx, self.data)
         self.synth = QUERY_METHODS[config.method](config.synthesis)
         self.snapshots: dict[int, Any] = {}
@@ -190,6 +190,11 @@ class Learner:
         self._stop_requested = False
 
     # -- the loop -------------------------------------------------------------------
+    @property
+    def capabilities(self) -> tuple[Capability, ...]:
+        """The capabilities assessed so far (the setting's and those discovered since)."""
+        return tuple(self.capability_table.values())
+
     @property
     def h_and(self) -> CompoundModel:
         return self.builder.pessimistic
@@ -241,7 +246,7 @@ class Learner:
         return states[i], self.snapshots[states[i]]
 
     def synthesis_input(self) -> SynthesisInput:
-        return SynthesisInput(self.h_and, self.h_or, self.data, tuple(self.capabilities), self.xi())
+        return SynthesisInput(self.h_and, self.h_or, self.data, tuple(self.capability_table), self.xi())
 
     def query(self) -> None:
         """Synthesize and execute one query ⟨x₀, π, n⟩."""
@@ -289,7 +294,7 @@ class Learner:
 
     def _execute(self, c: str, x: Any) -> Execution:
         st = self.setting
-        return execute(st.agent, st.sim, st.alpha, self.capabilities[c], x, self.rng, st.budget)
+        return execute(st.agent, st.sim, st.alpha, self.capability_table[c], x, self.rng, st.budget)
 
     def _observe(self, ex: Execution) -> bool:
         """Add an execution to D (and the file); True if its transition is new."""
@@ -318,9 +323,9 @@ class Learner:
         return new
 
     def _declare(self, c: Capability) -> None:
-        if c.name in self.capabilities:
+        if c.name in self.capability_table:
             return
-        self.capabilities[c.name] = c
+        self.capability_table[c.name] = c
         if self.data.declare(c) and self.sink is not None:
             self.sink.write_capability(c)
 

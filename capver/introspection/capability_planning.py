@@ -264,7 +264,7 @@ class CapabilityPlan:
     timed_out: bool
 
     @property
-    def capabilities(self) -> tuple[str, ...]:
+    def capability_names(self) -> tuple[str, ...]:
         return tuple(a.name for a in self.steps)
 
 
@@ -407,7 +407,7 @@ def execute_plan(
     goal = compile_formula(plan.goal, alpha.vocabulary)
     possible: set[State] = {plan.states[-1]}
     if model is not None:
-        dist, _lost = propagate(model, plan.initial, plan.capabilities)
+        dist, _lost = propagate(model, plan.initial, plan.capability_names)
         possible = {s for s, p in dist.items() if p > 0}
     successes = on_path = hits = failed = steps = 0
     for _ in range(runs):

@@ -310,7 +310,7 @@ class _RecordReader:
         s = self._state(lineno, text, obj, "s")
         s2 = self._state(lineno, text, obj, "s2")
         c = obj["c"]
-        if not isinstance(c, str) or c not in self.data.capabilities:
+        if not isinstance(c, str) or c not in self.data.capability_table:
             raise self._fail(
                 lineno, text, "c", f"expected a capability declared on an earlier line, got {c!r}"
             )
@@ -413,7 +413,7 @@ class DatasetWriter:
         self.fsync = fsync
         self.written = 0
         self._fd: int | None = fd
-        self._caps: dict[str, Capability] = dict(loaded.dataset.capabilities)
+        self._caps: dict[str, Capability] = dict(loaded.dataset.capability_table)
 
     # -- opening --------------------------------------------------------------------------
     @classmethod

@@ -292,8 +292,8 @@ class CompoundModel(Mapping[str, CapabilityModel]):
         return CompoundModel(self.ctx, table)
 
     @property
-    def capabilities(self) -> list[Capability]:
-        return [m.capability for m in self._models.values()]
+    def capabilities(self) -> tuple[Capability, ...]:
+        return tuple(m.capability for m in self._models.values())
 
     def distribution(self, s: State, c: str) -> Distribution:
         m = self._models.get(c)

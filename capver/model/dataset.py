@@ -123,7 +123,13 @@ class TransitionDataset:
         return self._n_s.keys()
 
     @property
-    def capabilities(self) -> Mapping[str, Capability]:
+    def capabilities(self) -> tuple[Capability, ...]:
+        """The declared capabilities, in declaration order."""
+        return tuple(self._caps.values())
+
+    @property
+    def capability_table(self) -> Mapping[str, Capability]:
+        """The declared capabilities by name."""
         return self._caps
 
     def unique_count(self) -> int:

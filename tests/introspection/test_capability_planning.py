@@ -122,7 +122,7 @@ def test_toy_plan_to_on_a_b_and_its_execution(toy, planner: str) -> None:
     assert plan.solved and plan_is_valid(toy, plan)
     # The only way: pick a up (3/4), then stack it: rule 1 (p 1) and rule 2 (1/2 on b)
     # both apply, so Pr(on(a,b)) = (1 + 1/2)/2 = 3/4.
-    assert plan.capabilities == ("pick-up-a", "stack-a-on-b")
+    assert plan.capability_names == ("pick-up-a", "stack-a-on-b")
     assert [str(m) for m in plan.milestones] == ["{+on(a,b)}"]
     assert plan.path_probability == Fraction(9, 16)
     assert plan.success_probability == Fraction(9, 16)
@@ -151,7 +151,7 @@ def test_greedy_finds_the_most_probable_path_to_a_disjunctive_goal(toy) -> None:
         # Nothing adds on(b,a): the only milestone is ontable(a).
         assert [str(m) for m in p.milestones] == ["{+ontable(a)}"]
     # pick-up-a then put-down (2/3 · 1) beats the slip of pick-up-a (1/3).
-    assert greedy.capabilities == ("pick-up-a", "put-down")
+    assert greedy.capability_names == ("pick-up-a", "put-down")
     assert greedy.path_probability == Fraction(2, 3)
     assert greedy.path_probability >= intro.path_probability
     # Either branch of pick-up-a ends with a on the table after put-down.

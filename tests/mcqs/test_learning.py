@@ -100,7 +100,7 @@ def test_mcqs_tries_every_pair_sooner_than_random() -> None:
 
             def check(lr: Learner, done: list[int] = done) -> None:
                 if not done and len(lr.data.states()) == 16 and all(
-                    lr.data.count_sc(s, c) for s in range(16) for c in lr.capabilities
+                    lr.data.count_sc(s, c) for s in range(16) for c in lr.capability_table
                 ):
                     done.append(lr.progress.executions)
                     lr.request_stop()

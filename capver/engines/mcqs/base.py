@@ -28,7 +28,7 @@ class SynthesisInput:
     h_and: CompoundModel
     h_or: CompoundModel
     data: TransitionDataset
-    capabilities: tuple[str, ...]
+    capability_names: tuple[str, ...]
     xi: float
 
 

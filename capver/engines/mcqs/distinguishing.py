@@ -88,7 +88,7 @@ class DistinguishingMDP:
         self.h1 = h1
         self.h2 = h2
         self.data = data
-        self.capabilities = tuple(capabilities)
+        self.capability_names = tuple(capabilities)
         self.xi = xi
         # Rollouts revisit the same meta-states many times within one search, and the
         # models are fixed for the life of this object, so steps are memoised.
@@ -140,7 +140,7 @@ class DistinguishingMDP:
         never observed at all has no rules yet; its optimistic model is vacuous, so
         it is treated as valid everywhere (otherwise it could never be tried)."""
         out = []
-        for c in self.capabilities:
+        for c in self.capability_names:
             m1, m2 = self.h1.get(c), self.h2.get(c)
             if (m2 is None or not m2.rules) or m2.covers(s) or (m1 is not None and m1.covers(s)):
                 out.append(c)

@@ -44,7 +44,7 @@ class _MetaProblem:
         self.mdp = mdp
 
     def actions(self, s: MetaState) -> Sequence[str]:
-        return self.mdp.capabilities
+        return self.mdp.capability_names
 
     def transition(self, s: MetaState, a: str, rng: np.random.Generator) -> tuple[MetaState, float, bool]:
         nxt = self.mdp.step(s, a)
@@ -87,7 +87,7 @@ def plan_with_supports(s0: State, inp: SynthesisInput, config: MCTSConfig, rng: 
 def _search(
     s0: State, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator
 ) -> tuple[MCTS[MetaState, str], DistinguishingMDP, Node[MetaState, str]]:
-    mdp = DistinguishingMDP(inp.h_and, inp.h_or, inp.data, inp.capabilities, inp.xi)
+    mdp = DistinguishingMDP(inp.h_and, inp.h_or, inp.data, inp.capability_names, inp.xi)
     engine: MCTS[MetaState, str] = MCTS(_MetaProblem(mdp), config, rng)
     return engine, mdp, engine.search(MetaState.point(s0))
 

@@ -73,7 +73,7 @@ class _SampleProblem:
 def plan_sampled(
     s0: State, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator
 ) -> tuple[MCTS[int, str], Node[int, str]]:
-    mdp = DistinguishingMDP(inp.h_and, inp.h_or, inp.data, inp.capabilities, inp.xi)
+    mdp = DistinguishingMDP(inp.h_and, inp.h_or, inp.data, inp.capability_names, inp.xi)
     engine: MCTS[int, str] = MCTS(_SampleProblem(mdp), config, rng)
     return engine, engine.search(s0)
 

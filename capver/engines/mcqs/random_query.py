@@ -16,6 +16,6 @@ class RandomQuery:
         self.config = config
 
     def synthesize(self, s0: State, inp: SynthesisInput, rng: np.random.Generator) -> SequencePolicy:
-        caps = inp.capabilities
+        caps = inp.capability_names
         idx = rng.integers(len(caps), size=self.config.random_length)
         return SequencePolicy([caps[int(i)] for i in idx])
