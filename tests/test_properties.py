@@ -144,8 +144,8 @@ def test_what_the_forms_denote() -> None:
     assert parse("Rmin=? [ F on(a,b) ]").query == RewardQuery(Optimum.MIN, on_ab)
     assert parse("Rmax=? [ F true ]").query == RewardQuery(Optimum.MAX, Const(True))
     restricted = parse('E [ F on(a,b) ] {caps: pick-up-a, "stack-a-b", "on(a,b)"}')
-    assert restricted.capabilities == frozenset({"pick-up-a", "stack-a-b", "on(a,b)"})
-    assert parse("E [ F on(a,b) ]").capabilities is None
+    assert restricted.capability_names == frozenset({"pick-up-a", "stack-a-b", "on(a,b)"})
+    assert parse("E [ F on(a,b) ]").capability_names is None
     assert parse("E [ F on(a,b) ]").name == "p1"
 
 
@@ -175,7 +175,7 @@ def test_keywords_are_words_only_where_they_may_stand() -> None:
     assert parse_property("E [ F F ]", AWKWARD, ()).query == ExistsPath(Eventually(AtomFormula(Atom("F"))))
     assert parse_property('E [ "F" U caps ]', AWKWARD, ()).query == ExistsPath(
         Until(AtomFormula(Atom("F")), AtomFormula(Atom("caps"))))
-    assert parse_property('E [ F "true" ] {caps: caps}', AWKWARD, ["caps"]).capabilities == frozenset({"caps"})
+    assert parse_property('E [ F "true" ] {caps: caps}', AWKWARD, ["caps"]).capability_names == frozenset({"caps"})
     assert parse_property("E [ F true ]", AWKWARD, ()).query == ExistsPath(Eventually(Const(True)))
 
 

@@ -213,8 +213,8 @@ def check_witness(ref: Reference, prop: Property, w: Witness, exists: bool) -> N
     path = query.path
     assert w.initial == ref.init
     assert w.replays(model), w
-    if prop.capabilities is not None:
-        assert set(w.capabilities) <= prop.capabilities
+    if prop.capability_names is not None:
+        assert set(w.capability_names) <= prop.capability_names
     states = w.states
     if path.bound is not None:
         assert len(w) <= path.bound
@@ -271,9 +271,9 @@ def agree(model: CompoundModel, init: State, props: list[Property], *, bmc_unbou
     bmc = BoundedModelChecker(model)
     refs: dict[frozenset[str] | None, Reference] = {}
     for prop in props:
-        ref = refs.get(prop.capabilities)
+        ref = refs.get(prop.capability_names)
         if ref is None:
-            ref = refs[prop.capabilities] = Reference.explore(model, init, prop.capabilities)
+            ref = refs[prop.capability_names] = Reference.explore(model, init, prop.capability_names)
         query = prop.query
         assert isinstance(query, ExistsPath | ForallPath)
         exists = isinstance(query, ExistsPath)
@@ -282,7 +282,7 @@ def agree(model: CompoundModel, init: State, props: list[Property], *, bmc_unbou
         assert res.holds == (init in expected), (prop.text, res)
         assert res.reachable == len(ref.succ)
         assert res.satisfying == len(expected), prop.text
-        sub = eng.restricted(prop.capabilities)
+        sub = eng.restricted(prop.capability_names)
         sat = sub.satisfying(query, sub.reachable(init))
         if len(ref.succ) <= 64:
             assert set(states_of(eng.bdd, sat)) == expected, prop.text

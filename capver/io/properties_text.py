@@ -124,7 +124,7 @@ class _Reader:
         self.text = text
         self.filename = filename
         self.vocab = vocab
-        self.capabilities = frozenset(capabilities)
+        self.capability_names = frozenset(capabilities)
         self.end = end
         self.columns: list[int] = []  # where each property starts, for parse_property
 
@@ -195,13 +195,13 @@ class _Reader:
         for tok in tree.children:
             assert isinstance(tok, lark.Token)
             name = self.name(tok)
-            if name not in self.capabilities:
+            if name not in self.capability_names:
                 raise self.error(tok, self.unknown_capability(name))
             names.append(name)
         return frozenset(names)
 
     def unknown_capability(self, name: str) -> str:
-        known = sorted(self.capabilities)
+        known = sorted(self.capability_names)
         if not known:
             return f"unknown capability {name!r}; the model has no capabilities"
         close = difflib.get_close_matches(name, known, n=1)

@@ -273,20 +273,20 @@ Query = ExistsPath | ForallPath | ProbabilityQuery | ProbabilityBound | RewardQu
 class Property:
     """A named question about a model.
 
-    ``capabilities`` restricts the scheduler to those capabilities (None: all of
+    ``capability_names`` restricts the scheduler to those capabilities (None: all of
     the model's).  ``text`` is the property as written and ``line`` where (1-based;
     0 when built in code); neither is compared."""
 
     name: str
     query: Query
-    capabilities: frozenset[str] | None = None
+    capability_names: frozenset[str] | None = None
     text: str = field(default="", compare=False)
     line: int = field(default=0, compare=False)
 
     def __post_init__(self) -> None:
         if not self.name:
             raise ValueError("a property name is not empty")
-        if self.capabilities is not None and not self.capabilities:
+        if self.capability_names is not None and not self.capability_names:
             raise ValueError("a capability restriction names at least one capability (None: all of them)")
 
     @property
@@ -474,6 +474,6 @@ def to_text(prop: Property) -> str:
     ``"safe": A [ G !dead(v1) ] {caps: a, b}``.  Reading it back gives an equal
     property."""
     text = f"{json.dumps(prop.name, ensure_ascii=False)}: {query_text(prop.query)}"
-    if prop.capabilities is not None:
-        text += " {caps: " + ", ".join(name_text(c) for c in sorted(prop.capabilities)) + "}"
+    if prop.capability_names is not None:
+        text += " {caps: " + ", ".join(name_text(c) for c in sorted(prop.capability_names)) + "}"
     return text

@@ -121,7 +121,7 @@ class BoundedModelChecker:
         self.model = model
         self.ctx = model.ctx
         self.smt = model.ctx.smt
-        self.capabilities = selected_capabilities(model, capabilities)
+        self.capability_names = selected_capabilities(model, capabilities)
         mgr = self.smt.mgr
         # pysmt builds the formulas (verify.transition_formula, formula_smt) and its
         # converter turns them into z3 terms once; unrolling then copies the z3 terms
@@ -130,8 +130,8 @@ class BoundedModelChecker:
         self._converter = Z3Converter(self.smt.env, z3.main_ctx())
         convert = self._converter.convert
         self._convert: Callable[[FNode], Any] = convert
-        self._trans = {c: convert(transition_formula(self.ctx, model[c])) for c in self.capabilities}
-        self._dead = convert(mgr.Not(mgr.Or([r.condition.smt for c in self.capabilities for r in model[c].rules])))
+        self._trans = {c: convert(transition_formula(self.ctx, model[c])) for c in self.capability_names}
+        self._dead = convert(mgr.Not(mgr.Or([r.condition.smt for c in self.capability_names for r in model[c].rules])))
         self._cur = [convert(v) for v in self.smt.cur]
         self._nxt = [convert(v) for v in self.smt.nxt]
         # One solver for the checker's lifetime, z3's finite-domain (SAT) solver driven
@@ -157,7 +157,7 @@ class BoundedModelChecker:
         if capabilities is None:
             return self
         caps = selected_capabilities(self.model, capabilities)
-        if caps == self.capabilities:
+        if caps == self.capability_names:
             return self
         key = frozenset(caps)
         hit = self._restricted.get(key)
@@ -190,9 +190,9 @@ class BoundedModelChecker:
         mgr = self.smt.mgr
         while len(self._active) <= t:
             k = len(self._active)
-            sel = {c: self._convert(mgr.Symbol(f"#choose@{k}:{c}", BOOL)) for c in self.capabilities}
+            sel = {c: self._convert(mgr.Symbol(f"#choose@{k}:{c}", BOOL)) for c in self.capability_names}
             parts = [z3.Or(list(sel.values()))] if sel else [z3.BoolVal(False)]
-            parts += [z3.Implies(sel[c], self._at(self._trans[c], k)) for c in self.capabilities]
+            parts += [z3.Implies(sel[c], self._at(self._trans[c], k)) for c in self.capability_names]
             active = z3.Bool(f"#step@{k}")
             self._z3.add(z3.Implies(active, z3.And(parts)))
             self._selectors.append(sel)
@@ -255,7 +255,7 @@ class BoundedModelChecker:
             states.append(s)
         steps = []
         for t in range(j):
-            c = next(c for c in self.capabilities if value(self._selectors[t][c]))
+            c = next(c for c in self.capability_names if value(self._selectors[t][c]))
             steps.append((c, states[t + 1]))
         return Witness(states[0], tuple(steps))
 

@@ -125,7 +125,7 @@ class Witness:
         return (self.initial, *(s for _, s in self.steps))
 
     @property
-    def capabilities(self) -> tuple[str, ...]:
+    def capability_names(self) -> tuple[str, ...]:
         return tuple(c for c, _ in self.steps)
 
     def replays(self, model: CompoundModel) -> bool:
@@ -176,7 +176,7 @@ def qualitative_query(item: Property | Query) -> tuple[QualitativeQuery, frozens
     """The E/A query of a property (or a bare query) and its capability restriction;
     :class:`TypeError` for a quantitative query (P, R), which the qualitative
     engines do not answer."""
-    caps = item.capabilities if isinstance(item, Property) else None
+    caps = item.capability_names if isinstance(item, Property) else None
     query = item.query if isinstance(item, Property) else item
     if not isinstance(query, ExistsPath | ForallPath):
         raise TypeError(f"not a qualitative query (E [ … ] or A [ … ]): {query!r}")
@@ -284,14 +284,14 @@ class SymbolicEngine:
         self.model = model
         self.ctx = model.ctx
         self.bdd = model.ctx.bdd
-        self.capabilities = selected_capabilities(model, capabilities)
+        self.capability_names = selected_capabilities(model, capabilities)
         b = self.bdd
         # D_{c,η} from the rule conditions: s has the successor apply(s, η) under c
         # exactly when some rule matching s lists η (every listed effect has p > 0).
         self._moves: dict[str, list[_Move]] = {}
         merged: dict[Effect, Node] = {}
         enabled = b.false
-        for c in self.capabilities:
+        for c in self.capability_names:
             domains: dict[Effect, Node] = {}
             for r in model[c].rules:
                 cond = r.condition.bdd
@@ -323,7 +323,7 @@ class SymbolicEngine:
         if capabilities is None:
             return self
         caps = selected_capabilities(self.model, capabilities)
-        if caps == self.capabilities:
+        if caps == self.capability_names:
             return self
         key = frozenset(caps)
         eng = self._restricted.get(key)
@@ -521,7 +521,7 @@ class SymbolicEngine:
         for i in range(n - 1, -1, -1):
             back = b.conj(b.conj(rings[i], hold), b.neg(goal))
             target = b.minterm(t)
-            for c in self.capabilities:
+            for c in self.capability_names:
                 cand = b.conj(self.pre(target, c), back)
                 if cand != b.false:
                     s = b.pick(cand)
@@ -539,7 +539,7 @@ class SymbolicEngine:
         """A capability and successor of s inside target, if any."""
         b = self.bdd
         src = b.minterm(s)
-        for c in self.capabilities:
+        for c in self.capability_names:
             nxt = b.conj(self.post(src, c), target)
             if nxt != b.false:
                 t = b.pick(nxt)
