@@ -34,6 +34,7 @@ class Command:
 
 COMMANDS: dict[str, Command] = {
     "build": Command("capver.commands.build", "build the pessimistic and optimistic models of a dataset and print them in the DSL"),
+    "certify": Command("capver.commands.certify", "re-check the z3 certificates of learn runs: models unchanged, h∧ ⪯ h∨ (and h∧ ⪯ h⋆ ⪯ h∨) still proved"),
     "check": Command("capver.commands.check", "prove or refute h1 ⪯ h2, h1 ≡ h2 and equal probabilities between model files (z3, BDDs)"),
     "eval": Command("capver.commands.evaluate", "evaluate a capver learn run: model agreement, exact VD, E3 reachability"),
     "export": Command("capver.commands.export", "export a capability model as PPDDL (and determinised PDDL), optionally planning with pyperplan"),

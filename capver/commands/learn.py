@@ -30,11 +30,12 @@ from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset
 from capver.engines.learning import LearnConfig, Learner, resumed_queries
 from capver.engines.mcqs import QUERY_METHODS
 from capver.errors import RunFileError, UsageError
-from capver.io import dataset_file, dsl, run_file
+from capver.io import certificate, dataset_file, dsl, run_file
 from capver.io.atomic import replace_text
 from capver.io.curves import plot_curves, read_curves, write_curve
 from capver.io.explain import capability_report
 from capver.io.run_file import RunBudget, RunManifest
+from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
 from capver.settings import SETTINGS, Assessment, SettingArgs, build_assessment
 
@@ -229,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
         report.close_bar()
     learn_seconds = time.monotonic() - started
     try:
-        write_seconds = _write_outputs(learner, curve, record, assessment.name, out, report)
+        write_seconds = _write_outputs(learner, curve, record, assessment.name, out, report, assessment.truth)
     except KeyboardInterrupt:
         report.say(f"capver learn: interrupted while writing the models; {out}/dataset.jsonl holds all "
                    f"{learner.progress.executions} executions: run the same command with --resume to write them")
@@ -261,7 +262,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_outputs(learner: Learner, curve: Curve, record: Callable[[], object], title: str, out: Path,
-                   report: ProgressReport) -> float:
+                   report: ProgressReport, truth: CompoundModel | None) -> float:
     """The last checkpoint, the curve plot, both models and the report; seconds spent."""
     start = time.monotonic()
     if curve.last_steps != learner.progress.steps or len(curve.rows) == 1:
@@ -276,4 +277,8 @@ def _write_outputs(learner: Learner, curve: Curve, record: Callable[[], object],
         dsl.write(learner.h_and, out / "h_and.capm", name="pessimistic", init=init)
         dsl.write(learner.h_or, out / "h_or.capm", name="optimistic", init=init)
     replace_text(out / "report.txt", capability_report(learner.h_and, learner.h_or))
+    with report.phase("certifying h∧ ⪯ h∨" + (" and h∧ ⪯ h⋆ ⪯ h∨" if truth is not None else "") + " with z3"):
+        cert = certificate.certify(out, truth, {"h_and.capm": learner.h_and, "h_or.capm": learner.h_or})
+    for claim in cert.claims:
+        report.say(f"capver learn: {claim.text}")
     return time.monotonic() - start

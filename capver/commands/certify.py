@@ -1,0 +1,60 @@
+"""``capver certify RUN...``: re-check the certificates of ``capver learn`` runs
+(section 3.1's h∧ ⪯ h∨, and h∧ ⪯ h⋆ ⪯ h∨ when the true model is known): every model
+file must be byte for byte the one certified, and z3 must reach every verdict the
+certificate states.  Exit status 0 when all hold as stated, 1 when a verdict differs,
+2 when a certificate is missing or malformed or a model was modified after it.
+With ``--write`` it certifies the models as they are now instead."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from capver.io import certificate, run_file
+from capver.model.capability_model import CompoundModel
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("runs", type=Path, nargs="+", metavar="RUN",
+                        help="--out directories of capver learn (h_and.capm, h_or.capm, certificate.json)")
+    parser.add_argument("--write", action="store_true",
+                        help="certify the models as they are now and write certificate.json (it is capver's own file)")
+
+
+def _truth(directory: Path) -> CompoundModel | None:
+    """The setting's true model, rebuilt from run.json, when the setting knows it."""
+    if not (directory / run_file.NAME).exists():
+        return None
+    from capver.settings import build_assessment
+
+    manifest = run_file.read(directory)
+    return build_assessment(manifest.agent, manifest.setting, np.random.default_rng(manifest.setting.seed)).truth
+
+
+def run(args: argparse.Namespace) -> int:
+    failed = False
+    for directory in args.runs:
+        if not directory.is_dir():
+            raise certificate.CertificateError(f"{directory}: not a directory; expected the --out directory of a run")
+        truth = _truth(directory)
+        if args.write:
+            cert = certificate.certify(directory, truth)
+            print(f"{directory}: wrote {certificate.NAME} ({cert.seconds:.2f} s)")
+            for c in cert.claims:
+                print(f"  {c.text}")
+            failed |= not all(c.holds for c in cert.claims)
+            continue
+        stored, now = certificate.recheck(directory, truth)
+        diff = certificate.differences(stored.claims, now)
+        if diff:
+            failed = True
+            print(f"{directory}: CERTIFICATE DOES NOT HOLD")
+            for line in diff:
+                print(f"  {line}")
+        else:
+            print(f"{directory}: certificate re-checked; the model files are the ones certified")
+            for c in now:
+                print(f"  {c.text}")
+    return 1 if failed else 0
