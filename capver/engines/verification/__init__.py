@@ -2,6 +2,21 @@
 induces, with Pr_h(s′ | s, c) as transition probabilities and the capabilities
 enabled in s as the choices).
 
+Quantitative model checking (Pmax/Pmin of F<=k, F, G<=k; Rmin/Rmax of the expected
+number of capability executions; interval MDPs):
+
+* :mod:`capver.engines.verification.explicit` — capver's own explicit-state engine:
+  reachable states, exact bounded value iteration, graph pre-computation and exact
+  policy iteration for unbounded reachability and expected executions, and robust
+  value iteration over interval MDPs.  Needs nothing beyond capver.
+* :mod:`capver.engines.verification.storm` — the same queries by Storm (stormpy,
+  an optional dependency), on PRISM text.  The PRISM writer lives in
+  :mod:`capver.io.prism_export` (io may import the engines, not the reverse), which
+  also has the functions that export a model and call Storm on it.
+
+The two share no code beyond the model's own ``distribution``, so their agreement
+(tests/test_storm.py) checks the PRISM translation and both solvers.
+
 Qualitative model checking (``E [ path ]`` / ``A [ path ]``: the MDP read as a
 nondeterministic transition system, s → s′ when Pr_h(s′ | s, c) > 0 for an enabled c;
 runs stop in dead ends):
