@@ -1,0 +1,119 @@
+"""``capver verify``: check properties of an agent's capabilities (the property
+language of :mod:`capver.io.properties_text`) on a learned run or on one model file.
+
+On a run directory the verdict is about the *agent*, from h∧ and h∨ together
+(:mod:`capver.engines.verification.agent_verdict`): holds / violated / unknown, with
+the observed witness, the assumption a safety verdict rests on, or the untried
+(state, capability) pair that would decide an unknown one.  On a model file the
+verdict is about that model.  Qualitative properties are checked by the BDD engine.
+
+Exit status, as model checkers do: 0 every property holds, 1 one is violated,
+3 none is violated but one is unknown, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from pathlib import Path
+
+from capver.engines.verification.agent_verdict import AgentVerdict, LatticeVerdict, decide
+from capver.engines.verification.symbolic import QualitativeResult, SymbolicEngine
+from capver.errors import UsageError
+from capver.io import dataset_file, dsl
+from capver.io.properties_text import parse_property, read_properties
+from capver.model.properties import ExistsPath, ForallPath, Property, to_text
+from capver.model.vocabulary import Vocabulary
+
+EXIT_VIOLATED = 1
+EXIT_UNKNOWN = 3
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", type=Path, metavar="RUN|MODEL.capm",
+                        help="a capver learn run directory (verdicts about the agent) or one model file")
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--property", action="append", default=[], metavar="TEXT",
+                      help="a property, e.g. 'A [ G !(holding(a) & holding(b)) ]' (repeatable)")
+    what.add_argument("--properties", type=Path, metavar="FILE.props", help="a file of named properties")
+    parser.add_argument("--init", metavar="ATOMS", default="",
+                        help="initial state (default: the model's (:init ...), else the empty state)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per property instead of text")
+
+
+def run(args: argparse.Namespace) -> int:
+    target: Path = args.target
+    if target.is_dir():
+        first = dsl.read(target / "h_and.capm")
+        second = dsl.read(target / "h_or.capm", ctx=first.ctx, ctx_source=f"the first model ({target / 'h_and.capm'})")
+        data_path = target / "dataset.jsonl"
+        data = dataset_file.load(data_path, vocab=first.vocabulary).dataset if data_path.exists() else None
+    else:
+        first, second, data = dsl.read(target), None, None
+    vocab = first.vocabulary
+    props = _properties(args, vocab, tuple(first.model))
+    init, source = first.initial_state(args.init)
+    codes = []
+    for prop in props:
+        start = time.perf_counter()
+        if second is None:
+            result = SymbolicEngine(first.model).check(prop, init)
+            line, record, code = _model_line(prop, result, vocab)
+        else:
+            verdict = decide(prop, first.model, second.model, data, init)
+            line, record, code = _agent_line(prop, verdict, vocab)
+        record.update(seconds=round(time.perf_counter() - start, 4), init=vocab.format_state(init),
+                      init_from=source)
+        print(json.dumps(record, ensure_ascii=False) if args.json else line)
+        codes.append(code)
+    return EXIT_VIOLATED if EXIT_VIOLATED in codes else EXIT_UNKNOWN if EXIT_UNKNOWN in codes else 0
+
+
+def _properties(args: argparse.Namespace, vocab: Vocabulary, caps: tuple[str, ...]) -> tuple[Property, ...]:
+    if args.properties is not None:
+        props = read_properties(args.properties, vocab, caps)
+    else:
+        # Unnamed --property options are p1, p2, ... in the order given.
+        props = tuple(
+            prop if text.lstrip().startswith('"') else dataclasses.replace(prop, name=f"p{k}")
+            for k, text in enumerate(args.property, 1)
+            for prop in (parse_property(text, vocab, caps),)
+        )
+    for p in props:
+        if not isinstance(p.query, ExistsPath | ForallPath):
+            raise UsageError(f"{p.name}: {p.text!r} is a quantitative property; this version of capver verify "
+                             "checks qualitative ones (E [ ... ], A [ ... ]) only")
+    return props
+
+
+def _model_line(prop: Property, r: QualitativeResult, vocab: Vocabulary) -> tuple[str, dict[str, object], int]:
+    record: dict[str, object] = {"property": prop.name, "text": to_text(prop), "verdict": r.verdict,
+                                 "engine": r.engine, "reachable": r.reachable}
+    line = f"{prop.name}: {r.verdict.upper()} on the model ({r.reachable} reachable states, engine {r.engine})"
+    if r.witness is not None:
+        record["witness"] = r.witness.format(vocab)
+        line += "\n  " + ("witness" if r.holds else "counterexample") + ": " + r.witness.format(vocab)
+    return line, record, 0 if r.holds else EXIT_VIOLATED
+
+
+def _agent_line(prop: Property, v: LatticeVerdict, vocab: Vocabulary) -> tuple[str, dict[str, object], int]:
+    record: dict[str, object] = {
+        "property": prop.name, "text": to_text(prop), "verdict": v.verdict.value, "reason": v.reason,
+        "on_h_and": v.on_and.verdict, "on_h_or": v.on_or.verdict, "engine": "bdd", "assumption": v.assumption,
+    }
+    line = f"{prop.name}: {v.verdict.value.upper()} for the agent — {v.reason} (h∧: {v.on_and.verdict}, " \
+           f"h∨: {v.on_or.verdict})"
+    if v.witness is not None:
+        record["witness"] = v.witness.format(vocab)
+        line += f"\n  run: {v.witness.format(vocab)}"
+    if v.assumption:
+        line += f"\n  assuming {v.assumption}"
+    if v.decisive_query is not None:
+        s, c = v.decisive_query
+        record["decisive_query"] = {"state": vocab.format_state(s), "capability": c}
+        line += f"\n  to decide it, execute {c} from {vocab.format_state(s)} (never tried)"
+    code = {AgentVerdict.HOLDS: 0, AgentVerdict.VIOLATED: EXIT_VIOLATED, AgentVerdict.UNKNOWN: EXIT_UNKNOWN}
+    return line, record, code[v.verdict]
+

@@ -1,0 +1,89 @@
+"""capver verify: verdicts about a model file, and about an agent from a learned run
+(h∧ and h∨ together), with exit statuses as model checkers use them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from capver.engines.verification.agent_verdict import AgentVerdict, decide
+from capver.engines.verification.symbolic import SymbolicEngine
+from capver.io import dataset_file, dsl
+from capver.io.properties_text import parse_property
+
+REPO = Path(__file__).resolve().parents[1]
+TOY = REPO / "models" / "toy_blocks.capm"
+INIT = "ontable(a) ontable(b) clear(a) clear(b) handempty"
+
+
+def capver(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "capver", *argv], capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+@pytest.fixture(scope="module")
+def toy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The toy model's model-backed agent (its truth is TOY), learned briefly."""
+    out = tmp_path_factory.mktemp("verify") / "run"
+    res = capver("learn", "--agent", "model", "--model", str(TOY), "--init", INIT, "--method", "mcqs-s",
+                 "--max-steps", "12", "--eval-sequences", "5", "--out", str(out), "--quiet")
+    assert res.returncode == 0, res.stderr
+    return out
+
+
+def test_a_model_file_holds_or_fails_with_a_run_that_replays() -> None:
+    res = capver("verify", str(TOY), "--property", "E [ F on(a,b) ]", "--json")
+    assert res.returncode == 0, res.stderr
+    record = json.loads(res.stdout)
+    assert record["verdict"] == "holds" and "--stack-a-on-b-->" in record["witness"]
+    res = capver("verify", str(TOY), "--property", "A [ G !holding(a) ]")
+    assert res.returncode == 1 and "FAILS on the model" in res.stdout and "counterexample" in res.stdout
+
+
+def test_quantitative_properties_are_refused_as_not_yet_checked() -> None:
+    res = capver("verify", str(TOY), "--property", "Pmax=? [ F on(a,b) ]")
+    assert res.returncode == 2 and "quantitative" in res.stderr
+
+
+PROPERTIES = [
+    "E [ F on(a,b) ]", "E [ F on(b,a) ]", "E [ F on(a,b) & holding(b) ]", "E [ !holding(b) U<=2 on(a,b) ]",
+    "A [ G !(holding(a) & holding(b)) ]", "A [ G !holding(a) ]", "A [ G<=1 ontable(b) ]", "E [ F<=1 holding(b) ]",
+]
+
+
+@pytest.mark.parametrize("text", PROPERTIES)
+def test_agent_verdicts_that_need_no_assumption_are_true_of_the_agent(toy_run: Path, text: str) -> None:
+    """'Witnessed on h∧' and 'violated on h∧' rest on observed transitions only, so
+    they must agree with the true model; an unknown verdict names an untried pair."""
+    first = dsl.read(toy_run / "h_and.capm")
+    h_or = dsl.read(toy_run / "h_or.capm", ctx=first.ctx).model
+    truth = dsl.read(TOY, ctx=first.ctx).model
+    data = dataset_file.load(toy_run / "dataset.jsonl", vocab=first.vocabulary).dataset
+    init = first.init
+    assert init is not None
+    prop = parse_property(text, first.vocabulary, tuple(first.model))
+    v = decide(prop, first.model, h_or, data, init)
+    on_truth = SymbolicEngine(truth).check(prop, init).holds
+    if v.assumption is None and v.verdict is AgentVerdict.HOLDS:
+        assert on_truth and v.witness is not None and v.witness.replays(first.model)
+    if v.assumption is None and v.verdict is AgentVerdict.VIOLATED:
+        assert not on_truth
+    if v.decisive_query is not None:
+        s, c = v.decisive_query
+        assert v.verdict is AgentVerdict.UNKNOWN and data.count_sc(s, c) == 0
+
+
+def test_the_run_command_reports_every_verdict_with_its_exit_status(toy_run: Path, tmp_path: Path) -> None:
+    props = tmp_path / "toy.props"
+    props.write_text('// what the toy arm can do\n"stack": E [ F on(a,b) ];\n"never both": A [ G !(holding(a) & holding(b)) ];\n',
+                     encoding="utf-8")
+    res = capver("verify", str(toy_run), "--properties", str(props), "--json")
+    assert res.returncode in (0, 3), res.stderr
+    records = [json.loads(line) for line in res.stdout.splitlines()]
+    assert [r["property"] for r in records] == ["stack", "never both"]
+    assert all(r["verdict"] in ("holds", "violated", "unknown") for r in records)
+    assert records[0]["init"] == "{ontable(a), ontable(b), clear(a), clear(b), handempty}"
