@@ -5,7 +5,9 @@ On a run directory the verdict is about the *agent*, from h∧ and h∨ together
 (:mod:`capver.engines.verification.agent_verdict`): holds / violated / unknown, with
 the observed witness, the assumption a safety verdict rests on, or the untried
 (state, capability) pair that would decide an unknown one.  On a model file the
-verdict is about that model.  Qualitative properties are checked by the BDD engine.
+verdict is about that model.  Qualitative properties are checked by the BDD engine;
+quantitative ones (Pmax/Pmin, P<=p, Rmin/Rmax) by the explicit-state engine in exact
+rationals, on h∧ of a run (the maximum-likelihood model section 4.2 evaluates).
 
 Exit status, as model checkers do: 0 every property holds, 1 one is violated,
 3 none is violated but one is unknown, 2 bad input.
@@ -17,8 +19,10 @@ import argparse
 import dataclasses
 import json
 import time
+from fractions import Fraction
 from pathlib import Path
 
+from capver.engines.verification import quantitative
 from capver.engines.verification.agent_verdict import AgentVerdict, LatticeVerdict, decide
 from capver.engines.verification.symbolic import QualitativeResult, SymbolicEngine
 from capver.errors import UsageError
@@ -58,7 +62,14 @@ def run(args: argparse.Namespace) -> int:
     codes = []
     for prop in props:
         start = time.perf_counter()
-        if second is None:
+        if not isinstance(prop.query, ExistsPath | ForallPath):
+            # Quantitative: on h∧ of a run (the MLE model section 4.2 evaluates), or on the model.
+            try:
+                q = quantitative.check(prop, first.model, init)
+            except TypeError as exc:
+                raise UsageError(f"{prop.name}: {exc}") from None
+            line, record, code = _quantitative_line(prop, q, "h∧ (MLE)" if second is not None else "the model")
+        elif second is None:
             result = SymbolicEngine(first.model).check(prop, init)
             line, record, code = _model_line(prop, result, vocab)
         else:
@@ -81,11 +92,23 @@ def _properties(args: argparse.Namespace, vocab: Vocabulary, caps: tuple[str, ..
             for k, text in enumerate(args.property, 1)
             for prop in (parse_property(text, vocab, caps),)
         )
-    for p in props:
-        if not isinstance(p.query, ExistsPath | ForallPath):
-            raise UsageError(f"{p.name}: {p.text!r} is a quantitative property; this version of capver verify "
-                             "checks qualitative ones (E [ ... ], A [ ... ]) only")
     return props
+
+
+def _value_text(v: object) -> str:
+    if isinstance(v, Fraction):
+        return f"{v.numerator}/{v.denominator} ({float(v):.6g})" if v.denominator != 1 else str(v.numerator)
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
+def _quantitative_line(prop: Property, q: quantitative.QuantitativeResult, on: str) -> tuple[str, dict[str, object], int]:
+    record: dict[str, object] = {"property": prop.name, "text": to_text(prop), "value": str(q.value),
+                                 "quantity": q.what, "model": on, "engine": q.engine}
+    line = f"{prop.name}: {q.what} = {_value_text(q.value)} on {on} (engine {q.engine})"
+    if q.holds is not None:
+        record["verdict"] = "holds" if q.holds else "violated"
+        line = f"{prop.name}: {'HOLDS' if q.holds else 'VIOLATED'} on {on}: {q.what} = {_value_text(q.value)}"
+    return line, record, EXIT_VIOLATED if q.holds is False else 0
 
 
 def _model_line(prop: Property, r: QualitativeResult, vocab: Vocabulary) -> tuple[str, dict[str, object], int]:
