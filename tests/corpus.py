@@ -21,7 +21,7 @@ import numpy as np
 from hypothesis import strategies as st
 from pysmt.fnode import FNode
 
-from capver.engines import generate
+from capver import synthetic
 from capver.logic.bdd import BACKENDS
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
@@ -48,7 +48,7 @@ def all_states(n_atoms: int) -> range:
 
 
 def propositional_vocabularies(min_atoms: int = 1, max_atoms: int = 6) -> st.SearchStrategy[Vocabulary]:
-    return st.integers(min_atoms, max_atoms).map(generate.propositional_vocabulary)
+    return st.integers(min_atoms, max_atoms).map(synthetic.propositional_vocabulary)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,8 +145,8 @@ def make_world(
     total: bool = False,
     bdd: str = "cudd",
 ) -> World:
-    ctx = LogicContext(generate.propositional_vocabulary(n_atoms), bdd)
-    truth = generate.random_model(
+    ctx = LogicContext(synthetic.propositional_vocabulary(n_atoms), bdd)
+    truth = synthetic.random_model(
         ctx, rng_for(seed), n_capabilities=n_capabilities, max_rules=max_rules, max_effects=max_effects, total=total
     )
     return World(ctx, truth, seed, total)
@@ -161,7 +161,7 @@ def worlds(
     bdd: str = "cudd",
 ) -> st.SearchStrategy[World]:
     """Random true models (formula conditions, overlapping rules) via
-    :func:`capver.engines.generate.random_model`."""
+    :func:`capver.synthetic.random_model`."""
     return st.builds(
         lambda n, k, seed: make_world(n, seed, n_capabilities=k, total=total, bdd=bdd),
         st.integers(min_atoms, max_atoms),
@@ -172,9 +172,9 @@ def worlds(
 
 def sample_stream(world: World, rng: np.random.Generator, length: int, pool_size: int) -> list[Transition]:
     """``length`` executions drawn from h⋆, in order: random capabilities from a pool
-    of states, the successor drawn by :func:`capver.engines.generate.sample_successor`.
+    of states, the successor drawn by :func:`capver.synthetic.sample_successor`.
 
-    Unlike :func:`capver.engines.generate.sample_dataset` the pool is drawn among the
+    Unlike :func:`capver.synthetic.sample_dataset` the pool is drawn among the
     pairs (s, c) some rule of h⋆ covers, so sampling always terminates (see the
     xfail test on ``sample_dataset`` for the hang this avoids)."""
     covered = [(s, c) for s in all_states(world.n) for c, m in world.truth.items() if m.covers(s)]
@@ -186,7 +186,7 @@ def sample_stream(world: World, rng: np.random.Generator, length: int, pool_size
     out = []
     for _ in range(length):
         s, c = pairs[int(rng.integers(len(pairs)))]
-        s2 = generate.sample_successor(world.truth[c], s, rng)
+        s2 = synthetic.sample_successor(world.truth[c], s, rng)
         assert s2 is not None
         out.append(Transition(s, c, s2))
     return out
@@ -213,7 +213,7 @@ def sampled_worlds(
 
 def complete_data(world: World, extra_pairs: int = 0) -> TransitionDataset:
     """A transition- and effect-complete dataset for the world's truth."""
-    return generate.complete_dataset(world.truth, world.rng(2), extra_pairs=extra_pairs)
+    return synthetic.complete_dataset(world.truth, world.rng(2), extra_pairs=extra_pairs)
 
 
 def exhaustive_data(world: World) -> TransitionDataset:

@@ -31,7 +31,6 @@ from capver.agents.primitive import PrimitiveAgent, action_effects, true_primiti
 from capver.commands import run_agent
 from capver.engines.discovery import discover, random_walks
 from capver.engines.execution import ExecutionBudget, execute
-from capver.engines.generate import propositional_vocabulary, random_model
 from capver.envs.base import InvalidActionError
 from capver.envs.ppddl import (
     AtomsRepresentation,
@@ -47,6 +46,7 @@ from capver.io.dsl import parse
 from capver.logic.condition import LogicContext
 from capver.model.state import NO_EFFECT, Capability, Effect
 from capver.model.vocabulary import Literal
+from capver.synthetic import propositional_vocabulary, random_model
 
 TOY = """
 (define (capability-model toy)

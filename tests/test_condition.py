@@ -28,7 +28,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pysmt.typing import INT
 
-from capver.engines import generate
+from capver import synthetic
 from capver.logic.condition import Condition, LogicContext, agreement_counterexample
 
 SMALL_MAX = 8
@@ -51,7 +51,7 @@ def small_conditions(draw: st.DrawFn, ctx: LogicContext) -> tuple[Condition, obj
     if kind == "formula":
         tree: Tree = draw(formula_trees(n))
         return Condition.formula(ctx, tree_to_smt(ctx, tree)), lambda s: eval_tree(tree, s)
-    cond = generate.random_condition(ctx, np.random.default_rng(draw(seeds)))
+    cond = synthetic.random_condition(ctx, np.random.default_rng(draw(seeds)))
     return cond, lambda s: eval_formula(ctx, cond.smt, s)
 
 
@@ -88,7 +88,7 @@ class TestLargeVocabularies:
     @settings(max_examples=6)
     @given(st.integers(30, 60), st.data())
     def test_z3_proves_bdd_and_formula_equivalent(self, bdd: str, n: int, data: st.DataObject) -> None:
-        ctx = LogicContext(generate.propositional_vocabulary(n), bdd)
+        ctx = LogicContext(synthetic.propositional_vocabulary(n), bdd)
         state = st.integers(0, (1 << n) - 1)
         universe = data.draw(st.lists(state, min_size=1, max_size=25, unique=True))
         block = universe[: data.draw(st.integers(0, len(universe)))]
@@ -98,7 +98,7 @@ class TestLargeVocabularies:
             (Condition.optimistic(ctx, block, universe), lambda s: s in block or s not in universe),
             (Condition.formula(ctx, tree_to_smt(ctx, tree)), lambda s: eval_tree(tree, s)),
         ]
-        rnd = generate.random_condition(ctx, np.random.default_rng(data.draw(seeds)))
+        rnd = synthetic.random_condition(ctx, np.random.default_rng(data.draw(seeds)))
         conds.append((rnd, lambda s: eval_formula(ctx, rnd.smt, s)))
         probes = universe + data.draw(st.lists(state, min_size=5, max_size=10))
         for cond, expected in conds:
@@ -110,7 +110,7 @@ class TestLargeVocabularies:
     def test_disagreement_is_found(self, bdd: str, n: int, data: st.DataObject) -> None:
         """A condition whose BDD was handed in wrong: z3 must name a state where the
         formula and the BDD really differ."""
-        ctx = LogicContext(generate.propositional_vocabulary(n), bdd)
+        ctx = LogicContext(synthetic.propositional_vocabulary(n), bdd)
         states = data.draw(st.lists(st.integers(0, (1 << n) - 1), min_size=2, max_size=6, unique=True))
         wrong = ctx.bdd.minterm(states[0])
         cond = Condition.pessimistic(ctx, states[1:], bdd=wrong)
@@ -121,7 +121,7 @@ class TestLargeVocabularies:
 
 class TestConditionValues:
     def setup_method(self) -> None:
-        self.ctx = LogicContext(generate.propositional_vocabulary(3))
+        self.ctx = LogicContext(synthetic.propositional_vocabulary(3))
 
     def test_true(self) -> None:
         cond = Condition.true(self.ctx)
@@ -175,7 +175,7 @@ def test_dropped_context_releases_its_bdd_manager_cleanly(bdd: str) -> None:
     gc.collect()
     sys.unraisablehook = caught.append
     try:
-        ctx = LogicContext(generate.propositional_vocabulary(3), bdd)
+        ctx = LogicContext(synthetic.propositional_vocabulary(3), bdd)
         x = ctx.smt.cur
         cond = Condition.formula(ctx, ctx.smt.mgr.Or(x[0], ctx.smt.mgr.And(x[1], x[2])))
         assert len(cond.cover) == 2

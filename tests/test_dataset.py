@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from capver.engines import generate
+from capver import synthetic
 from capver.errors import DatasetError
 from capver.model.dataset import Record, TransitionDataset
 from capver.model.state import Capability, Effect, Transition
@@ -31,7 +31,7 @@ additions = st.lists(
 
 
 def build(adds: list[tuple[int, str, int, int, int]]) -> TransitionDataset:
-    data = TransitionDataset(generate.propositional_vocabulary(N_ATOMS))
+    data = TransitionDataset(synthetic.propositional_vocabulary(N_ATOMS))
     for s, c, s2, n, steps in adds:
         data.add(Transition(s, c, s2), count=n, steps=steps)
     return data
@@ -86,7 +86,7 @@ class TestCounts:
 
     @given(additions, st.data())
     def test_change_log(self, adds: list, pick: st.DataObject) -> None:
-        data = TransitionDataset(generate.propositional_vocabulary(N_ATOMS))
+        data = TransitionDataset(synthetic.propositional_vocabulary(N_ATOMS))
         positions = [data.log_position]
         for s, c, s2, n, steps in adds:
             data.add(Transition(s, c, s2), count=n, steps=steps)
@@ -101,7 +101,7 @@ class TestCounts:
 class TestBuilding:
     def test_declare(self) -> None:
         intent = (Literal(Atom("p0")),)
-        data = TransitionDataset(generate.propositional_vocabulary(2), [Capability("k", intent)])
+        data = TransitionDataset(synthetic.propositional_vocabulary(2), [Capability("k", intent)])
         assert data.declare(Capability("k", intent)) is False
         assert data.declare(Capability("j")) is True
         assert set(data.capability_table) == {"k", "j"}
@@ -110,43 +110,43 @@ class TestBuilding:
             data.declare(Capability("k", ()))
 
     def test_undeclared_capability_is_declared_on_add(self) -> None:
-        data = TransitionDataset(generate.propositional_vocabulary(2))
+        data = TransitionDataset(synthetic.propositional_vocabulary(2))
         data.add(Transition(1, "new", 3))
         assert "new" in data.capability_table and data.capability_table["new"].intent == ()
 
     def test_add_record(self) -> None:
-        data = TransitionDataset(generate.propositional_vocabulary(2))
+        data = TransitionDataset(synthetic.propositional_vocabulary(2))
         data.add_record(Record(Transition(0, "c", 2), steps=7))
         data.add_record(Record(Transition(0, "c", 2), steps=5))
         assert data.count(0, "c", 2) == 2 and data.simulator_steps == 12
 
     def test_extend(self) -> None:
-        data = TransitionDataset(generate.propositional_vocabulary(2))
+        data = TransitionDataset(synthetic.propositional_vocabulary(2))
         data.extend([Transition(0, "c", 1), Transition(0, "c", 1), Transition(3, "d", 0)])
         assert (len(data), data.count(0, "c", 1), data.count(3, "d", 0), data.log_position) == (3, 2, 1, 3)
 
     @pytest.mark.parametrize("count", [0, -1])
     def test_non_positive_count(self, count: int) -> None:
-        data = TransitionDataset(generate.propositional_vocabulary(2))
+        data = TransitionDataset(synthetic.propositional_vocabulary(2))
         with pytest.raises(DatasetError, match="count must be positive"):
             data.add(Transition(0, "c", 1), count=count)
         assert len(data) == 0 and data.log_position == 0
 
     @pytest.mark.parametrize("t", [Transition(4, "c", 0), Transition(0, "c", 8)])
     def test_bits_outside_vocabulary(self, t: Transition) -> None:
-        data = TransitionDataset(generate.propositional_vocabulary(2))
+        data = TransitionDataset(synthetic.propositional_vocabulary(2))
         with pytest.raises(DatasetError, match="outside the vocabulary of 2 atoms"):
             data.add(t)
         assert len(data) == 0 and data.log_position == 0
 
     def test_rejected_add_leaves_no_trace(self) -> None:
-        data = TransitionDataset(generate.propositional_vocabulary(2))
+        data = TransitionDataset(synthetic.propositional_vocabulary(2))
         with pytest.raises(DatasetError):
             data.add(Transition(4, "c", 0))
         assert "c" not in data.capability_table
 
     def test_contains_only_transitions(self) -> None:
-        data = TransitionDataset(generate.propositional_vocabulary(2))
+        data = TransitionDataset(synthetic.propositional_vocabulary(2))
         data.add(Transition(0, "c", 1))
         assert (0, "c", 1) not in data
         assert Transition(0, "c", 1) in data

@@ -20,12 +20,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capver.engines.generate import (
-    propositional_vocabulary,
-    random_model,
-    sample_dataset,
-    typed_vocabulary,
-)
 from capver.errors import DatasetError, TornRecordError
 from capver.io.dataset_file import (
     DatasetWriter,
@@ -38,6 +32,12 @@ from capver.logic.condition import LogicContext
 from capver.model.dataset import TransitionDataset
 from capver.model.state import Capability, Transition
 from capver.model.vocabulary import Atom, Literal, Vocabulary
+from capver.synthetic import (
+    propositional_vocabulary,
+    random_model,
+    sample_dataset,
+    typed_vocabulary,
+)
 
 
 def snapshot(data: TransitionDataset) -> dict[str, object]:
@@ -122,7 +122,7 @@ def test_transition_of_undeclared_capability_declares_it_without_intent(tmp_path
 
 CHILD = r"""
 import sys
-from capver.engines.generate import propositional_vocabulary
+from capver.synthetic import propositional_vocabulary
 from capver.io.dataset_file import open_or_resume
 from capver.model.state import Capability, Transition
 from capver.model.vocabulary import Atom, Literal

@@ -16,7 +16,8 @@ from corpus import World, sampled_worlds
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from capver.engines import generate, verify
+from capver import synthetic
+from capver.engines import verify
 from capver.engines.lattice import LatticeBuilder
 from capver.errors import CapverError, DSLSemanticError, DSLSyntaxError
 from capver.io import dsl
@@ -61,8 +62,8 @@ def prose(text: str) -> str:
 
 
 def random_truth(n_atoms: int, seed: int, **kw: object) -> CompoundModel:
-    ctx = LogicContext(generate.propositional_vocabulary(n_atoms))
-    return generate.random_model(ctx, np.random.default_rng(seed), **kw)  # type: ignore[arg-type]
+    ctx = LogicContext(synthetic.propositional_vocabulary(n_atoms))
+    return synthetic.random_model(ctx, np.random.default_rng(seed), **kw)  # type: ignore[arg-type]
 
 
 # -- round trips --------------------------------------------------------------------------
@@ -79,8 +80,8 @@ def test_total_random_models_round_trip(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_typed_vocabulary_round_trip(seed: int) -> None:
-    ctx = LogicContext(generate.typed_vocabulary())
-    h = generate.random_model(ctx, np.random.default_rng(seed), n_capabilities=4)
+    ctx = LogicContext(synthetic.typed_vocabulary())
+    h = synthetic.random_model(ctx, np.random.default_rng(seed), n_capabilities=4)
     text = dsl.emit(h, name="typed")
     assert "(:types block - object)" in text
     assert "(:objects a b - block)" in text
@@ -92,7 +93,7 @@ def test_typed_vocabulary_round_trip(seed: int) -> None:
 @pytest.mark.parametrize(("n_atoms", "seed", "n_transitions"), [(4, 0, 40), (6, 1, 120), (8, 2, 200), (11, 3, 150)])
 def test_lattice_models_round_trip(n_atoms: int, seed: int, n_transitions: int) -> None:
     truth = random_truth(n_atoms, seed, n_capabilities=3, total=True)
-    data = generate.sample_dataset(truth, np.random.default_rng(seed + 100), n_transitions, n_states=20)
+    data = synthetic.sample_dataset(truth, np.random.default_rng(seed + 100), n_transitions, n_states=20)
     lb = LatticeBuilder(truth.ctx, data)
     for h in (lb.pessimistic, lb.optimistic):
         assert sum(len(m.rules) for m in h.values()) > 0
@@ -100,9 +101,9 @@ def test_lattice_models_round_trip(n_atoms: int, seed: int, n_transitions: int) 
 
 
 def test_typed_lattice_models_round_trip() -> None:
-    ctx = LogicContext(generate.typed_vocabulary())
-    truth = generate.random_model(ctx, np.random.default_rng(7), total=True)
-    data = generate.sample_dataset(truth, np.random.default_rng(8), 80)
+    ctx = LogicContext(synthetic.typed_vocabulary())
+    truth = synthetic.random_model(ctx, np.random.default_rng(7), total=True)
+    data = synthetic.sample_dataset(truth, np.random.default_rng(8), 80)
     lb = LatticeBuilder(ctx, data)
     roundtrip(lb.pessimistic, all_states=False)
     roundtrip(lb.optimistic, all_states=False)
@@ -120,9 +121,9 @@ def test_parse_without_context_builds_an_equal_vocabulary() -> None:
 
 
 def test_emission_is_a_fixpoint_after_one_round() -> None:
-    ctx = LogicContext(generate.propositional_vocabulary(6))
-    truth = generate.random_model(ctx, np.random.default_rng(5), total=True)
-    data = generate.sample_dataset(truth, np.random.default_rng(6), 100)
+    ctx = LogicContext(synthetic.propositional_vocabulary(6))
+    truth = synthetic.random_model(ctx, np.random.default_rng(5), total=True)
+    data = synthetic.sample_dataset(truth, np.random.default_rng(6), 100)
     h = LatticeBuilder(ctx, data).optimistic
     once = dsl.emit(dsl.parse(dsl.emit(h), ctx=ctx).model)
     twice = dsl.emit(dsl.parse(once, ctx=ctx).model)
@@ -165,7 +166,7 @@ def test_unusual_names_are_quoted_and_round_trip() -> None:
 
 
 def test_probabilities_are_written_and_read_exactly() -> None:
-    ctx = LogicContext(generate.propositional_vocabulary(3))
+    ctx = LogicContext(synthetic.propositional_vocabulary(3))
     ps = [Fraction(1, 7), Fraction(1, 3), Fraction(11, 21)]
     effects = [(p, Effect(add=1 << i)) for i, p in enumerate(ps)]
     h = CompoundModel(ctx, [CapabilityModel(Capability("c"), (Rule.make(Condition.true(ctx), effects),))])
@@ -183,7 +184,7 @@ def test_probabilities_are_written_and_read_exactly() -> None:
 
 
 def test_capability_without_rules_and_without_intent() -> None:
-    ctx = LogicContext(generate.propositional_vocabulary(2))
+    ctx = LogicContext(synthetic.propositional_vocabulary(2))
     h = CompoundModel(ctx, [CapabilityModel(Capability("idle"), ())])
     text = dsl.emit(h)
     assert ":intent (and)" in text
@@ -202,7 +203,7 @@ def test_missing_when_means_true() -> None:
 # -- compact conditions --------------------------------------------------------------------
 def test_pessimistic_condition_is_printed_from_its_cover() -> None:
     n = 6
-    ctx = LogicContext(generate.propositional_vocabulary(n))
+    ctx = LogicContext(synthetic.propositional_vocabulary(n))
     block = [s for s in range(1 << n) if s & 1]  # every state where p0 holds
     cond = Condition.pessimistic(ctx, block)
     naive = (
@@ -225,7 +226,7 @@ def test_pessimistic_condition_is_printed_from_its_cover() -> None:
 
 def test_optimistic_condition_prefers_the_negated_cover_when_shorter() -> None:
     n = 6
-    ctx = LogicContext(generate.propositional_vocabulary(n))
+    ctx = LogicContext(synthetic.propositional_vocabulary(n))
     full = (1 << n) - 1
     cond = Condition.optimistic(ctx, [0], [0, full])  # everything except the all-true state
     text = dsl.condition_text(cond)
@@ -289,7 +290,7 @@ def test_wide_literals_are_laid_out_as_before() -> None:
 
 
 def test_learned_rule_comments_count_states() -> None:
-    ctx = LogicContext(generate.propositional_vocabulary(3))
+    ctx = LogicContext(synthetic.propositional_vocabulary(3))
     data = TransitionDataset(ctx.vocab, [Capability("set-p2", (Literal(Atom("p2")),))])
     for s in (0b000, 0b001):
         data.add(Transition(s, "set-p2", s | 0b100))
@@ -308,7 +309,7 @@ def toy_state(vocab: Vocabulary, *atoms: str) -> int:
 
 
 def test_toy_blocks_file_reads_with_the_typed_vocabulary() -> None:
-    ctx = LogicContext(generate.typed_vocabulary())
+    ctx = LogicContext(synthetic.typed_vocabulary())
     pm = dsl.read(TOY, ctx=ctx)
     h, v = pm.model, ctx.vocab
     assert pm.name == "toy-blocks"
@@ -473,11 +474,11 @@ def test_atom_outside_the_declared_atom_list() -> None:
 
 
 def test_vocabulary_must_match_the_given_context() -> None:
-    ctx = LogicContext(generate.typed_vocabulary())
+    ctx = LogicContext(synthetic.typed_vocabulary())
     with pytest.raises(DSLSemanticError) as err:
         dsl.parse(BASE, filename="base.capm", ctx=ctx)
     check(err, 2, 3, "the file's vocabulary differs from that of the given context: types")
-    other = LogicContext(generate.propositional_vocabulary(2))
+    other = LogicContext(synthetic.propositional_vocabulary(2))
     text = "(define (capability-model m) (:predicates (p0) (p1))\n  (:atoms (p1) (p0)))"
     with pytest.raises(DSLSemanticError, match="atom 0 is p1 instead of p0") as err2:
         dsl.parse(text, ctx=other)
@@ -537,11 +538,11 @@ def test_formula_nesting_is_bounded() -> None:
 
 # -- fuzzing ---------------------------------------------------------------------------------
 def _corpus() -> list[str]:
-    typed = LogicContext(generate.typed_vocabulary())
+    typed = LogicContext(synthetic.typed_vocabulary())
     texts = [TOY.read_text(encoding="utf-8"), DOOR.read_text(encoding="utf-8"), BASE]
-    texts.append(dsl.emit(generate.random_model(typed, np.random.default_rng(0), n_capabilities=2, max_rules=2)))
+    texts.append(dsl.emit(synthetic.random_model(typed, np.random.default_rng(0), n_capabilities=2, max_rules=2)))
     truth = random_truth(4, 1, n_capabilities=2, total=True)
-    data = generate.sample_dataset(truth, np.random.default_rng(2), 30)
+    data = synthetic.sample_dataset(truth, np.random.default_rng(2), 30)
     texts.append(dsl.emit(LatticeBuilder(truth.ctx, data).optimistic))
     return texts
 
@@ -650,7 +651,7 @@ def test_arbitrary_text_parses_or_raises_located_errors(text: str) -> None:
 @given(st.data())
 @settings(max_examples=30)
 def test_the_initial_state_round_trips(data: st.DataObject) -> None:
-    ctx = LogicContext(generate.typed_vocabulary())
+    ctx = LogicContext(synthetic.typed_vocabulary())
     model = CompoundModel(ctx, [])
     init = data.draw(st.integers(0, (1 << len(ctx.vocab)) - 1) | st.none())
     parsed = dsl.parse(dsl.emit(model, name="m", init=init), ctx=ctx)

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capver.engines import generate
+from capver import synthetic
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.verification import explicit as ex
 from capver.logic.bdd import Cube
@@ -45,7 +45,7 @@ def toy_model(with_stay: bool = True) -> CompoundModel:
     """Atoms a (bit 0), b (bit 1).  In {}: ``go`` gives a with 1/3 and b with 2/3,
     ``stay`` changes nothing; in {b}: ``fix`` adds a or deletes b, 1/2 each; states
     with a enable nothing (Storm's deadlock self-loop)."""
-    ctx = LogicContext(generate.propositional_vocabulary(2))
+    ctx = LogicContext(synthetic.propositional_vocabulary(2))
     a, b = 1, 2
     caps = [
         CapabilityModel(Capability("go"), (Rule.make(_cond(ctx, a | b, 0), [(F(1, 3), Effect(a)), (F(2, 3), Effect(b))]),)),
@@ -58,7 +58,7 @@ def toy_model(with_stay: bool = True) -> CompoundModel:
 def gamble_model() -> CompoundModel:
     """Atoms g (bit 0, goal), d (bit 1, dead end).  In {}: ``safe`` gives g or d,
     1/2 each; ``risky`` gives g with 1/2, nothing with 1/4, d with 1/4."""
-    ctx = LogicContext(generate.propositional_vocabulary(2))
+    ctx = LogicContext(synthetic.propositional_vocabulary(2))
     g, d = 1, 2
     start = _cond(ctx, g | d, 0)
     return CompoundModel(ctx, [
@@ -77,7 +77,7 @@ def trap_model(ctx: LogicContext, rng: np.random.Generator) -> CompoundModel:
     trap = 1 << (n - 1)
     mgr, cur = ctx.smt.mgr, ctx.smt.cur
     caps = []
-    for cm in generate.random_model(ctx, rng, n_capabilities=3, max_rules=3, max_effects=3).values():
+    for cm in synthetic.random_model(ctx, rng, n_capabilities=3, max_rules=3, max_effects=3).values():
         rules = []
         for r in cm.rules:
             effects: dict[Effect, Fraction] = {}
@@ -94,14 +94,14 @@ def random_case(seed: int, n_atoms: int, kind: str) -> tuple[CompoundModel, Stat
     """A random model of the given kind, an initial state and a target cube over one or
     two atoms; every random choice comes from a numpy Generator seeded with ``seed``."""
     rng = np.random.default_rng(seed)
-    ctx = LogicContext(generate.propositional_vocabulary(n_atoms))
+    ctx = LogicContext(synthetic.propositional_vocabulary(n_atoms))
     if kind == "trap":
         model = trap_model(ctx, rng)
     elif kind in ("partial", "total"):
-        model = generate.random_model(ctx, rng, n_capabilities=3, max_rules=3, max_effects=3, total=kind == "total")
+        model = synthetic.random_model(ctx, rng, n_capabilities=3, max_rules=3, max_effects=3, total=kind == "total")
     else:
-        truth = generate.random_model(ctx, rng, n_capabilities=3, max_rules=3, max_effects=3, total=True)
-        data = generate.sample_dataset(truth, rng, 30, n_states=10)
+        truth = synthetic.random_model(ctx, rng, n_capabilities=3, max_rules=3, max_effects=3, total=True)
+        data = synthetic.sample_dataset(truth, rng, 30, n_states=10)
         lb = LatticeBuilder(ctx, data)
         model = lb.pessimistic if kind == "h_and" else lb.optimistic
     init = int(rng.integers(0, 1 << n_atoms)) & ~(1 << (n_atoms - 1) if kind == "trap" else 0)

@@ -28,8 +28,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capver import cli
-from capver.engines import generate
+from capver import cli, synthetic
 from capver.engines.lattice import LatticeBuilder
 from capver.envs.ppddl import GroundAction, PPDDLTask, parse_domain, parse_problem
 from capver.envs.ppddl.syntax import EffAnd, EffProbabilistic, EffWhen
@@ -171,9 +170,9 @@ def learned_bounds(vocab: Vocabulary, seed: int, n_transitions: int) -> tuple[Co
     yields a transition)."""
     ctx = LogicContext(vocab)
     rng = np.random.default_rng(seed)
-    partial = generate.random_model(ctx, rng, n_capabilities=3, max_rules=3, max_effects=3)
-    truth = generate.random_model(ctx, rng, n_capabilities=3, max_rules=3, max_effects=3, total=True)
-    data = generate.sample_dataset(truth, rng, n_transitions, n_states=max(4, n_transitions // 3))
+    partial = synthetic.random_model(ctx, rng, n_capabilities=3, max_rules=3, max_effects=3)
+    truth = synthetic.random_model(ctx, rng, n_capabilities=3, max_rules=3, max_effects=3, total=True)
+    data = synthetic.sample_dataset(truth, rng, n_transitions, n_states=max(4, n_transitions // 3))
     lb = LatticeBuilder(ctx, data)
     return partial, lb.pessimistic, lb.optimistic
 
@@ -287,11 +286,11 @@ class TestNames:
         assert pddl_name(text) == expected
 
     def test_intent_capability_reads_as_its_goal(self) -> None:
-        vocab = generate.typed_vocabulary()
+        vocab = synthetic.typed_vocabulary()
         ctx = LogicContext(vocab)
         intent = (Literal(Atom("on", ("a", "b"))), Literal(Atom("clear", ("a",)), False))
         cap = Capability.for_intent(intent)
-        base = generate.random_model(ctx, np.random.default_rng(0), n_capabilities=1)
+        base = synthetic.random_model(ctx, np.random.default_rng(0), n_capabilities=1)
         model = CompoundModel(ctx, [CapabilityModel(cap, base["c0"].rules)])
         export = export_ppddl(model)
         assert export.names.actions["on(a,b)&~clear(a)"] == "achieve-on-a-b-not-clear-a"
@@ -299,7 +298,7 @@ class TestNames:
         assert "(:action achieve-on-a-b-not-clear-a" in export.domain
 
     def test_parse_state_and_goal(self) -> None:
-        vocab = generate.typed_vocabulary()
+        vocab = synthetic.typed_vocabulary()
         s = parse_state("on(a, b)  clear(a) handempty", vocab)
         assert vocab.atoms_of(s) == [Atom("on", ("a", "b")), Atom("clear", ("a",)), Atom("handempty")]
         goal = parse_conjunction("on(a,b)&~clear(b) handempty", vocab)
@@ -327,7 +326,7 @@ class TestRoundTrip:
     @settings(max_examples=12)
     @given(seed=seeds, n_atoms=st.integers(1, 5), n_transitions=st.integers(5, 40))
     def test_random_truth_and_learned_bounds_every_state(self, seed: int, n_atoms: int, n_transitions: int) -> None:
-        vocab = generate.propositional_vocabulary(n_atoms)
+        vocab = synthetic.propositional_vocabulary(n_atoms)
         for model in learned_bounds(vocab, seed, n_transitions):
             export = export_ppddl(model)
             assert_exact_mass(export.domain)
@@ -336,7 +335,7 @@ class TestRoundTrip:
     @settings(max_examples=6)
     @given(seed=seeds)
     def test_typed_vocabulary_on_sampled_and_observed_states(self, seed: int) -> None:
-        vocab = generate.typed_vocabulary()
+        vocab = synthetic.typed_vocabulary()
         truth, pess, opt = learned_bounds(vocab, seed, 30)
         observed = [s for cm in pess.values() for r in cm.rules for s in r.condition.states]
         states = observed + random_states(np.random.default_rng(seed), len(vocab), 200)
@@ -346,7 +345,7 @@ class TestRoundTrip:
     @settings(max_examples=5)
     @given(seed=seeds)
     def test_larger_vocabulary_on_sampled_and_observed_states(self, seed: int) -> None:
-        vocab = generate.propositional_vocabulary(22)
+        vocab = synthetic.propositional_vocabulary(22)
         rng = np.random.default_rng(seed)
         truth, pess, opt = learned_bounds(vocab, seed, 60)
         observed = [s for cm in pess.values() for r in cm.rules for s in r.condition.states]
@@ -390,7 +389,7 @@ class TestRoundTrip:
                    Atom("and")],
         )
         ctx = LogicContext(vocab)
-        base = generate.random_model(ctx, np.random.default_rng(7), n_capabilities=3, total=True)
+        base = synthetic.random_model(ctx, np.random.default_rng(7), n_capabilities=3, total=True)
         intent = (Literal(Atom("On", ("A", "and"))), Literal(Atom("not-on"), False))
         caps = [Capability.for_intent(intent), Capability("c 1"), Capability("C-1")]
         model = CompoundModel(ctx, [CapabilityModel(cap, cm.rules) for cap, cm in zip(caps, base.values())])
@@ -427,7 +426,7 @@ class TestIndependentTools:
     def test_plado_agrees_on_learned_bounds(self, seed: int, n_atoms: int) -> None:
         import tempfile
 
-        vocab = generate.propositional_vocabulary(n_atoms)
+        vocab = synthetic.propositional_vocabulary(n_atoms)
         checked = 0
         with tempfile.TemporaryDirectory() as tmp:
             for model in learned_bounds(vocab, seed, 25):
@@ -511,16 +510,16 @@ class TestIndependentTools:
     def test_goals_reached_by_a_random_walk_are_planned_and_validated(
         self, seed: int, n_atoms: int, walk: int
     ) -> None:
-        vocab = generate.propositional_vocabulary(n_atoms)
+        vocab = synthetic.propositional_vocabulary(n_atoms)
         ctx = LogicContext(vocab)
         rng = np.random.default_rng(seed)
-        model = generate.random_model(ctx, rng, n_capabilities=3)
+        model = synthetic.random_model(ctx, rng, n_capabilities=3)
         init = s = int(rng.integers(1 << n_atoms))
         for _ in range(walk):
             options = [c for c in model if model[c].distribution(s)]
             if not options:
                 break
-            s = generate.sample_successor(model[options[int(rng.integers(len(options)))]], s, rng)
+            s = synthetic.sample_successor(model[options[int(rng.integers(len(options)))]], s, rng)
         atoms = rng.choice(n_atoms, size=min(n_atoms, 3), replace=False).tolist()
         goal = tuple(Literal(vocab.atoms[i], bool(s >> i & 1)) for i in sorted(atoms))
         det = export_determinized(model, init=init, goal=goal)
@@ -540,7 +539,7 @@ class TestDeterminization:
     @settings(max_examples=10)
     @given(seed=seeds, n_atoms=st.integers(1, 5), keep_negative=st.booleans())
     def test_all_outcomes_on_learned_bounds(self, seed: int, n_atoms: int, keep_negative: bool) -> None:
-        vocab = generate.propositional_vocabulary(n_atoms)
+        vocab = synthetic.propositional_vocabulary(n_atoms)
         for model in learned_bounds(vocab, seed, 25):
             det = export_determinized(model, negative_preconditions=keep_negative,
                                       goal=(Literal(vocab.atoms[0], False),))

@@ -1,7 +1,7 @@
 """Tests of the lattice bounds h∧ ⪯ h⋆ ⪯ h∨ (section 3.1; Theorems 1 and 3 and the
 Theorem 2 construction of appendix A).
 
-Random true models h⋆ come from :mod:`capver.engines.generate`; datasets are either
+Random true models h⋆ come from :mod:`capver.synthetic`; datasets are either
 sampled from them or built transition- and effect-complete.  Transition sets are
 compared both by enumerating S × C × S on small vocabularies and by the z3 checks of
 :mod:`capver.engines.verify`.
@@ -32,7 +32,8 @@ from corpus import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capver.engines import generate, verify
+from capver import synthetic
+from capver.engines import verify
 from capver.engines.lattice import Bounds, LatticeBuilder, build_bounds
 from capver.logic.condition import LogicContext, agreement_counterexample
 from capver.model.capability_model import CompoundModel
@@ -355,7 +356,7 @@ class TestTheorem2:
 
 
 def test_mismatched_vocabulary() -> None:
-    ctx = LogicContext(generate.propositional_vocabulary(3))
-    data = TransitionDataset(generate.propositional_vocabulary(4))
+    ctx = LogicContext(synthetic.propositional_vocabulary(3))
+    data = TransitionDataset(synthetic.propositional_vocabulary(4))
     with pytest.raises(ValueError, match="different vocabularies"):
         LatticeBuilder(ctx, data)

@@ -4,7 +4,7 @@
     errors, grammars, languages            0  exceptions; the languages' grammars and syntax errors
     model.vocabulary / state / dataset     1  atoms, states, observations
     logic                                  2  BDD and SMT conditions over a vocabulary
-    model.capability_model                 3  capability models: rules whose conditions are logic
+    model.capability_model, synthetic      3  capability models (rules whose conditions are logic); random ones for tests
     envs, agents, planning                 4  simulators, α, the agents assessed
     engines, introspection                 5  algorithms (lattice, MCQS, verification, planners)
     io                                     6  reading and writing files, presentation
@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "capver.model": 1,
     "capver.logic": 2,
     "capver.model.capability_model": 3,
+    "capver.synthetic": 3,
     "capver.envs": 4,
     "capver.agents": 4,
     "capver.planning": 4,

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from capver.engines import generate
+from capver import synthetic
 from capver.errors import UsageError
 from capver.io.literal_text import parse_atoms, parse_conjunction, parse_dnf, parse_state
 from capver.model.vocabulary import Atom, Literal
 
-VOCAB = generate.typed_vocabulary()
+VOCAB = synthetic.typed_vocabulary()
 
 
 def _spellings(atom: Atom) -> list[str]:

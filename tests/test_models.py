@@ -1,7 +1,7 @@
 """Tests of capability models (section 2, Definition "capability model"): rule
 validation, Pr_h(s′ | s, c) averaged over R_s, h ⊨ t, soundness/completeness w.r.t. D.
 
-Random models come from :func:`capver.engines.generate.random_model` (formula
+Random models come from :func:`capver.synthetic.random_model` (formula
 conditions, overlapping rules); the reference Pr_h is the brute-force
 :func:`corpus.brute_distribution`, which evaluates conditions by walking their
 formulas and applies effects on Python sets.
@@ -30,7 +30,7 @@ from corpus import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from capver.engines import generate
+from capver import synthetic
 from capver.engines.lattice import LatticeBuilder
 from capver.errors import ModelError
 from capver.logic.condition import Condition, LogicContext
@@ -43,7 +43,7 @@ P0, P1, P2 = 1, 2, 4
 
 class TestRules:
     def setup_method(self) -> None:
-        self.ctx = LogicContext(generate.propositional_vocabulary(3))
+        self.ctx = LogicContext(synthetic.propositional_vocabulary(3))
         self.true = Condition.true(self.ctx)
 
     def test_make_sorts_and_parses(self) -> None:
@@ -75,7 +75,7 @@ def overlapping_example() -> tuple[LogicContext, CapabilityModel]:
     """Three rules over p0, p1, p2 whose conditions overlap:
 
     A: p0 → {1/2: +p1, 1/2: +p2};  B: p0 ∨ p1 → {1: +p1};  C: p2 → {1/3: ∅, 2/3: −p2}."""
-    ctx = LogicContext(generate.propositional_vocabulary(3))
+    ctx = LogicContext(synthetic.propositional_vocabulary(3))
     mgr, x = ctx.smt.mgr, ctx.smt.cur
     a = formula_rule(ctx, x[0], [("1/2", Effect(P1, 0)), ("1/2", Effect(P2, 0))])
     b = formula_rule(ctx, mgr.Or(x[0], x[1]), [(1, Effect(P1, 0))])
@@ -223,8 +223,8 @@ def test_random_corpus_has_overlapping_rules() -> None:
 
 @given(worlds(2, 5, total=True), st.integers(1, 60), st.integers(1, 10))
 def test_generated_samples_are_admitted_by_the_truth(world: World, n: int, pool: int) -> None:
-    # total truths cover every state, so generate.sample_dataset cannot get stuck
-    data = generate.sample_dataset(world.truth, world.rng(3), n, n_states=pool)
+    # total truths cover every state, so synthetic.sample_dataset cannot get stuck
+    data = synthetic.sample_dataset(world.truth, world.rng(3), n, n_states=pool)
     assert len(data) == n
     assert len(set(data.states())) <= pool
     assert world.truth.is_complete(data)
@@ -240,13 +240,13 @@ def _raise_timeout(signum: int, frame: object) -> None:
 
 
 def test_sample_dataset_terminates_when_nothing_is_covered() -> None:
-    ctx = LogicContext(generate.propositional_vocabulary(2))
+    ctx = LogicContext(synthetic.propositional_vocabulary(2))
     never = capability_model("c", [Rule.make(Condition.pessimistic(ctx, []), [(1, Effect())])])
     model = CompoundModel(ctx, [never])
     previous = signal.signal(signal.SIGALRM, _raise_timeout)
     signal.setitimer(signal.ITIMER_REAL, 2.0)
     try:
-        outcome: object = generate.sample_dataset(model, np.random.default_rng(0), 5)
+        outcome: object = synthetic.sample_dataset(model, np.random.default_rng(0), 5)
     except _Timeout:
         outcome = "still sampling after 2 s"
     except ValueError as exc:  # refusing is an acceptable answer

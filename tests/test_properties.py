@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from capver.engines import generate
+from capver import synthetic
 from capver.errors import PropertySemanticError, PropertySyntaxError, SourceError, VocabularyError
 from capver.io.properties_text import MAX_DEPTH, parse_properties, parse_property, read_properties
 from capver.model.properties import (
@@ -45,7 +45,7 @@ from capver.model.properties import (
 )
 from capver.model.vocabulary import Atom, Predicate, Vocabulary
 
-VOCAB = generate.typed_vocabulary()
+VOCAB = synthetic.typed_vocabulary()
 CAPS = ("pick-up-a", "pick-up-b", "put-down-a", "put-down-b", "stack-a-b", "stack-b-a", "unstack-a-b", "unstack-b-a",
         "on(a,b)")
 

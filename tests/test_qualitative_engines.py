@@ -30,8 +30,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from capver import synthetic
 from capver.api import learn, load_setting
-from capver.engines import generate
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.verification.bmc import BoundedModelChecker
 from capver.engines.verification.symbolic import (
@@ -318,11 +318,11 @@ def random_case(seed: int, n_atoms: int, kind: str) -> tuple[CompoundModel, Stat
     """A random truth (``partial``: some states enable nothing; ``total``: every
     capability always enabled) or the h∧ / h∨ learned from data sampled from one."""
     rng = np.random.default_rng(seed)
-    ctx = LogicContext(generate.propositional_vocabulary(n_atoms))
-    truth = generate.random_model(ctx, rng, n_capabilities=3, total=kind == "total")
+    ctx = LogicContext(synthetic.propositional_vocabulary(n_atoms))
+    truth = synthetic.random_model(ctx, rng, n_capabilities=3, total=kind == "total")
     model = truth
     if kind in ("h_and", "h_or"):
-        data = generate.sample_dataset(truth, rng, n_transitions=int(rng.integers(5, 40)))
+        data = synthetic.sample_dataset(truth, rng, n_transitions=int(rng.integers(5, 40)))
         lb = LatticeBuilder(ctx, data)
         model = lb.pessimistic if kind == "h_and" else lb.optimistic
     return model, int(rng.integers(1 << n_atoms))
@@ -378,7 +378,7 @@ def test_dead_ends_end_runs() -> None:
     from capver.model.capability_model import CapabilityModel, Rule
     from capver.model.state import Capability, Effect
 
-    ctx = LogicContext(generate.propositional_vocabulary(3))
+    ctx = LogicContext(synthetic.propositional_vocabulary(3))
     cond = Condition.formula(ctx, ctx.smt.cube(Cube(0b111, 0)))
     model = CompoundModel(ctx, [CapabilityModel(Capability("go"), (Rule.make(cond, [(1, Effect(0b010))]),))])
     eng, bmc = SymbolicEngine(model), BoundedModelChecker(model)
@@ -408,7 +408,7 @@ def test_loops_are_lassos() -> None:
     from capver.model.capability_model import CapabilityModel, Rule
     from capver.model.state import Capability, Effect
 
-    ctx = LogicContext(generate.propositional_vocabulary(3))
+    ctx = LogicContext(synthetic.propositional_vocabulary(3))
     on = Condition.formula(ctx, ctx.smt.cur[0])
     off = Condition.formula(ctx, ctx.smt.mgr.Not(ctx.smt.cur[0]))
     rules = (Rule.make(on, [(1, Effect(0, 1))]), Rule.make(off, [(1, Effect(1, 0))]))

@@ -17,11 +17,11 @@ from capver.agents.model_backed import ModelBackedAgent
 from capver.cli import main
 from capver.engines.evaluation import reachability_accuracy
 from capver.engines.execution import ExecutionBudget
-from capver.engines.generate import propositional_vocabulary, random_model
 from capver.engines.learning import Setting
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 from capver.model.state import Effect
+from capver.synthetic import propositional_vocabulary, random_model
 
 
 def _learn(out: Path, *extra: str) -> dict[str, str]:

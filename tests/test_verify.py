@@ -24,7 +24,8 @@ from corpus import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capver.engines import generate, verify
+from capver import synthetic
+from capver.engines import verify
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 from capver.model.state import Effect, Transition
@@ -41,7 +42,7 @@ def hand_models() -> dict[str, CompoundModel]:
     sets:   pcond({p0}, {p0,p1}) → +p1     T = T(wide), a pessimistic condition
     more:   wide plus d: true → −p0
     """
-    ctx = LogicContext(generate.propositional_vocabulary(2))
+    ctx = LogicContext(synthetic.propositional_vocabulary(2))
     mgr, x = ctx.smt.mgr, ctx.smt.cur
     add_p1 = [(1, Effect(P1, 0))]
 
@@ -149,7 +150,7 @@ class TestRandom:
     @settings(max_examples=15)
     @given(worlds(2, 5), seeds)
     def test_refines_matches_enumeration(self, world: World, seed: int) -> None:
-        other = generate.random_model(world.ctx, rng_for(seed), n_capabilities=len(world.truth))
+        other = synthetic.random_model(world.ctx, rng_for(seed), n_capabilities=len(world.truth))
         t1, t2 = brute_transitions(world.truth, world.n), brute_transitions(other, world.n)
         for a, b, ta, tb in ((world.truth, other, t1, t2), (other, world.truth, t2, t1)):
             v = verify.refines(a, b)
@@ -182,7 +183,7 @@ class TestRandom:
         smaller = drop_last_rule(world.truth, c)
         assert verify.refines(smaller, world.truth).holds
         assert verify.equivalent(world.truth, world.truth).holds
-        others = [smaller, generate.random_model(world.ctx, rng_for(seed2), n_capabilities=2)]
+        others = [smaller, synthetic.random_model(world.ctx, rng_for(seed2), n_capabilities=2)]
         for other in others:
             v = verify.refines(world.truth, other)
             if not v.holds:

@@ -6,7 +6,7 @@ Pr_h(·|s,c), the z3 lattice-order check), against the targets of the issue:
 * Pr_h(·|s,c) answers ≥ 50,000 queries per second.
 
 The data come from a random true model h⋆ (built from the pieces of
-:mod:`capver.engines.generate`) executed from states drawn from a pool, so that states
+:mod:`capver.synthetic`) executed from states drawn from a pool, so that states
 recur as they do when MCQS re-queries the same states; the all-distinct-states case is
 reported as well.  A micro-benchmark compares the two state representations the issue
 names (Python ``int`` bitsets and numpy packed bit arrays).
@@ -37,14 +37,6 @@ from typing import Any
 import numpy as np
 
 from capver.bench.cli import BenchParser
-from capver.engines.generate import (
-    propositional_vocabulary,
-    random_condition,
-    random_effect,
-    random_fraction_split,
-    sample_dataset,
-    sample_successor,
-)
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.verify import refines
 from capver.logic.bdd import BACKENDS
@@ -53,6 +45,14 @@ from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 from capver.model.dataset import TransitionDataset
 from capver.model.state import Capability, Effect, Transition
 from capver.model.vocabulary import Literal
+from capver.synthetic import (
+    propositional_vocabulary,
+    random_condition,
+    random_effect,
+    random_fraction_split,
+    sample_dataset,
+    sample_successor,
+)
 
 BUILD_TARGET_S = 5.0
 INCREMENTAL_TARGET_S = 0.1
@@ -185,7 +185,7 @@ def timed(fn: Callable[[], Any], collect: bool = True) -> tuple[Timing, Any]:
 def true_model(ctx: LogicContext, rng: np.random.Generator, n_capabilities: int) -> CompoundModel:
     """A random h⋆ whose rules fire on a useful share of states.
 
-    :func:`capver.engines.generate.random_model` draws ~30 % of the atoms as literals
+    :func:`capver.synthetic.random_model` draws ~30 % of the atoms as literals
     per cube, i.e. ~12 literals at 40 atoms, so its rules match ~2⁻¹² of the states and
     almost every sampled transition would be the fallback's empty effect (a one-block
     partition).  Here cubes keep ~3 literals, effects touch ~15 % of the atoms, and a

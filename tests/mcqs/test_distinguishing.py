@@ -8,11 +8,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capver.engines.generate import (
-    propositional_vocabulary,
-    random_model,
-    sample_dataset,
-)
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.mcqs.base import SynthesisInput
 from capver.engines.mcqs.distinguishing import (
@@ -28,6 +23,11 @@ from capver.engines.mcts import MCTS, MCTSConfig
 from capver.logic.condition import LogicContext
 from capver.model.dataset import TransitionDataset
 from capver.model.state import Transition
+from capver.synthetic import (
+    propositional_vocabulary,
+    random_model,
+    sample_dataset,
+)
 
 dists = st.dictionaries(st.integers(0, 7), st.floats(0.01, 1.0), min_size=1, max_size=6).map(
     lambda d: tuple(sorted((s, p / sum(d.values())) for s, p in d.items()))
