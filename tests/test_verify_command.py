@@ -103,3 +103,27 @@ def test_the_run_command_reports_every_verdict_with_its_exit_status(toy_run: Pat
     assert [r["property"] for r in records] == ["stack", "never both"]
     assert all(r["verdict"] in ("holds", "violated", "unknown") for r in records)
     assert records[0]["init"] == "{ontable(a), ontable(b), clear(a), clear(b), handempty}"
+
+
+def test_export_format_prism_is_read_by_storm_as_written(tmp_path: Path) -> None:
+    import stormpy
+
+    from capver.engines.verification import explicit
+
+    res = capver("export", str(TOY), "--out", str(tmp_path / "p"), "--format", "prism")
+    assert res.returncode == 0, res.stderr
+    path = tmp_path / "p" / "model.prism"
+    program = stormpy.parse_prism_program(str(path))
+    props = stormpy.parse_properties('Pmax=? [ F "on_a_b" ]; Pmin=? [ F<=3 "on_a_b" ]', program)
+    built = stormpy.build_model(program, props)
+    init = built.initial_states[0]
+    storm_values = [stormpy.model_checking(built, p, only_initial_states=True).get_value(init) for p in props]
+    parsed = dsl.read(TOY)
+    assert parsed.init is not None
+    bit = 1 << parsed.vocabulary.index("on(a,b)")
+    ours = [explicit.pmax_reach(parsed.model, parsed.init, lambda s: bool(s & bit)),
+            explicit.pmin_reach(parsed.model, parsed.init, lambda s: bool(s & bit), 3)]
+    assert [float(v) for v in ours] == pytest.approx(storm_values, abs=1e-9)
+    # a second export into the same place refuses to overwrite the file
+    again = capver("export", str(TOY), "--out", str(tmp_path / "p"), "--format", "prism")
+    assert again.returncode == 2 and "exists" in again.stderr

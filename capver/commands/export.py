@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 from typing import TypeVar
 
+from capver.commands.argtypes import refuse_to_overwrite
 from capver.errors import CapverError, UsageError
 from capver.io import dsl
 from capver.io.literal_text import parse_conjunction
@@ -20,6 +21,7 @@ from capver.io.ppddl_export import (
     solve,
     validate_plan,
 )
+from capver.io.prism_export import export_prism
 
 T = TypeVar("T")
 
@@ -32,6 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(default: the model's (:init ...), else every atom false)")
     parser.add_argument("--goal", metavar="LITERALS", default="",
                         help="goal as a conjunction of literals, '~' negates, e.g. 'on(a,b) ~clear(b)'")
+    parser.add_argument("--format", choices=("ppddl", "prism"), default="ppddl",
+                        help="ppddl: domain.pddl / problem.pddl for planners; prism: model.prism, the model as an MDP "
+                        "(one command per capability and BDD region, exact probabilities, a label per atom) for "
+                        "Storm or PRISM")
     parser.add_argument("--determinize", action="store_true",
                         help="also write domain_det.pddl / problem_det.pddl (all-outcomes determinisation, "
                         "negative preconditions compiled away)")
@@ -55,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
         except CapverError as exc:
             raise UsageError(f"--search {args.search!r} --heuristic {args.heuristic!r}: {exc}") from None
     out = Path(args.out)
+    if args.format == "prism":
+        return _prism(args, parsed, init, source, out)
     try:
         ppddl = export_ppddl(model, init=init, goal=goal, name=parsed.name)
         written = list(ppddl.write(out))
@@ -91,3 +99,19 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"NOT valid under the model: {check.failure or 'the goal does not hold at the end'}")
     return 1
+
+
+def _prism(args: argparse.Namespace, parsed: dsl.ParsedModel, init: int, source: str, out: Path) -> int:
+    if args.goal.strip() or args.determinize or args.plan:
+        raise UsageError("--format prism: a PRISM model carries no goal or plan; give the goal as a property "
+                         "(capver verify, or Storm's Pmax=? [ F ... ]) and leave out --goal/--determinize/--plan")
+    target = out / "model.prism"
+    refuse_to_overwrite(target, "--out")
+    export = export_prism(parsed.model, init, name=parsed.name)
+    out.mkdir(parents=True, exist_ok=True)
+    target.write_text(export.text, encoding="utf-8")
+    commands = sum(1 for line in export.text.splitlines() if line.lstrip().startswith("["))
+    print(f"exported {len(parsed.model)} capabilities of {parsed.name!r} over {len(parsed.vocabulary)} atoms as a "
+          f"PRISM MDP ({commands} commands, {target.stat().st_size} bytes); initial state from {source}")
+    print(f"  wrote {target}")
+    return 0
