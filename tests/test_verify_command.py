@@ -127,3 +127,23 @@ def test_export_format_prism_is_read_by_storm_as_written(tmp_path: Path) -> None
     # a second export into the same place refuses to overwrite the file
     again = capver("export", str(TOY), "--out", str(tmp_path / "p"), "--format", "prism")
     assert again.returncode == 2 and "exists" in again.stderr
+
+
+def test_replay_executes_the_witness_with_the_agent(toy_run: Path) -> None:
+    res = capver("verify", str(toy_run), "--property", "E [ F on(a,b) ]", "--replay", "60", "--json")
+    assert res.returncode == 0, res.stderr
+    record = json.loads(res.stdout)
+    assert record["verdict"] == "holds" and record["replay"]["runs"] == 60
+    # The toy arm picks a up with probability 3/4 and stacks it on b with 3/4 or less,
+    # so the two-step witness reaches on(a,b) often but not always.
+    assert 10 < record["replay"]["reached_goal"] < 60
+
+
+@pytest.mark.slow
+def test_replay_of_a_deterministic_agent_always_reaches_the_goal(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert capver("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "60", "--eval-sequences", "5",
+                  "--out", str(out), "--quiet").returncode == 0
+    res = capver("verify", str(out), "--property", "E [ F on(a,b) ]", "--replay", "10", "--json")
+    record = json.loads(res.stdout)
+    assert record["verdict"] == "holds" and record["replay"] == {"runs": 10, "reached_goal": 10}

@@ -22,13 +22,16 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
+from capver.commands.argtypes import non_negative
 from capver.engines.verification import quantitative
 from capver.engines.verification.agent_verdict import AgentVerdict, LatticeVerdict, decide
-from capver.engines.verification.symbolic import QualitativeResult, SymbolicEngine
+from capver.engines.verification.symbolic import QualitativeResult, SymbolicEngine, Witness
 from capver.errors import UsageError
-from capver.io import dataset_file, dsl
+from capver.io import dataset_file, dsl, run_file
+from capver.io.literal_text import parse_conjunction
 from capver.io.properties_text import parse_property, read_properties
-from capver.model.properties import ExistsPath, ForallPath, Property, to_text
+from capver.model.properties import ExistsPath, ForallPath, Globally, Property, holds, to_text
+from capver.model.state import Capability, State
 from capver.model.vocabulary import Vocabulary
 
 EXIT_VIOLATED = 1
@@ -45,6 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--init", metavar="ATOMS", default="",
                         help="initial state (default: the model's (:init ...), else the empty state)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per property instead of text")
+    parser.add_argument("--replay", type=non_negative, default=0, metavar="N",
+                        help="on a run: execute each witness / counterexample N times with the agent in its "
+                        "simulator and report how often it reached the property's goal (default: 0, no replay)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the replays")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,6 +82,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             verdict = decide(prop, first.model, second.model, data, init)
             line, record, code = _agent_line(prop, verdict, vocab)
+            if args.replay and verdict.witness is not None and verdict.witness.steps:
+                reached, runs = _replay(target, prop, verdict.witness, args.replay, args.seed)
+                record["replay"] = {"runs": runs, "reached_goal": reached}
+                line += f"\n  replayed on the agent: the goal was reached in {reached} of {runs} runs"
         record.update(seconds=round(time.perf_counter() - start, 4), init=vocab.format_state(init),
                       init_from=source)
         print(json.dumps(record, ensure_ascii=False) if args.json else line)
@@ -140,3 +151,48 @@ def _agent_line(prop: Property, v: LatticeVerdict, vocab: Vocabulary) -> tuple[s
     code = {AgentVerdict.HOLDS: 0, AgentVerdict.VIOLATED: EXIT_VIOLATED, AgentVerdict.UNKNOWN: EXIT_UNKNOWN}
     return line, record, code[v.verdict]
 
+
+def _replay(run_dir: Path, prop: Property, witness: Witness, n: int, seed: int) -> tuple[int, int]:
+    """Execute the witness's capabilities with the run's agent ``n`` times from the
+    witness's first state; count the runs whose symbolic trajectory reaches the goal
+    of the property's path (for ``A [ G φ ]``, the violation ¬φ)."""
+    import numpy as np
+
+    from capver.engines.execution import execute
+    from capver.settings import build_assessment
+
+    manifest = run_file.read(run_dir)
+    a = build_assessment(manifest.agent, manifest.setting, np.random.default_rng(manifest.setting.seed))
+    st, vocab = a.setting, a.ctx.vocab
+    starts = [x for x in st.initial_states if st.alpha(x) == witness.initial]
+    if not starts:
+        raise UsageError(f"--replay: no initial state of the run's setting is {vocab.format_state(witness.initial)}")
+    path = prop.query.path  # type: ignore[union-attr]  # qualitative here
+    if isinstance(path, Globally):
+        def goal(s: State) -> bool:
+            return not holds(path.invariant, s, vocab)
+    else:
+        def goal(s: State) -> bool:
+            return holds(path.goal, s, vocab)
+    rng = np.random.default_rng(seed)
+    reached = 0
+    for _ in range(n):
+        x = starts[0]
+        hit = goal(st.alpha(x))
+        for c in witness.capability_names:
+            if hit:
+                break
+            ex = execute(st.agent, st.sim, st.alpha, _capability(st.capabilities, c, vocab), x, rng, st.budget)
+            x = st.sim.get_state()
+            hit = any(goal(s) for s in ex.symbolic_trajectory)
+        reached += hit
+    return reached, n
+
+
+def _capability(known: tuple[Capability, ...], name: str, vocab: Vocabulary) -> Capability:
+    """The capability ``name`` of the setting, or (discovered later, as LAO*'s are)
+    the one whose name spells its intent."""
+    for c in known:
+        if c.name == name:
+            return c
+    return Capability.for_intent(parse_conjunction(name, vocab, what="capability"))
