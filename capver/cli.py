@@ -44,7 +44,7 @@ COMMANDS: dict[str, Command] = {
     "report": Command("capver.commands.report", "write one static HTML page (no server, nothing fetched) showing a capver learn run"),
     "run": Command("capver.commands.run_agent", "run one agent on one domain and print the transitions of a few capability executions"),
     "verify": Command("capver.commands.verify", "check properties of an agent's capabilities on a learned run (h∧ and h∨) or a model"),
-    "bench": Command("capver.commands.bench", "run a benchmark (foundation, agents, minigrid, learning, introspection; NAME --quick for a smoke run)"),
+    "bench": Command("capver.commands.bench", "run a benchmark (foundation, agents, minigrid, learning, introspection, verify; NAME --quick for a smoke run)"),
 }
 
 EXIT_USAGE = 2

@@ -205,3 +205,13 @@ def test_minigrid_quick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys:
     for r in rows:
         rate, steps, achieved = map(float, r[4:])
         assert rate > 0 and 0 < steps <= 200 and 0.0 <= achieved <= 1.0
+
+
+def test_verify_quick(capsys: pytest.CaptureFixture[str]) -> None:
+    from capver.bench import verify
+
+    assert verify.main(["--quick"]) in (0, 1)
+    out = capsys.readouterr().out
+    assert "reachable states from the initial state" in out
+    assert "BDD E [ F victim-healthy(z1) & victim-at(z1,l2) ]" in out and "holds" in out
+    assert "Storm exact Pmax=?" in out and "targets (" in out

@@ -15,6 +15,7 @@ BENCHMARKS: dict[str, str] = {
     "minigrid": "capver.bench.minigrid",
     "learning": "capver.bench.learning",
     "introspection": "capver.bench.introspection",
+    "verify": "capver.bench.verify",
 }
 
 
