@@ -6,6 +6,7 @@
     result = capver.learn(a, method="mcqs-s", max_steps=500, seed=0)
     print(result.to_dsl("h_and"))                            # the learned model, readable
     assert result.check().holds                              # z3: h∧ ⪯ h∨ (section 3.1)
+    print(result.verify("E [ F on(a,b) ]").verdict)          # about the agent, from h∧ and h∨
     result.export("out/", which="h_and")                     # PPDDL for planners
 
 The objects are the library's own (:class:`~capver.settings.Assessment`,
@@ -27,16 +28,21 @@ from capver.agents.base import Agent
 from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset
 from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import LearnConfig, Learner, Progress, Setting
+from capver.engines.verification import quantitative
+from capver.engines.verification.agent_verdict import LatticeVerdict, decide
+from capver.engines.verification.quantitative import QuantitativeResult
 from capver.engines.verify import Verdict, equivalent, refines, same_distributions
 from capver.envs.base import Representation, Simulator
 from capver.errors import UsageError
 from capver.io import dsl
 from capver.io.literal_text import parse_conjunction, parse_state
 from capver.io.ppddl_export import export_determinized, export_ppddl
+from capver.io.properties_text import parse_property
 from capver.io.run_file import SettingArgs
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
+from capver.model.properties import ExistsPath, ForallPath
 from capver.model.state import Capability
 from capver.settings import Assessment, build_assessment
 
@@ -104,6 +110,18 @@ class LearnResult:
         a = self.assessment
         d_eval = collect_eval_dataset(a.setting, a.setting.capabilities, sequences, np.random.default_rng(seed))
         return checkpoint_scores(self.h_and, self.data, d_eval, a.truth, a.reachable)
+
+    def verify(self, prop: str, *, init: str = "") -> LatticeVerdict | QuantitativeResult:
+        """Check a property (``capver verify``'s language) from the setting's initial
+        state (or the atoms ``init``): a qualitative one gives the verdict about the
+        agent from h∧ and h∨, a quantitative one its value on h∧."""
+        vocab = self.h_and.vocabulary
+        parsed = parse_property(prop, vocab, tuple(self.h_and), source="prop")
+        st = self.assessment.setting
+        start = parse_state(init, vocab, what="init") if init.strip() else st.alpha(st.initial_states[0])
+        if isinstance(parsed.query, ExistsPath | ForallPath):
+            return decide(parsed, self.h_and, self.h_or, self.data, start)
+        return quantitative.check(parsed, self.h_and, start)
 
     def export(self, out: str | Path, *, which: str = "h_and", init: str = "", goal: str = "",
                determinize: bool = False) -> list[Path]:
