@@ -213,9 +213,12 @@ def disjoin(bdd: BDDBackend, nodes: Iterable[Node]) -> Node:
     return layer[0]
 
 
-def isop(bdd: BDDBackend, u: Node) -> list[Cube]:
+def isop(bdd: BDDBackend, u: Node, upper: Node | None = None) -> list[Cube]:
     """An irredundant sum-of-products cover of ``u`` (Minato–Morreale ISOP on the
-    interval [u, u]): no cube and no literal of a cube can be dropped."""
+    interval [u, u]): no cube and no literal of a cube can be dropped.
+
+    With ``upper`` (u ⊆ upper) the cover is of some function f with u ⊆ f ⊆ upper:
+    the states of upper ∖ u are don't-cares the recursion may use to drop literals."""
     memo: dict[tuple[Node, Node], tuple[list[Cube], Node]] = {}
 
     def rec(lo: Node, hi: Node) -> tuple[list[Cube], Node]:
@@ -244,7 +247,7 @@ def isop(bdd: BDDBackend, u: Node) -> list[Cube]:
         return cover, f
 
     try:
-        cover, _ = rec(u, u)
+        cover, _ = rec(u, u if upper is None else upper)
     finally:
         # rec is a self-referencing closure; without this the cycle would pin BDD
         # nodes until the garbage collector runs, possibly after the manager is gone.
