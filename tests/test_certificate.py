@@ -80,3 +80,36 @@ def test_a_malformed_certificate_is_a_one_line_error(run_dir: Path, tmp_path: Pa
     (run / certificate.NAME).write_text(garbage, encoding="utf-8")
     res = capver("certify", str(run))
     assert res.returncode == 2 and res.stderr.startswith("capver certify: error: ") and "Traceback" not in res.stderr
+
+
+def test_learn_writes_and_certifies_the_occam_model(run_dir: Path) -> None:
+    cert = certificate.read(run_dir)
+    claims = {(c.left, c.right): c for c in cert.claims}
+    assert claims[("h_and.capm", certificate.TILDE)].holds  # h∧ ⪯ h̃ (issue 12)
+    assert claims[(certificate.TILDE, "h_or.capm")].holds  # h̃ ⪯ h∨
+    assert cert.models[certificate.TILDE] == certificate.sha256(run_dir / certificate.TILDE)
+    assert "in words: " in (run_dir / "report.txt").read_text(encoding="utf-8")
+    res = capver("certify", str(run_dir))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "h_and.capm ⪯ h_tilde.capm: proved" in res.stdout and "h_tilde.capm ⪯ h_or.capm: proved" in res.stdout
+
+
+def test_an_edited_occam_model_is_refused(run_dir: Path, tmp_path: Path) -> None:
+    run = _copy(run_dir, tmp_path)
+    with open(run / certificate.TILDE, "a", encoding="utf-8") as f:
+        f.write("; edited by hand\n")
+    res = capver("certify", str(run))
+    assert res.returncode == 2 and "h_tilde.capm: modified after certification" in res.stderr
+
+
+def test_a_run_without_an_occam_model_still_rechecks(run_dir: Path, tmp_path: Path) -> None:
+    # Runs made before issue 12 have no h_tilde.capm and no claims about it.
+    run = _copy(run_dir, tmp_path)
+    (run / certificate.TILDE).unlink()
+    body = json.loads((run / certificate.NAME).read_text(encoding="utf-8"))
+    body["claims"] = [c for c in body["claims"] if certificate.TILDE not in (c["left"], c["right"])]
+    del body["models"][certificate.TILDE]
+    (run / certificate.NAME).write_text(json.dumps(body), encoding="utf-8")
+    res = capver("certify", str(run))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "h_tilde" not in res.stdout

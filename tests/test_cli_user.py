@@ -15,19 +15,14 @@ import time
 from pathlib import Path
 
 import pytest
+from cli import capver, capver_command
 
 from capver.cli import COMMANDS, build_parser
 from capver.engines.learning import resumed_queries
 from capver.io import dataset_file
 
 REPO = Path(__file__).resolve().parents[1]
-SCRIPT = Path(sys.executable).with_name("capver")
 
-
-def capver(*argv: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """``capver ARGV`` exactly as a user types it (the installed console script)."""
-    cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "capver"]
-    return subprocess.run(cmd + list(argv), capture_output=True, text=True, timeout=timeout, check=False, cwd=cwd)
 
 
 def one_line_error(res: subprocess.CompletedProcess[str], command: str) -> str:
@@ -185,7 +180,7 @@ def test_every_option_of_every_command_has_help(command: str) -> None:
 
 def test_ctrl_c_ends_learn_with_one_line_saying_what_was_saved(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "capver"]
+    cmd = capver_command()
     proc = subprocess.Popen(cmd + ["learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "100000",
                                    "--patience", "0", "--eval-sequences", "5", "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -210,7 +205,7 @@ def test_learn_reports_learning_writing_and_total_time_and_plain_lines_off_a_ter
     assert res.returncode == 0
     assert "learning " in res.stdout and "writing " in res.stdout and "total " in res.stdout
     assert "\r" not in res.stderr  # stderr is a pipe: no in-place redraws
-    assert "writing h_and.capm and h_or.capm: done in" in res.stderr
+    assert "writing h_and.capm, h_or.capm and h_tilde.capm: done in" in res.stderr
 
 
 # -- 5. one error path ----------------------------------------------------------------------
@@ -252,7 +247,7 @@ def test_plot_into_an_unwritable_place_is_a_one_line_error(tmp_path: Path) -> No
 @pytest.mark.slow
 def test_queries_continue_after_kill_and_resume(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "capver"]
+    cmd = capver_command()
     argv = ["learn", "--agent", "lao", "--domain", "blocks", "--method", "mcqs-s", "--eval-sequences", "5",
             "--eval-every", "1000", "--patience", "0", "--out", str(out), "--quiet"]
     # --eval-every 1000: no checkpoint is written between the start and the kill, so

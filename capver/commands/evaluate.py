@@ -5,6 +5,8 @@
   charges what the learner never tried;
 * exact VD (section 2) over the transitions the true model induces from the
   reachable states, when the truth is known (model-backed and primitive agents);
+* the same coverage agreement and exact VD for the Occam model h̃ (issue 12), rebuilt
+  from the data and the run's seed exactly as ``capver learn`` wrote it;
 * E3 reachability: capability sequences the model predicts executable are executed
   by the agent, and the share of executions ending in a state the model predicted
   possible is reported.
@@ -24,8 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from capver.commands.argtypes import non_negative, positive
-from capver.engines.evaluation import checkpoint_scores, reachability_accuracy
+from capver.engines.evaluation import checkpoint_scores, reachability_accuracy, tilde_scores
 from capver.engines.lattice import LatticeBuilder
+from capver.engines.occam import run_occam_model
 from capver.io import dataset_file, run_file
 from capver.io.atomic import replace_text
 from capver.model.dataset import TransitionDataset
@@ -62,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
         "unique_transitions": data.unique_count(),
         **checkpoint_scores(h, data, d_eval, assessment.truth, assessment.reachable),
     }
+    tilde = run_occam_model(builder.pessimistic, manifest.setting.seed).model
+    scores.update(tilde_scores(tilde, d_eval, assessment.truth, assessment.reachable))
     if args.reachability:
         rng = np.random.default_rng(args.seed)
         assessment.setting.sim.reset(int(rng.integers(2**31 - 1)))
@@ -92,9 +97,11 @@ def _summary(scores: dict[str, object]) -> str:
         ),
         f"  model agreement 1 − VD_s (section 4.2):  {scores['agreement']:.4f}",
         f"  coverage agreement over D′:               {scores['coverage_agreement']:.4f}",
+        f"  coverage agreement of the Occam model h̃:  {scores['coverage_agreement_tilde']:.4f}",
     ]
     if "exact_vd" in scores:
         lines.append(f"  exact VD against the true model:          {scores['exact_vd']:.4f}")
+        lines.append(f"  exact VD of the Occam model h̃:            {scores['exact_vd_tilde']:.4f}")
     e3 = scores.get("reachability")
     if isinstance(e3, dict):
         lines.append(

@@ -5,8 +5,10 @@ The output directory holds ``run.json`` (the agent, setting, method and budget, 
 by ``capver eval`` and by ``--resume``), ``dataset.jsonl`` (append-only, one record
 per capability execution: ``--resume`` continues a killed run with nothing lost),
 ``eval.jsonl`` (the independent evaluation dataset D′), ``h_and.capm`` / ``h_or.capm``
-(the learned bounds in the DSL), ``curve.csv`` / ``curve.png`` (model agreement vs
-simulator steps) and ``report.txt`` (each capability in plain words).
+(the learned bounds in the DSL), ``h_tilde.capm`` (the Occam model h̃ between them,
+issue 12), ``certificate.json`` (z3's h∧ ⪯ h̃ ⪯ h∨ and h∧ ⪯ h∨), ``curve.csv`` /
+``curve.png`` (model agreement vs simulator steps, for h∧ and h̃) and ``report.txt``
+(each capability in plain words, from h̃'s short conditions).
 
 Everything the user typed is checked before anything is created, and a directory
 is only ever written into when it is empty, new, or (with ``--resume``) a run that
@@ -26,9 +28,10 @@ import numpy as np
 
 from capver.commands.argtypes import positive, seconds, theta
 from capver.commands.progress import ProgressReport
-from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset
+from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset, tilde_scores
 from capver.engines.learning import LearnConfig, Learner, resumed_queries
 from capver.engines.mcqs import QUERY_METHODS
+from capver.engines.occam import run_occam_model
 from capver.errors import RunFileError, UsageError
 from capver.io import certificate, dataset_file, dsl, run_file
 from capver.io.atomic import replace_text
@@ -198,6 +201,10 @@ def run(args: argparse.Namespace) -> int:
         }
         scores = checkpoint_scores(learner.h_and, learner.data, d_eval, assessment.truth, assessment.reachable)
         row.update((k, round(v, 6)) for k, v in scores.items())
+        row["exact_vd_tilde"] = ""
+        tilde = run_occam_model(learner.h_and, args.seed).model
+        scores = tilde_scores(tilde, d_eval, assessment.truth, assessment.reachable)
+        row.update((k, round(v, 6)) for k, v in scores.items())
         curve.add(row)
         return row
 
@@ -230,7 +237,8 @@ def run(args: argparse.Namespace) -> int:
         report.close_bar()
     learn_seconds = time.monotonic() - started
     try:
-        write_seconds = _write_outputs(learner, curve, record, assessment.name, out, report, assessment.truth)
+        write_seconds = _write_outputs(learner, curve, record, assessment.name, out, report, assessment.truth,
+                                       args.seed)
     except KeyboardInterrupt:
         report.say(f"capver learn: interrupted while writing the models; {out}/dataset.jsonl holds all "
                    f"{learner.progress.executions} executions: run the same command with --resume to write them")
@@ -253,8 +261,8 @@ def run(args: argparse.Namespace) -> int:
         f"{assessment.name} {manifest.method}: {p.stop_reason}; {p.queries} queries, {p.executions} executions "
         f"({p.failures} failed), {p.steps} simulator steps, {p.unique_transitions} unique transitions, "
         f"{len(learner.capabilities)} capabilities; agreement {last['agreement']}, "
-        f"coverage agreement {last['coverage_agreement']}"
-        + (f", exact VD {last['exact_vd']}" if last["exact_vd"] != "" else "")
+        f"coverage agreement {last['coverage_agreement']} (h̃ {last.get('coverage_agreement_tilde', '')})"
+        + (f", exact VD {last['exact_vd']} (h̃ {last.get('exact_vd_tilde', '')})" if last["exact_vd"] != "" else "")
         + f"; learning {learn_seconds:.1f} s, writing {write_seconds:.1f} s, "
         f"total {time.monotonic() - started:.1f} s. Wrote {out}/"
     )
@@ -262,8 +270,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_outputs(learner: Learner, curve: Curve, record: Callable[[], object], title: str, out: Path,
-                   report: ProgressReport, truth: CompoundModel | None) -> float:
-    """The last checkpoint, the curve plot, both models and the report; seconds spent."""
+                   report: ProgressReport, truth: CompoundModel | None, seed: int) -> float:
+    """The last checkpoint, the curve plot, the three models and the report; seconds spent."""
     start = time.monotonic()
     if curve.last_steps != learner.progress.steps or len(curve.rows) == 1:
         record()
@@ -273,12 +281,15 @@ def _write_outputs(learner: Learner, curve: Curve, record: Callable[[], object],
     st = learner.setting
     starts = {st.alpha(x) for x in st.initial_states}
     init = next(iter(starts)) if len(starts) == 1 else None
-    with report.phase("writing h_and.capm and h_or.capm"):
+    with report.phase("writing h_and.capm, h_or.capm and h_tilde.capm"):
+        tilde = run_occam_model(learner.h_and, seed).model
         dsl.write(learner.h_and, out / "h_and.capm", name="pessimistic", init=init)
         dsl.write(learner.h_or, out / "h_or.capm", name="optimistic", init=init)
-    replace_text(out / "report.txt", capability_report(learner.h_and, learner.h_or))
-    with report.phase("certifying h∧ ⪯ h∨" + (" and h∧ ⪯ h⋆ ⪯ h∨" if truth is not None else "") + " with z3"):
-        cert = certificate.certify(out, truth, {"h_and.capm": learner.h_and, "h_or.capm": learner.h_or})
+        dsl.write(tilde, out / certificate.TILDE, name="occam", init=init)
+    replace_text(out / "report.txt", capability_report(learner.h_and, learner.h_or, tilde))
+    with report.phase("certifying h∧ ⪯ h̃ ⪯ h∨" + (" and h∧ ⪯ h⋆ ⪯ h∨" if truth is not None else "") + " with z3"):
+        models = {"h_and.capm": learner.h_and, "h_or.capm": learner.h_or, certificate.TILDE: tilde}
+        cert = certificate.certify(out, truth, models)
     for claim in cert.claims:
         report.say(f"capver learn: {claim.text}")
     return time.monotonic() - start

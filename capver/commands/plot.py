@@ -12,7 +12,7 @@ from capver.errors import RunFileError
 from capver.io import run_file
 from capver.io.curves import plot_curves, read_curves
 
-METRICS = ("coverage_agreement", "agreement", "exact_vd")
+METRICS = ("coverage_agreement", "agreement", "exact_vd", "coverage_agreement_tilde", "exact_vd_tilde")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

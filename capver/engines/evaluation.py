@@ -153,6 +153,22 @@ def checkpoint_scores(
     return scores
 
 
+def tilde_scores(
+    h_tilde: CompoundModel,
+    d_eval: TransitionDataset,
+    truth: CompoundModel | None = None,
+    reachable: Iterable[State] | None = None,
+) -> dict[str, float]:
+    """The Occam model's scores beside :func:`checkpoint_scores`'s (issue 12):
+    ``coverage_agreement_tilde`` and, with the truth, ``exact_vd_tilde`` — the same
+    functions on h̃ (model agreement stays h∧'s: VD_s weights by the learner's own
+    counts, where h̃ equals h∧)."""
+    scores = {"coverage_agreement_tilde": coverage_agreement(h_tilde, d_eval)}
+    if truth is not None and reachable is not None:
+        scores["exact_vd_tilde"] = exact_vd(h_tilde, truth, reachable)
+    return scores
+
+
 def reachable_states(truth: CompoundModel, initial: Iterable[State], limit: int = 1_000_000) -> set[State]:
     """States reachable from ``initial`` under any capability sequence of h⋆."""
     seen = set(initial)

@@ -272,6 +272,16 @@ def occam_model(
     return OccamModel(CompoundModel(h_and.ctx, models), choices)
 
 
+RUN_SALT = 12
+"""Mixed into a run's seed for h̃'s folds: ``capver learn`` and ``capver eval`` build
+the same h̃ from the same data, and the learner's own stream is never touched."""
+
+
+def run_occam_model(h_and: CompoundModel, seed: int) -> OccamModel:
+    """h̃ as ``capver learn`` writes it and ``capver eval`` rebuilds it."""
+    return occam_model(h_and, np.random.default_rng([seed, RUN_SALT]))
+
+
 def rule_sizes(model: CompoundModel) -> list[int]:
     """Literals per rule over the whole model (condition size, as printed)."""
     return [literals(r.condition) for m in model.values() for r in m.rules]

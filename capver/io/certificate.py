@@ -1,9 +1,11 @@
 """Certificates of learned models (section 3.1's lattice, Theorems 1 and 3): the z3
-verdicts of h∧ ⪯ h∨ (and h∧ ⪯ h⋆ ⪯ h∨ when the true model is known), bound to the
+verdicts of h∧ ⪯ h∨ (and h∧ ⪯ h⋆ ⪯ h∨ when the true model is known, and
+h∧ ⪯ h̃ ⪯ h∨ for the Occam model of issue 12 when the run has one), bound to the
 exact bytes of the model files by their SHA-256, with the solver versions and the
 time taken.
 
-``capver learn`` writes ``certificate.json`` beside ``h_and.capm`` / ``h_or.capm``;
+``capver learn`` writes ``certificate.json`` beside ``h_and.capm`` / ``h_or.capm`` /
+``h_tilde.capm``;
 ``capver certify`` re-reads the model files, refuses them if a byte changed since
 certification, re-runs every check with z3, and fails on any verdict that differs.
 """
@@ -27,6 +29,8 @@ from capver.model.capability_model import CompoundModel
 
 FORMAT = 1
 NAME = "certificate.json"
+TILDE = "h_tilde.capm"
+"""The Occam model's file: certified when present, optional for older runs."""
 TRUTH = "h⋆"
 """How the true model is named in a claim (it is rebuilt from the setting, not a file)."""
 
@@ -97,10 +101,13 @@ def _claim(left_name: str, left: CompoundModel, right_name: str, right: Compound
 
 
 def lattice_claims(models: Mapping[str, CompoundModel], truth: CompoundModel | None) -> tuple[Claim, ...]:
-    """h∧ ⪯ h∨, and h∧ ⪯ h⋆ ⪯ h∨ when the truth is given (its context must be the
-    models')."""
+    """h∧ ⪯ h∨, h∧ ⪯ h̃ ⪯ h∨ when h̃ is among the models, and h∧ ⪯ h⋆ ⪯ h∨ when the
+    truth is given (its context must be the models')."""
     h_and, h_or = models["h_and.capm"], models["h_or.capm"]
     claims = [_claim("h_and.capm", h_and, "h_or.capm", h_or)]
+    tilde = models.get(TILDE)
+    if tilde is not None:
+        claims += [_claim("h_and.capm", h_and, TILDE, tilde), _claim(TILDE, tilde, "h_or.capm", h_or)]
     if truth is not None:
         claims += [_claim("h_and.capm", h_and, TRUTH, truth), _claim(TRUTH, truth, "h_or.capm", h_or)]
     return tuple(claims)
@@ -134,7 +141,7 @@ def recheck(directory: Path, truth: CompoundModel | None = None) -> tuple[Certif
         if sha256(path) != digest:
             raise CertificateError(f"{path}: modified after certification (its SHA-256 differs from the one in "
                                    f"{directory / NAME}); certify the models again")
-    models = _read_models(directory)
+    models = _read_models(directory, TILDE in stored.models)
     needs_truth = any(TRUTH in (c.left, c.right) for c in stored.claims)
     if needs_truth and truth is None:
         raise CertificateError(f"{directory / NAME}: claims about {TRUTH}, but the true model is not known here")
@@ -161,8 +168,8 @@ def read(directory: Path) -> Certificate:
     except (KeyError, TypeError, AttributeError) as e:
         raise CertificateError(f"{path}: malformed ({e!r}); expected the fields claims, models, versions, seconds") \
             from None
-    if set(models) != {"h_and.capm", "h_or.capm"} or not claims:
-        raise CertificateError(f"{path}: expected claims over h_and.capm and h_or.capm")
+    if set(models) - {TILDE} != {"h_and.capm", "h_or.capm"} or not claims:
+        raise CertificateError(f"{path}: expected claims over h_and.capm and h_or.capm (and {TILDE})")
     return cert
 
 
@@ -177,10 +184,16 @@ def differences(stored: Sequence[Claim], now: Sequence[Claim]) -> list[str]:
     return out
 
 
-def _read_models(directory: Path) -> dict[str, CompoundModel]:
+def _read_models(directory: Path, tilde: bool | None = None) -> dict[str, CompoundModel]:
+    """The run's models in one logic context; h̃ when ``tilde`` (None: when its file
+    exists)."""
     first = dsl.read(directory / "h_and.capm")
-    second = dsl.read(directory / "h_or.capm", ctx=first.ctx, ctx_source=f"the first model ({directory / 'h_and.capm'})")
-    return {"h_and.capm": first.model, "h_or.capm": second.model}
+    source = f"the first model ({directory / 'h_and.capm'})"
+    second = dsl.read(directory / "h_or.capm", ctx=first.ctx, ctx_source=source)
+    models = {"h_and.capm": first.model, "h_or.capm": second.model}
+    if tilde or (tilde is None and (directory / TILDE).exists()):
+        models[TILDE] = dsl.read(directory / TILDE, ctx=first.ctx, ctx_source=source).model
+    return models
 
 
 def _in_context(truth: CompoundModel, like: CompoundModel) -> CompoundModel:

@@ -11,7 +11,10 @@ from pathlib import Path
 
 from capver.io.atomic import replace_text
 
-CURVE_FIELDS = ("method", "seed", "steps", "queries", "transitions", "agreement", "coverage_agreement", "exact_vd")
+CURVE_FIELDS = (
+    "method", "seed", "steps", "queries", "transitions", "agreement", "coverage_agreement", "exact_vd",
+    "coverage_agreement_tilde", "exact_vd_tilde",
+)
 
 
 def write_curve(path: Path, rows: Iterable[Mapping[str, object]]) -> None:

@@ -44,7 +44,7 @@ import lark
 from pysmt.fnode import FNode
 
 from capver.errors import DSLSemanticError, DSLSyntaxError, VocabularyError
-from capver.io.explain import fraction_text, intent_words, plural, rule_summary
+from capver.io.explain import fraction_text, intent_words, plural, rule_summary, rule_words
 from capver.languages import caret, describe_syntax_error, grammar_parser, read_source
 from capver.languages import token as as_token
 from capver.languages import tree as as_tree
@@ -506,6 +506,9 @@ def _capability_lines(ctx: LogicContext, cm: CapabilityModel) -> list[str]:
     lines.append(f"{ind2}:intent {flat(intent)}")
     for k, r in enumerate(cm.rules, 1):
         lines += _comment(f"Rule {k}: {rule_summary(ctx, cap, r)}.", ind2)
+        said = rule_words(cap, r) if r.condition.kind is ConditionKind.FORMULA else None
+        if said is not None:  # a short condition (e.g. h̃'s) read as a sentence
+            lines += _comment(f"In words: {said}.", ind2)
         lines += _rule_lines(ctx, r, ind2)
     lines[-1] += ")"
     return lines

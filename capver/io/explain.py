@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 from capver.engines.evaluation import achieving_model
-from capver.logic.condition import ConditionKind, LogicContext
+from capver.engines.occam import literals
+from capver.logic.condition import Condition, ConditionKind, LogicContext
 from capver.model.capability_model import CompoundModel, IntentSuccess, Rule, SuccessCase, intent_success
 from capver.model.state import Capability
 from capver.model.vocabulary import Literal
@@ -66,12 +67,64 @@ def rule_summary(ctx: LogicContext, cap: Capability, r: Rule) -> str:
     return where if success is None else f"{where}; {success}"
 
 
+WORDS_LIMIT = 240
+"""Conditions longer than this in words are summarised by their size instead."""
+
+
+def condition_words(cond: Condition, limit: int = WORDS_LIMIT) -> str | None:
+    """The condition as "a and not b, or c" from its irredundant cover (how the DSL
+    prints it); None when that is longer than ``limit`` characters."""
+    cover = cond.cover
+    if not cover:
+        return "in no state"
+    if len(cover) == 1 and not cover[0].mask:
+        return "in every state"
+    atoms = cond.ctx.vocab.atoms
+    alternatives = []
+    for c in cover:
+        lits = [str(a) if (c.value >> i) & 1 else f"not {a}" for i, a in enumerate(atoms) if (c.mask >> i) & 1]
+        alternatives.append(" and ".join(lits))
+    text = "either " + ", or ".join(alternatives) if len(alternatives) > 1 else alternatives[0]
+    return text if len(text) <= limit else None
+
+
+def _probability_words(p: Fraction) -> str:
+    return fraction_text(p) if p.denominator <= 4 else f"{float(p):.2f}"
+
+
+def rule_words(cap: Capability, r: Rule) -> str | None:
+    """When the rule applies and what it does, in one sentence ("achieves
+    delivered(v1) with probability 0.93 when have-victim(v1) and ..."); None when its
+    condition is too long to read."""
+    when = condition_words(r.condition)
+    if when is None:
+        return None
+    when = when if when.startswith("in ") else f"when {when}"
+    s = intent_success(cap, r)
+    if cap.intent and s.case is SuccessCase.RANGE and s.low is not None and s.high is not None:
+        goal = intent_words(cap.intent)
+        if s.low == s.high == 0:
+            return f"does not achieve {goal} {when}"
+        if s.low == s.high:
+            how = "always" if s.low == 1 else f"with probability {_probability_words(s.low)}"
+            return f"achieves {goal} {how} {when}"
+        return (f"achieves {goal} with probability {_probability_words(s.low)} to "
+                f"{_probability_words(s.high)} (depending on the state) {when}")
+    if cap.intent and s.case is SuccessCase.ALREADY_HOLDS:
+        return f"{intent_words(cap.intent)} already holds {when}"
+    vocab = r.condition.ctx.vocab
+    outcomes = "; ".join(f"{eta.format(vocab)} with probability {_probability_words(p)}" for p, eta in r.effects)
+    return f"{when[0].upper()}{when[1:]}: {outcomes}"
+
+
 def _words(intent: Sequence[object]) -> str:
     return " and ".join(str(lit) for lit in intent) or "(execute it)"
 
 
-def capability_report(h_and: CompoundModel, h_or: CompoundModel) -> str:
-    """Each capability with its conditions and outcome probabilities in words."""
+def capability_report(h_and: CompoundModel, h_or: CompoundModel, h_tilde: CompoundModel | None = None) -> str:
+    """Each capability with its conditions and outcome probabilities in words: when
+    the Occam model h̃ is given, first its short conditions (when the capability
+    works), then h∧'s rules (what was observed)."""
     # Imported here: the DSL writer imports this module for its rule comments.
     from capver.io.dsl import condition_text
 
@@ -79,7 +132,13 @@ def capability_report(h_and: CompoundModel, h_or: CompoundModel) -> str:
     achieving = achieving_model(h_and)
     lines = [
         f"{len(h_and)} capabilities assessed, {len(achieving)} observed to achieve their intent.",
-        "Conditions are those of the pessimistic model h∧ (only observed behaviour).",
+    ]
+    if h_tilde is not None:
+        lines.append("\"In words\" lines come from the Occam model h̃ (h_tilde.capm): the shortest conditions found "
+                     "that agree with every observation; z3 proves h∧ ⪯ h̃ ⪯ h∨ (certificate.json). Where nothing "
+                     "was tried they are a guess.")
+    lines += [
+        "Rule conditions are those of the pessimistic model h∧ (only observed behaviour).",
         "",
     ]
     for name in sorted(h_and):
@@ -88,6 +147,12 @@ def capability_report(h_and: CompoundModel, h_or: CompoundModel) -> str:
         n_states = sum(len(r.condition.states) for r in m.rules)
         status = "achievable" if name in achieving else "never observed to achieve its intent"
         lines.append(f"* {name}: intent {_words(cap.intent)} — {status}; tried in {n_states} states, {len(m.rules)} rule(s)")
+        t = h_tilde.get(name) if h_tilde is not None else None
+        if t is not None:
+            for r in t.rules:
+                said = rule_words(cap, r)
+                lines.append(f"    in words: {said}" if said is not None else
+                             f"    in words: no short condition found for one rule ({literals(r.condition)} literals)")
         for i, r in enumerate(m.rules, 1):
             cond = condition_text(r.condition)
             if len(cond) > 160:

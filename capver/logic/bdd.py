@@ -142,6 +142,18 @@ class DDBackend:
         return (u == self._bdd.true) != neg
 
     def cofactor(self, u: Node, i: int, value: bool) -> Node:
+        # With the order fixed, a node whose top variable is below i does not depend on
+        # i, and at the top variable the cofactor is a child (complemented when the
+        # edge is): both avoid ``let``, which costs ~10x more (ISOP calls this most).
+        top = u.var
+        if top is None:
+            return u
+        t = self._index[top]
+        if t > i:
+            return u
+        if t == i:
+            child = u.high if value else u.low
+            return ~child if u.negated else child
         return self._bdd.let({self._names[i]: value}, u)
 
     def top(self, u: Node) -> int | None:
