@@ -1,81 +1,124 @@
 """Export a compound capability model h† (paper, section 2, Definition "capability
-model" and Pr_h) as a PPDDL domain + problem, and as an all-outcomes determinised
-classical PDDL domain + problem for off-the-shelf planners.
+model" and Pr_h) as files that PDDL and PPDDL tools read as written.
 
-**PPDDL.**  Each capability c becomes one ground action.  Its precondition is the
-union ⋁_r cond(r) of its rule conditions: where no rule matches, Pr_h(·|s,c) = 0,
-i.e. the model makes no prediction, which in PDDL is "not applicable".  Rules may
-overlap (in h∨ every untried state satisfies every optimistic condition), so the
-state space is split on the BDDs into regions by the set R_s of matching rules
-(:func:`capver.engines.verify.regions`), and the effect is one
-``(when REGION (probabilistic p1 e1 ... pk ek))`` per region with the averaged
-distribution (1/|R_s|) Σ_r effects(r) (:func:`capver.model.capability_model.rule_mixture`).
-Regions are disjoint, so exactly one ``when`` fires in every state that satisfies
-the precondition, and each region's probabilities are exact fractions (``1/3``)
-summing to exactly 1 — PPDDL's implicit no-op for a missing mass never applies,
-and the empty effect is written explicitly as ``(and)`` (a region whose only
-outcome is the empty effect gets no ``when`` at all, which means the same).
-Region formulas are printed from the BDD by the model language's compact cover
-printer (:func:`capver.io.dsl.condition_sexp`).  An atom both added and deleted by a model
-effect ends up true (apply(s, η) = (s ∖ η⁻) ∪ η⁺); only η⁻ ∖ η⁺ is written as
-deletions, so the PDDL reading agrees whatever a tool does with such conflicts.
+Three flavours, one translation of the model:
 
-**Determinised PDDL** (all-outcomes determinisation): one deterministic action per
-(capability, region, outcome, cube of the region's irredundant cover), whose
-precondition is that cube — a conjunction, as STRIPS planners need — and whose
-effect is that outcome.  Negative literals are compiled away for planners without
+**PPDDL** (:func:`export_ppddl`).  Each capability c becomes one ground action.  Its
+precondition is the union ⋁_r cond(r) of its rule conditions: where no rule matches,
+Pr_h(·|s,c) = 0, i.e. the model makes no prediction, which in PDDL is "not
+applicable".  Rules may overlap (in h∨ every untried state satisfies every optimistic
+condition), so the state space is split on the BDDs into regions by the set R_s of
+matching rules (:meth:`capver.model.capability_model.CapabilityModel.regions`), and the
+effect is one ``(when REGION (probabilistic p1 e1 ... pk ek))`` per region with the
+averaged distribution (1/|R_s|) Σ_r effects(r) (:func:`rule_mixture`).  Regions are
+disjoint, so exactly one ``when`` fires in every state that satisfies the
+precondition (a region where nothing can change gets no ``when``).  An atom both added
+and deleted by a model effect ends up true (apply(s, η) = (s ∖ η⁻) ∪ η⁺); only
+η⁻ ∖ η⁺ is written as deletions, so every tool's reading of such conflicts agrees.
+
+**pddlgym** (:func:`export_pddlgym`).  pddlgym 0.0.7 reads neither ``when`` nor
+disjunctive preconditions (it would treat ``(or ...)`` as a conjunction), so the
+conditional effects are compiled away: one action per (capability, region, cube of the
+region's irredundant cover), whose precondition is that cube and whose effect is the
+region's distribution.  In every state the applicable actions of a capability all
+belong to its one matching region, so each gives exactly Pr_h(·|s,c).
+
+**Determinised PDDL** (:func:`export_determinized`, all-outcomes determinisation).
+For each capability and each effect η that it has with positive probability in some
+region, the union U_η of those regions gets one deterministic action per cube of its
+irredundant cover, with effect η: equal effects of different regions are merged, and
+outcomes that change nothing (η empty, or η already true under the cube) are dropped,
+since no plan needs them.  Negative literals are compiled away for planners without
 ``:negative-preconditions`` (pyperplan): an atom a needed negatively gets a twin
-``not-a`` that is true in the initial state iff a is false and that every effect
-adding (deleting) a deletes (adds), so ``not-a`` ⇔ ¬a in every reachable state.
+predicate that is true in the initial state iff a is false and that every effect
+adding (deleting) a deletes (adds), so the twin ⇔ ¬a in every reachable state.
 
-Tools capver did not write check both outputs (tests/test_export.py): plado
-parses the PPDDL — fractions such as ``1/3`` included, so no decimal variant is
-needed — and its successor generator reproduces Pr_h exactly (the ``pddl`` package
-has no ``probabilistic``, pddlgym's parser has no ``when``); the ``pddl`` package
-parses the determinised files and pyperplan solves them.
+**Probabilities** are decimals, because that is what PPDDL tools read (Loki, Mimir
+and pddlgym refuse fractions).  A probability whose fraction terminates in base 10 is
+written exactly; any other is rounded to enough digits (at least 6, and at least 3
+significant ones) with the exact fraction in a ``;`` comment.  The written decimals of
+one ``probabilistic`` sum to exactly 1 (largest-remainder rounding), so no tool adds
+an implicit "nothing happens" outcome, and their order is chosen so that their sum in
+binary floating point, added left to right as pddlgym does, is 1.0 as well (pddlgym
+asserts that the sum is at most 1.0 and adds 1 − sum as a no-change outcome).
+``exact_fractions=True`` writes ``1/3`` instead, for capver's own reader
+(:mod:`capver.envs.ppddl`), which reads both forms exactly.
 
-Names become PDDL-safe (lower case, a letter first, letters, digits, ``-`` and
-``_``; e.g. the capability ``on(a,b)&~clear(a)`` becomes the action
-``achieve-on-a-b-not-clear-a``) and the mapping is written as a comment table at
-the top of every file.  Capabilities without rules have no prediction anywhere and
-are listed there but not exported.
+**Requirements** declare exactly what a file uses (``:strips`` always; ``:typing``,
+``:negative-preconditions``, ``:disjunctive-preconditions``, ``:conditional-effects``,
+``:probabilistic-effects`` only when something in the domain or the problem's goal
+needs them): Loki's strict mode refuses undeclared and unused ones alike.
+
+**Idle capabilities.**  A capability whose every rule has the empty effect can never
+change the state, so no plan uses it; it is left out (the header says how many and
+why).  ``keep_idle=True`` keeps it with an effect that changes nothing but is not the
+bare ``(and)`` (plado crashes on that, and unified-planning writes such an action
+without ``:effect``, which Fast Downward refuses): it re-asserts a literal that the
+precondition implies.  Capabilities without rules have no prediction anywhere and are
+never exported.
+
+**Names** keep their spelling wherever PDDL allows (lower case, a letter first,
+letters, digits, ``-`` and ``_``, not a keyword).  All names share one namespace
+(unified-planning refuses a type and an object of the same name, pddlgym an action
+named like a predicate), in which objects come first, then predicates, then
+capabilities; a type that clashes with one of them becomes ``NAME-type``.  A capability that spells its intent becomes ``achieve-...``; a
+negated ``not-`` atom loses the prefix instead of doubling it (``~not-flattire`` is
+``achieve-flattire``) unless that name is another predicate.  Every changed name is
+listed in a comment at the top of every file (:meth:`PDDLNames.renames`).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from types import MappingProxyType
 
 from capver.errors import PlanningError, VocabularyError
 from capver.io.dsl import Sexp, condition_sexp, flat, quote
+from capver.io.names import IdentifierRule, NameAllocator, build_name_map
 from capver.logic.bdd import Cube, Node, isop
 from capver.logic.condition import Condition, ConditionKind, LogicContext
 from capver.model.capability_model import CompoundModel, rule_mixture
 from capver.model.state import NO_EFFECT, Capability, Effect, State
 from capver.model.vocabulary import ROOT_TYPE, Atom, Literal, Vocabulary
 
-PPDDL_REQUIREMENTS = (
+REQUIREMENT_ORDER = (
+    ":strips",
     ":typing",
     ":negative-preconditions",
     ":disjunctive-preconditions",
     ":conditional-effects",
     ":probabilistic-effects",
 )
-COMPLEMENT_PREFIX = "not-"
-_RESERVED = frozenset(
+PDDL_KEYWORDS = frozenset(
     {
         "and", "or", "not", "imply", "exists", "forall", "when", "probabilistic", "oneof",
         "define", "domain", "problem", "either", "object", "increase", "decrease", "assign",
         "scale-up", "scale-down", "minimize", "maximize", "number", "at", "over", "all",
     }
 )
-_UNSAFE = re.compile(r"[^a-z0-9_-]+")
+PDDL_RULE = IdentifierRule(
+    unsafe=re.compile(r"[^a-z0-9_-]+"),
+    separator="-",
+    prefix="n-",
+    empty="n",
+    keywords=PDDL_KEYWORDS,
+    keyword_suffix="-x",
+    replacements=(("~", "-not-"),),
+    lower=True,
+)
+"""PDDL identifiers: lower case (PDDL is case-insensitive), ``~`` read as ``not-``,
+every run of other characters one ``-``, a letter first, no keyword."""
+
+NEGATION_PREFIX = "not-"
+MIN_DECIMALS = 6
+"""Decimal places of a rounded probability (more when needed for 3 significant digits)."""
 
 
 # =====================================================================================
@@ -84,69 +127,70 @@ _UNSAFE = re.compile(r"[^a-z0-9_-]+")
 
 
 def pddl_name(text: str) -> str:
-    """A PDDL-safe spelling of ``text``: lower case, ``~`` read as ``not-``, every run
-    of other characters replaced by one ``-``, a letter first, not a keyword.  Not
-    injective — :class:`PDDLNames` resolves collisions."""
-    s = text.lower().replace("~", "-not-")
-    s = _UNSAFE.sub("-", s)
-    s = re.sub(r"-{2,}", "-", s).strip("-")
-    if not s or not s[0].isalpha():
-        s = "n-" + s if s else "n"
-    if s in _RESERVED:
-        s += "-x"
-    return s
+    """A PDDL-safe spelling of ``text`` (:data:`PDDL_RULE`).  Not injective —
+    :class:`PDDLNames` resolves collisions."""
+    return PDDL_RULE.spell(text)
 
 
-class _Allocator:
-    """Hands out distinct PDDL names; a clash gets ``-2``, ``-3``, ...  PDDL keeps
-    types, objects, predicates and actions apart, but one namespace for all of them
-    keeps every tool (some confuse an action with a predicate of the same name) happy."""
-
-    def __init__(self) -> None:
-        self.used: set[str] = {ROOT_TYPE}
-
-    def take(self, wanted: str) -> str:
-        name, k = wanted, 1
-        while name in self.used:
-            k += 1
-            name = f"{wanted}-{k}"
-        self.used.add(name)
-        return name
+def _negated(predicate: str, predicates: Iterable[str]) -> str:
+    """The name of the negation of the PDDL predicate ``predicate``, without a doubled
+    ``not-not-``: ``p`` gives ``not-p``; ``not-p`` gives ``p`` when no predicate is
+    called ``p``, else ``not-p-false``."""
+    if predicate.startswith(NEGATION_PREFIX):
+        rest = predicate[len(NEGATION_PREFIX):]
+        return rest if rest and rest not in set(predicates) else f"{predicate}-false"
+    return NEGATION_PREFIX + predicate
 
 
-def _capability_base(cap: Capability) -> str:
+def _capability_base(cap: Capability, predicates: Mapping[str, str], objects: Mapping[str, str]) -> str:
     # A name that spells its intent reads as the goal it pursues.
     if cap.intent and cap.name == Capability.for_intent(cap.intent).name:
-        return "achieve-" + pddl_name(cap.name)
+        parts = []
+        for lit in cap.intent:
+            pred = predicates[lit.atom.predicate]
+            head = pred if lit.positive else _negated(pred, predicates.values())
+            parts.append("-".join([head, *(objects[x] for x in lit.atom.args)]))
+        return "achieve-" + "-".join(parts)
     return pddl_name(cap.name)
 
 
 @dataclass(frozen=True, slots=True)
 class PDDLNames:
     """capver name → PDDL name, for every type, object, predicate and capability of a
-    model (capabilities without rules too, so the comment table can list them)."""
+    model (capabilities without rules too), all in one namespace (see :meth:`of`)."""
 
     domain: str
     types: Mapping[str, str]
     objects: Mapping[str, str]
     predicates: Mapping[str, str]
     actions: Mapping[str, str]
+    taken: frozenset[str] = field(default=frozenset())
+    """Every name in the predicate/action namespace, for names made later."""
 
     @staticmethod
     def of(model: CompoundModel, domain: str) -> PDDLNames:
         vocab = model.vocabulary
-        alloc = _Allocator()
+        # PDDL keeps types, objects, predicates and actions apart, but unified-planning
+        # refuses one name for two of them and pddlgym an action named like a
+        # predicate: one namespace, in which the names a user sees most (objects, then
+        # predicates, then capabilities) keep their spelling, and a type that clashes
+        # becomes NAME-type.
+        shared = NameAllocator(PDDL_RULE, {ROOT_TYPE})
+        objects = build_name_map(vocab.objects, shared)
+        predicates = build_name_map(vocab.predicates, shared)
+        actions = {c: shared.take(_capability_base(cm.capability, predicates, objects)) for c, cm in model.items()}
         types = {ROOT_TYPE: ROOT_TYPE}
-        types.update({t: alloc.take(pddl_name(t)) for t in vocab.types if t != ROOT_TYPE})
-        objects = {o: alloc.take(pddl_name(o)) for o in vocab.objects}
-        predicates = {p: alloc.take(pddl_name(p)) for p in vocab.predicates}
-        actions = {c: alloc.take(_capability_base(cm.capability)) for c, cm in model.items()}
+        for t in vocab.types:
+            if t != ROOT_TYPE:
+                spelled = pddl_name(t)
+                types[t] = shared.take(spelled if spelled not in shared.used else f"{spelled}-type")
         return PDDLNames(
             pddl_name(domain),
             MappingProxyType(types),
             MappingProxyType(objects),
             MappingProxyType(predicates),
             MappingProxyType(actions),
+            frozenset(shared.used),
         )
 
     def atom(self, a: Atom) -> Atom:
@@ -154,18 +198,117 @@ class PDDLNames:
         a PDDL tool, e.g. :class:`capver.envs.ppddl.PPDDLTask`, has for it)."""
         return Atom(self.predicates[a.predicate], tuple(self.objects[x] for x in a.args))
 
-    def table(self, vocab: Vocabulary) -> list[str]:
-        """The mapping as comment lines."""
+    def renames(self) -> list[tuple[str, str, str]]:
+        """(kind, capver name, PDDL name) of every name the export had to change."""
         rows: list[tuple[str, str, str]] = []
-        rows += [("type", t, n) for t, n in self.types.items() if t != ROOT_TYPE]
-        rows += [("object", o, n) for o, n in self.objects.items()]
-        rows += [("predicate", p, n) for p, n in self.predicates.items()]
-        rows += [("capability", c, n) for c, n in self.actions.items()]
-        width = max((len(json.dumps(k, ensure_ascii=False)) for _, k, _ in rows), default=0)
-        lines = ["; Names (capver name -> PDDL name):"]
+        rows += [("type", t, n) for t, n in self.types.items() if t != n]
+        rows += [("object", o, n) for o, n in self.objects.items() if o != n]
+        rows += [("predicate", p, n) for p, n in self.predicates.items() if p != n]
+        rows += [("capability", c, n) for c, n in self.actions.items() if c != n]
+        return rows
+
+    def table(self, extra: Sequence[tuple[str, str, str]] = ()) -> list[str]:
+        """The renamed names as comment lines (``extra`` rows appended)."""
+        rows = self.renames() + list(extra)
+        if not rows:
+            return ["; Names: every type, object, predicate and capability keeps its capver name."]
+        width = max(len(json.dumps(k, ensure_ascii=False)) for _, k, _ in rows)
+        lines = ["; Renamed (capver name -> PDDL name; every other name is kept as it is):"]
         for kind, k, n in rows:
             lines.append(f";   {kind:<10} {json.dumps(k, ensure_ascii=False):<{width}}  ->  {n}")
         return lines
+
+
+# =====================================================================================
+# Probabilities as decimals
+# =====================================================================================
+
+
+def _terminating_places(p: Fraction) -> int | None:
+    """Decimal places of ``p`` when its expansion terminates, else None."""
+    d, twos, fives = p.denominator, 0, 0
+    while d % 2 == 0:
+        d //= 2
+        twos += 1
+    while d % 5 == 0:
+        d //= 5
+        fives += 1
+    return max(twos, fives) if d == 1 else None
+
+
+def _float_sum(texts: Sequence[str]) -> float:
+    total = 0.0
+    for t in texts:
+        total += float(t)
+    return total
+
+
+def _decimal_text(units: int, places: int) -> str:
+    if units == 10**places:
+        return "1.0"
+    digits = str(units).rjust(places, "0").rstrip("0")
+    return "0." + (digits or "0")
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenProbability:
+    """One outcome's probability as written: ``text`` (a decimal, or a fraction in
+    exact mode), the exact value ``exact``, and whether ``text`` equals it."""
+
+    index: int
+    text: str
+    exact: Fraction
+    is_exact: bool
+
+
+def written_probabilities(probs: Sequence[Fraction], *, exact_fractions: bool = False) -> list[WrittenProbability]:
+    """How the outcome probabilities ``probs`` (summing to 1) are written, in the
+    order they are written (``index`` points into ``probs``): decimals that sum to
+    exactly 1, and to 1.0 in floating point added left to right when any order
+    allows it (module docstring)."""
+    if sum(probs) != 1:
+        raise ValueError(f"probabilities {probs} do not sum to 1")
+    if exact_fractions:
+        return [WrittenProbability(i, _fraction(p), p, True) for i, p in enumerate(probs)]
+    exact = [_terminating_places(p) for p in probs]
+    places = max([MIN_DECIMALS, *(e for e in exact if e is not None)])
+    for p, e in zip(probs, exact, strict=True):
+        if e is None:
+            # at least 3 significant digits: p ≥ 10^-k needs k + 2 places
+            places = max(places, len(str(p.denominator // p.numerator)) + 2)
+    scale = 10**places
+    units = [int(p * scale) for p in probs]  # exact for terminating ones, floor otherwise
+    short = scale - sum(units)
+    rounded = sorted((i for i, e in enumerate(exact) if e is None), key=lambda i: (-(probs[i] * scale - units[i]), i))
+    for i in rounded[:short]:
+        units[i] += 1
+    texts = [_decimal_text(u, places) for u in units]
+    order = _float_order(texts)
+    return [WrittenProbability(i, texts[i], probs[i], exact[i] is not None) for i in order]
+
+
+def _float_order(texts: Sequence[str]) -> list[int]:
+    """An order of ``texts`` whose left-to-right floating-point sum is exactly 1.0
+    (else at most 1.0; else the given order)."""
+    n = len(texts)
+    candidates: Iterable[tuple[int, ...]]
+    if n <= 6:
+        candidates = itertools.permutations(range(n))
+    else:
+        by_size = sorted(range(n), key=lambda i: float(texts[i]))
+        candidates = [tuple(range(n)), tuple(by_size), tuple(reversed(by_size))]
+    fallback: list[int] | None = None
+    for order in candidates:
+        total = _float_sum([texts[i] for i in order])
+        if total == 1.0:
+            return list(order)
+        if total < 1.0 and fallback is None:
+            fallback = list(order)
+    return fallback if fallback is not None else list(range(n))
+
+
+def _fraction(p: Fraction) -> str:
+    return str(p.numerator) if p.denominator == 1 else f"{p.numerator}/{p.denominator}"
 
 
 # =====================================================================================
@@ -187,15 +330,11 @@ def _atom_text(a: Atom) -> str:
     return "(" + " ".join((a.predicate, *a.args)) + ")"
 
 
-def _fraction(p: Fraction) -> str:
-    return str(p.numerator) if p.denominator == 1 else f"{p.numerator}/{p.denominator}"
-
-
-def _typed(items: Iterable[tuple[str, str]]) -> str:
+def _typed(items: Iterable[tuple[str, str]], *, explicit: bool = False) -> str:
     """``a b - block c - object`` from (name, type) pairs; plain names when every type
-    is the root type (so that untyped domains stay untyped)."""
+    is the root type (so that untyped domains stay untyped), unless ``explicit``."""
     pairs = list(items)
-    if all(t == ROOT_TYPE for _, t in pairs):
+    if not explicit and all(t == ROOT_TYPE for _, t in pairs):
         return " ".join(n for n, _ in pairs)
     groups: dict[str, list[str]] = {}
     for n, t in pairs:
@@ -218,7 +357,8 @@ def _comment(text: str) -> list[str]:
 
 
 class _Printer:
-    """PDDL text of the parts of one model under one naming."""
+    """PDDL text of the parts of one model under one naming; records which PDDL
+    requirements the printed text uses."""
 
     def __init__(self, model: CompoundModel, names: PDDLNames) -> None:
         self.model = model
@@ -231,7 +371,13 @@ class _Printer:
         self._dsl_atoms = {
             (quote(a.predicate), *(quote(x) for x in a.args)): i for i, a in enumerate(self.vocab.atoms)
         }
-        self.twin_names: dict[str, str] = {}  # PDDL predicate -> its not- twin
+        self.twin_names: dict[str, str] = {}  # PDDL predicate -> its twin
+        self.used: set[str] = {":strips"}
+        if len(self.vocab.types) > 1:
+            self.used.add(":typing")
+
+    def requirements(self) -> str:
+        return "(:requirements " + " ".join(r for r in REQUIREMENT_ORDER if r in self.used) + ")"
 
     def atom(self, i: int) -> str:
         return _atom_text(self._atoms[i])
@@ -244,11 +390,33 @@ class _Printer:
 
     def _translate(self, e: Sexp) -> Sexp:
         if isinstance(e, str):  # the cover printer's constants
-            return ["and"] if e == "true" else ["or"]
+            if e == "true":
+                return ["and"]
+            self.used.add(":disjunctive-preconditions")
+            return ["or"]
         head = e[0]
         if head in ("and", "or", "not"):
+            if head == "or":
+                self.used.add(":disjunctive-preconditions")
+            elif head == "not":
+                self.used.add(":negative-preconditions")
             return [head, *(self._translate(x) for x in e[1:])]
         return self.atom(self._dsl_atoms[tuple(e)])  # type: ignore[arg-type]
+
+    def cube(self, cube: Cube, twins: frozenset[int] = frozenset()) -> str:
+        """The conjunction of a cube; a negative literal of an atom in ``twins`` is
+        written as its twin, any other as ``(not ...)``."""
+        parts = []
+        for i in range(len(self.vocab)):
+            if cube.mask >> i & 1:
+                if cube.value >> i & 1:
+                    parts.append(self.atom(i))
+                elif i in twins:
+                    parts.append(self.twin(i))
+                else:
+                    self.used.add(":negative-preconditions")
+                    parts.append(f"(not {self.atom(i)})")
+        return "(and" + "".join(" " + p for p in parts) + ")"
 
     def effect(self, eta: Effect, complemented: frozenset[int] = frozenset()) -> str:
         """``(and ...)`` of an effect; deletions are η⁻ ∖ η⁺ (add wins, as in apply)."""
@@ -266,67 +434,142 @@ class _Printer:
                     parts.append(self.twin(i))
         return "(and" + "".join(" " + p for p in parts) + ")"
 
+    def distribution(self, dist: Sequence[tuple[Effect, Fraction]], exact_fractions: bool) -> list[str]:
+        """The lines of one outcome distribution: the effect itself when it is
+        certain, else ``(probabilistic ...)`` with written probabilities."""
+        if len(dist) == 1:
+            return [self.effect(dist[0][0])]
+        self.used.add(":probabilistic-effects")
+        lines = ["(probabilistic"]
+        for w in written_probabilities([p for _, p in dist], exact_fractions=exact_fractions):
+            note = "" if w.is_exact else f" ; = {_fraction(w.exact)}"
+            lines.append(f"  {w.text} {self.effect(dist[w.index][0])}{note}")
+        # a closing parenthesis after a comment would be commented out
+        lines.append(")")
+        return lines
+
+    def noop(self, u: Node) -> str | None:
+        """An effect that changes nothing in any state of ``u`` and is not the bare
+        ``(and)``: a literal that ``u`` implies, re-asserted; None if there is none."""
+        b = self.ctx.bdd
+        for i in range(len(self.vocab)):
+            x = b.var(i)
+            if b.conj(u, b.neg(x)) == b.false:
+                return self.atom(i)
+            if b.conj(u, x) == b.false:
+                return f"(not {self.atom(i)})"
+        return None
+
     def twin(self, i: int) -> str:
         a = self._atoms[i]
         return _atom_text(Atom(self.twin_names[a.predicate], a.args))
 
     def vocabulary_sections(self, predicate_extra: Sequence[tuple[str, str]] = ()) -> list[str]:
         """(:types), (:constants), (:predicates) lines; ``predicate_extra`` adds
-        (PDDL name, capver predicate whose signature it copies)."""
+        (PDDL name, capver predicate whose signature it copies).  Every parameter is
+        typed on its own (``?x1 - block ?x2 - block``): pddlgym refuses the grouped
+        form ``?x1 ?x2 - block``."""
         vocab, names = self.vocab, self.names
         lines: list[str] = []
+        typing = len(vocab.types) > 1
         declared = [(names.types[t], names.types[p or ROOT_TYPE]) for t, p in vocab.types.items() if t != ROOT_TYPE]
         if declared:
-            lines.append(f"  (:types {_typed(declared)})")
+            # ``- object`` spelled out: pddlgym only knows the types it is told of
+            lines.append(f"  (:types {_typed(declared, explicit=True)})")
         if vocab.objects:
             lines.append(
-                f"  (:constants {_typed((names.objects[o], names.types[t]) for o, t in vocab.objects.items())})"
+                f"  (:constants {_typed(((names.objects[o], names.types[t]) for o, t in vocab.objects.items()), explicit=typing)})"
             )
         decls = []
         sigs = [(names.predicates[p.name], p.name) for p in vocab.predicates.values()] + list(predicate_extra)
         for pname, source in sigs:
             ptypes = [names.types[t] for t in vocab.predicates[source].param_types]
-            decls.append("(" + " ".join([pname, _typed(zip(_vars(len(ptypes)), ptypes, strict=True))]).strip() + ")")
+            params = [f"{v} - {t}" if typing else v for v, t in zip(_vars(len(ptypes)), ptypes, strict=True)]
+            decls.append("(" + " ".join([pname, *params]) + ")")
         lines.append("  (:predicates")
         lines += [f"    {d}" for d in decls]
         lines[-1] += ")"
         return lines
 
 
-def _header(title: str, model_name: str, notes: str, names: PDDLNames, vocab: Vocabulary) -> list[str]:
+def _header(title: str, model_name: str, notes: Sequence[str], table: Sequence[str]) -> list[str]:
     lines = [f"; {title} of capability model {json.dumps(model_name, ensure_ascii=False)}, written by capver.", ";"]
-    lines += _comment(notes)
-    lines.append(";")
-    return lines + names.table(vocab)
+    for note in notes:
+        lines += _comment(note)
+        lines.append(";")
+    return lines + list(table)
 
 
 _PPDDL_NOTES = (
     "Each capability is one action. Its precondition is the union of its rules' conditions: where no "
     "rule matches, the model makes no prediction (Pr_h = 0), so the action is not applicable. The "
     "state space is split into disjoint regions by the set of rules that match there; each region has "
-    "one (when REGION (probabilistic ...)) whose exact probabilities are the average of the matching "
-    "rules' distributions and sum to exactly 1, so PPDDL's implicit 'nothing happens' remainder never "
-    "applies ((and) is written for the empty effect; a region where nothing can change has no when). "
-    "The action's outcome distribution in every state is therefore exactly the model's Pr_h(. | s, c)."
+    "one (when REGION (probabilistic ...)) whose probabilities are the average of the matching "
+    "rules' distributions (a region where nothing can change has no when). The action's outcome "
+    "distribution in every state is therefore the model's Pr_h(. | s, c)."
 )
-
+_GYM_NOTES = (
+    "pddlgym flavour (load with pddlgym.core.PDDLEnv(domain, problems_dir, operators_as_actions=True)): "
+    "conditional effects and disjunctions are compiled away. Each capability becomes one action per "
+    "(region, cube of the region's irredundant cover); its precondition is that cube and its effect the "
+    "region's outcome distribution, so every applicable action of a capability gives Pr_h(. | s, c)."
+)
 _DET_NOTES = (
-    "All-outcomes determinisation: one deterministic action per (capability, region, outcome, cube of "
-    "the region's irredundant cover); its precondition is that cube and its effect that outcome, so a "
-    "plan here picks one possible outcome of each capability it uses."
+    "All-outcomes determinisation: for each capability and each effect it has with positive probability "
+    "somewhere, one deterministic action per cube of the irredundant cover of the states where it has; "
+    "its precondition is that cube and its effect that outcome, so a plan here picks one possible outcome "
+    "of each capability it uses. Outcomes that change nothing are left out: no plan needs them."
 )
-
 _COMPILED_NOTES = (
     "Negative preconditions are compiled away (pyperplan and other STRIPS planners support only "
-    "positive ones): for an atom needed negatively, the predicate not-P holds exactly when P does not "
-    "- it is set in the initial state for every such atom that is false, and every effect that adds "
-    "(deletes) the atom deletes (adds) its not- twin."
+    "positive ones): for an atom needed negatively, a twin predicate (listed below) holds exactly when "
+    "the atom does not - it is set in the initial state for every such atom that is false, and every "
+    "effect that adds (deletes) the atom deletes (adds) its twin."
 )
 
 
-# =====================================================================================
-# PPDDL export
-# =====================================================================================
+def _probability_note(exact_fractions: bool) -> str:
+    if exact_fractions:
+        return ("Probabilities are exact fractions (capver's own PPDDL reader reads them; most other tools "
+                "read only decimals) and those of each probabilistic effect sum to exactly 1.")
+    return ("Probabilities are decimals: exact where the fraction terminates, otherwise rounded, with the "
+            "exact fraction in a comment. Those of each probabilistic effect sum to exactly 1, so no "
+            "implicit 'nothing happens' outcome applies ((and) is written for the empty effect).")
+
+
+def _idle_note(idle: Sequence[str], kept: bool) -> str | None:
+    if not idle:
+        return None
+    listed = ", ".join(json.dumps(c, ensure_ascii=False) for c in idle)
+    if kept:
+        return (f"{len(idle)} capabilities can never change the state (every rule's effect is empty): {listed}. "
+                "They are kept (keep-idle) with an effect that re-asserts a literal their precondition implies.")
+    return (f"{len(idle)} capabilities are left out because they can never change the state (every rule's "
+            f"effect is empty), so no plan needs them: {listed}. Export with --keep-idle to keep them.")
+
+
+def _norules_note(model: CompoundModel) -> str | None:
+    empty = [c for c, cm in model.items() if not cm.rules]
+    if not empty:
+        return None
+    listed = ", ".join(json.dumps(c, ensure_ascii=False) for c in empty)
+    return f"{len(empty)} capabilities have no rules (no prediction anywhere) and are not exported: {listed}."
+
+
+def _idle_capabilities(model: CompoundModel) -> list[str]:
+    """Capabilities with rules, all of whose effects are empty: they never change the state."""
+    return [c for c, cm in model.items() if cm.rules and all(eta == NO_EFFECT for r in cm.rules for _, eta in r.effects)]
+
+
+@dataclass(frozen=True, slots=True)
+class ExportStats:
+    """What an export contains: ``actions`` written, capabilities left out because
+    they never change the state (``idle``) and because they have no rules."""
+
+    actions: int
+    idle: tuple[str, ...]
+    idle_kept: bool
+    no_rules: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,6 +581,7 @@ class PPDDLExport:
     names: PDDLNames
     init: State
     goal: tuple[Literal, ...]
+    stats: ExportStats = ExportStats(0, (), False, ())
 
     def write(
         self, directory: str | Path, domain_file: str = "domain.pddl", problem_file: str = "problem.pddl"
@@ -347,7 +591,7 @@ class PPDDLExport:
 
 def _write_pair(directory: str | Path, dname: str, dtext: str, pname: str, ptext: str) -> tuple[Path, Path]:
     d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
+    (d / pname).parent.mkdir(parents=True, exist_ok=True)
     (d / dname).write_text(dtext, encoding="utf-8")
     (d / pname).write_text(ptext, encoding="utf-8")
     return d / dname, d / pname
@@ -361,67 +605,88 @@ def _check_problem(vocab: Vocabulary, init: State, goal: Sequence[Literal]) -> t
     return tuple(goal)
 
 
+def _union(model: CompoundModel, regions: Sequence[tuple[Node, object]]) -> Node:
+    b = model.ctx.bdd
+    union = b.false
+    for u, _ in regions:
+        union = b.disj(union, u)
+    return union
+
+
 def export_ppddl(
     model: CompoundModel,
     *,
     init: State = 0,
     goal: Sequence[Literal] = (),
     name: str = "capver-model",
+    exact_fractions: bool = False,
+    keep_idle: bool = False,
 ) -> PPDDLExport:
     """The PPDDL domain and problem of ``model`` (see the module docstring); the
     problem starts in ``init`` and asks for the conjunction ``goal``."""
     goal = _check_problem(model.vocabulary, init, goal)
     names = PDDLNames.of(model, name)
     pr = _Printer(model, names)
-    b = model.ctx.bdd
-    lines = _header("PPDDL domain", name, _PPDDL_NOTES, names, model.vocabulary)
-    lines += ["", f"(define (domain {names.domain})", f"  (:requirements {' '.join(PPDDL_REQUIREMENTS)})"]
-    lines += pr.vocabulary_sections()
+    idle = _idle_capabilities(model)
+    body: list[str] = []
+    actions = 0
     for c, cm in model.items():
         regs = cm.regions()
-        lines.append("")
-        if not regs:
-            lines.append(f"  ; capability {json.dumps(c, ensure_ascii=False)} has no rules: not exported")
+        if not regs or (c in idle and not keep_idle):
             continue
-        union = b.false
-        for u, _ in regs:
-            union = b.disj(union, u)
-        lines.append(
-            f"  ; capability {json.dumps(c, ensure_ascii=False)}: {len(cm.rules)} rule(s), {len(regs)} region(s)"
-        )
-        lines += [f"  (:action {names.actions[c]}", "    :parameters ()", f"    :precondition {pr.formula(union)}"]
-        notes: list[str] = []
+        union = _union(model, regs)
+        cap = json.dumps(c, ensure_ascii=False)
+        body += ["", f"  ; capability {cap}: {len(cm.rules)} rule(s), {len(regs)} region(s)"]
+        body += [f"  (:action {names.actions[c]}", "    :parameters ()", f"    :precondition {pr.formula(union)}"]
+        actions += 1
+        if c in idle:
+            noop = pr.noop(union)
+            if noop is None:  # the precondition implies no literal: re-assert one where it holds
+                pr.used.add(":conditional-effects")
+                noop = f"(when {pr.atom(0)} {pr.atom(0)})"
+            body.append(f"    :effect {noop})")
+            continue
         branches: list[list[str]] = []
         for k, (u, rules) in enumerate(regs, 1):
             dist = sorted(rule_mixture(rules).items())
-            head = f"      ; region {k}: {len(rules)} matching rule(s)"
             if dist == [(NO_EFFECT, 1)]:
-                # (when R (and)) changes nothing, and plado 0.1.6 crashes on it.
-                notes.append(f"{head}, nothing changes")
-                continue
-            if len(dist) == 1:
-                body = [pr.effect(dist[0][0])]
-            else:
-                body = ["(probabilistic"] + [f"  {_fraction(p)} {pr.effect(e)}" for e, p in dist]
-                body[-1] += ")"
+                continue  # no when: nothing changes there
+            lines = pr.distribution(dist, exact_fractions)
             if u != union:
-                body = [f"(when {pr.formula(u)}"] + ["  " + x for x in body]
-                body[-1] += ")"
-            branches.append([head] + ["      " + x for x in body])
-        if not branches:
-            lines += notes + ["    :effect (and))"]
-        elif len(branches) == 1 and not notes:
-            lines += [branches[0][0], "    :effect", *branches[0][1:]]
-            lines[-1] += ")"
+                pr.used.add(":conditional-effects")
+                lines = [f"(when {pr.formula(u)}"] + ["  " + x for x in lines] + [")"]
+            branches.append([f"      ; region {k}: {len(rules)} matching rule(s)"] + ["      " + x for x in lines])
+        if len(branches) == 1:
+            body += [branches[0][0], "    :effect", *branches[0][1:], "    )"]
         else:
-            lines.append("    :effect (and")
+            body.append("    :effect (and")
             for br in branches:
-                lines += br
-            lines += notes
-            lines.append("    ))")
-    lines.append(")")
-    problem = _problem_text(names, pr, init, goal, name, negative=True)
-    return PPDDLExport("\n".join(lines) + "\n", problem, names, init, goal)
+                body += br
+            body.append("    ))")
+    _, goal_text = _goal(pr, goal, negative=True)
+    notes = [_PPDDL_NOTES, _probability_note(exact_fractions)]
+    notes += [n for n in (_idle_note(idle, keep_idle), _norules_note(model)) if n]
+    lines = _header("PPDDL domain", name, notes, names.table())
+    lines += ["", f"(define (domain {names.domain})", f"  {pr.requirements()}"]
+    lines += pr.vocabulary_sections() + body + [")"]
+    problem = _problem_text(names, pr, init, goal, name, goal_text)
+    stats = ExportStats(actions, tuple(idle), keep_idle, tuple(c for c, cm in model.items() if not cm.rules))
+    return PPDDLExport("\n".join(lines) + "\n", problem, names, init, goal, stats)
+
+
+def _goal(pr: _Printer, goal: Sequence[Literal], *, negative: bool, twins: frozenset[int] = frozenset()) -> tuple[list[str], str]:
+    """The goal's conjunction (recording the requirements it needs)."""
+    conj = []
+    for lit in goal:
+        i = pr.vocab.index(lit.atom)
+        if lit.positive:
+            conj.append(pr.atom(i))
+        elif negative and i not in twins:
+            pr.used.add(":negative-preconditions")
+            conj.append(f"(not {pr.atom(i)})")
+        else:
+            conj.append(pr.twin(i))
+    return conj, "(and" + "".join(" " + x for x in conj) + ")"
 
 
 def _problem_text(
@@ -430,21 +695,14 @@ def _problem_text(
     init: State,
     goal: Sequence[Literal],
     model_name: str,
+    goal_text: str,
     *,
-    negative: bool,
     twins: frozenset[int] = frozenset(),
     suffix: str = "",
 ) -> str:
     vocab = pr.vocab
     facts = [pr.atom(i) for i in range(len(vocab)) if init >> i & 1]
     facts += [pr.twin(i) for i in sorted(twins) if not init >> i & 1]
-    conj = []
-    for lit in goal:
-        i = vocab.index(lit.atom)
-        if lit.positive:
-            conj.append(pr.atom(i))
-        else:
-            conj.append(f"(not {pr.atom(i)})" if negative else pr.twin(i))
     lines = [
         f"; Problem for the capver export of capability model {json.dumps(model_name, ensure_ascii=False)}.",
         f"; Initial state: {vocab.format_state(init)}",
@@ -454,9 +712,115 @@ def _problem_text(
         f"  (:domain {names.domain}{suffix})",
         "  (:objects)",
         "  (:init" + "".join(f"\n    {f}" for f in facts) + ")",
-        f"  (:goal (and{''.join(' ' + x for x in conj)})))",
+        f"  (:goal {goal_text}))",
     ]
     return "\n".join(lines) + "\n"
+
+
+# =====================================================================================
+# pddlgym flavour
+# =====================================================================================
+
+
+@dataclass(frozen=True, slots=True)
+class GymAction:
+    """One action of the pddlgym flavour: capability ``capability`` where ``cube``
+    holds, inside region ``region`` (1-based) of its state-space split."""
+
+    name: str
+    capability: str
+    region: int
+    cube: Cube
+
+
+@dataclass(frozen=True, slots=True)
+class PDDLGymExport:
+    """Domain and problem text of the pddlgym flavour; ``actions`` maps each PDDL
+    action name to what it stands for."""
+
+    domain: str
+    problem: str
+    names: PDDLNames
+    actions: Mapping[str, GymAction]
+    init: State
+    goal: tuple[Literal, ...]
+    stats: ExportStats
+
+    def write(
+        self, directory: str | Path, domain_file: str = "domain.pddl", problem_file: str = "problems/problem.pddl"
+    ) -> tuple[Path, Path]:
+        """``domain.pddl`` and ``problems/problem.pddl``: pddlgym wants a folder of
+        problems."""
+        return _write_pair(directory, domain_file, self.domain, problem_file, self.problem)
+
+
+def export_pddlgym(
+    model: CompoundModel,
+    *,
+    init: State = 0,
+    goal: Sequence[Literal] = (),
+    name: str = "capver-model",
+    keep_idle: bool = False,
+) -> PDDLGymExport:
+    """The pddlgym flavour of ``model`` (module docstring)."""
+    goal = _check_problem(model.vocabulary, init, goal)
+    names = PDDLNames.of(model, name)
+    pr = _Printer(model, names)
+    b = model.ctx.bdd
+    alloc = NameAllocator(PDDL_RULE, names.taken)
+    idle = _idle_capabilities(model)
+    body: list[str] = []
+    table: dict[str, GymAction] = {}
+    for c, cm in model.items():
+        regs = cm.regions()
+        if not regs or (c in idle and not keep_idle):
+            continue
+        cap = json.dumps(c, ensure_ascii=False)
+        body += ["", f"  ; capability {cap}: {len(cm.rules)} rule(s), {len(regs)} region(s)"]
+        for k, (u, rules) in enumerate(regs, 1):
+            dist = sorted(rule_mixture(rules).items())
+            if dist == [(NO_EFFECT, 1)] and c not in idle:
+                continue  # nothing changes in this region
+            cover = isop(b, u)
+            for m, cube in enumerate(cover, 1):
+                base = names.actions[c] + (f"-r{k}" if len(regs) > 1 else "") + (f"-c{m}" if len(cover) > 1 else "")
+                for q, sub in enumerate(pieces := _noop_pieces(cube, c in idle), 1):
+                    n = alloc.take(base + (f"-{q}" if len(pieces) > 1 else ""))
+                    lines = [_cube_noop(pr, sub)] if c in idle else pr.distribution(dist, False)
+                    table[n] = GymAction(n, c, k, sub)
+                    body += _gym_action(n, pr.cube(sub), lines)
+    _, goal_text = _goal(pr, goal, negative=True)
+    notes = [_GYM_NOTES, _probability_note(False)]
+    notes += [n for n in (_idle_note(idle, keep_idle), _norules_note(model)) if n]
+    lines = _header("pddlgym PPDDL domain", name, notes, names.table())
+    lines += ["", f"(define (domain {names.domain})", f"  {pr.requirements()}"]
+    lines += pr.vocabulary_sections() + body + [")"]
+    problem = _problem_text(names, pr, init, goal, name, goal_text)
+    stats = ExportStats(len(table), tuple(idle), keep_idle, tuple(c for c, cm in model.items() if not cm.rules))
+    return PDDLGymExport("\n".join(lines) + "\n", problem, names, MappingProxyType(table), init, goal, stats)
+
+
+def _gym_action(name: str, precondition: str, effect: Sequence[str]) -> list[str]:
+    return [f"  (:action {name}", "    :parameters ()", f"    :precondition {precondition}",
+            "    :effect", *("      " + x for x in effect), "    )"]
+
+
+def _noop_pieces(cube: Cube, idle: bool) -> list[Cube]:
+    """The cubes an action of ``cube`` is written for: the cube itself, or, for a kept
+    idle capability applicable everywhere (an empty cube, with no literal to
+    re-assert), its two halves on the first atom."""
+    return [Cube(1, 1), Cube(1, 0)] if idle and cube.mask == 0 else [cube]
+
+
+def _cube_noop(pr: _Printer, cube: Cube, twins: frozenset[int] = frozenset()) -> str:
+    """A literal of the non-empty ``cube`` re-asserted: changes nothing where the cube
+    holds, and is not the bare ``(and)`` that some tools refuse."""
+    for i in range(len(pr.vocab)):
+        if cube.mask >> i & 1:
+            if cube.value >> i & 1:
+                return pr.atom(i)
+            return pr.twin(i) if i in twins else f"(not {pr.atom(i)})"
+    raise ValueError("an empty cube implies no literal")
 
 
 # =====================================================================================
@@ -466,23 +830,24 @@ def _problem_text(
 
 @dataclass(frozen=True, slots=True)
 class DetAction:
-    """One deterministic action: capability ``capability`` in region ``region`` of
-    its state-space split (1-based), outcome ``effect`` (probability ``probability``
-    there), applicable where ``cube`` holds."""
+    """One deterministic action: capability ``capability`` with outcome ``effect``,
+    applicable in the states of the BDD ``where`` (the cube ``cube`` in the STRIPS
+    style, None in the formula style); ``probability`` is the largest probability the
+    outcome has there (Pr_h at a state gives the exact one)."""
 
     name: str
     capability: str
-    region: int
     effect: Effect
     probability: Fraction
-    cube: Cube
+    where: Node
+    cube: Cube | None
 
 
 @dataclass(frozen=True, slots=True)
 class DeterminizedExport:
     """Domain and problem text of the all-outcomes determinisation; ``actions`` maps
     each PDDL action name to what it stands for, ``twins`` are the indices of the
-    atoms that have a ``not-`` twin (none with negative preconditions kept) and
+    atoms that have a twin predicate (none with negative preconditions kept) and
     ``twin_predicates`` maps a PDDL predicate to its twin's name."""
 
     domain: str
@@ -493,9 +858,10 @@ class DeterminizedExport:
     twin_predicates: Mapping[str, str]
     init: State
     goal: tuple[Literal, ...]
+    stats: ExportStats = ExportStats(0, (), False, ())
 
     def twin(self, a: Atom) -> Atom:
-        """The PDDL atom ``not-a`` of a model atom that has a twin."""
+        """The PDDL atom of the twin of a model atom that has one."""
         pa = self.names.atom(a)
         return Atom(self.twin_predicates[pa.predicate], pa.args)
 
@@ -505,6 +871,13 @@ class DeterminizedExport:
         return _write_pair(directory, domain_file, self.domain, problem_file, self.problem)
 
 
+def _unchanged(eta: Effect) -> Cube:
+    """The states that η leaves as they are: its additions true, its (effective)
+    deletions false."""
+    delete = eta.delete & ~eta.add
+    return Cube(eta.add | delete, eta.add)
+
+
 def export_determinized(
     model: CompoundModel,
     *,
@@ -512,81 +885,120 @@ def export_determinized(
     goal: Sequence[Literal] = (),
     name: str = "capver-model",
     negative_preconditions: bool = False,
+    keep_idle: bool = False,
+    strips: bool = True,
 ) -> DeterminizedExport:
-    """The all-outcomes determinisation of ``model`` as classical PDDL.  With
-    ``negative_preconditions`` False (the default) negative literals are compiled
-    into ``not-`` twin predicates (module docstring); with True they are kept and the
-    domain requires ``:negative-preconditions``."""
+    """The all-outcomes determinisation of ``model`` as classical PDDL.
+
+    ``strips`` True (the default): one action per cube, preconditions are
+    conjunctions, as STRIPS planners (pyperplan) need; with ``negative_preconditions``
+    False negative literals are compiled into twin predicates (module docstring), with
+    True they are kept and the domain requires ``:negative-preconditions``.
+    ``strips`` False: one action per (capability, outcome), whose precondition is the
+    compact formula of the states where the outcome can happen and changes something
+    (negative and disjunctive preconditions, which Fast Downward, unified-planning and
+    Mimir read); several times smaller on learned h∨ models."""
+    negative_preconditions = negative_preconditions or not strips
     vocab = model.vocabulary
     goal = _check_problem(vocab, init, goal)
     names = PDDLNames.of(model, name)
     pr = _Printer(model, names)
     b = model.ctx.bdd
-    alloc = _Allocator()
-    alloc.used |= set(names.types.values()) | set(names.objects.values()) | set(names.predicates.values())
-    alloc.used |= set(names.actions.values())
+    alloc = NameAllocator(PDDL_RULE, names.taken)
+    idle = _idle_capabilities(model)
 
-    per_capability: list[tuple[str, list[DetAction]]] = []
-    negated = 0
+    # (capability, effect, largest probability, where, cover) before naming
+    planned: list[tuple[str, Effect, Fraction, Node, list[Cube]]] = []
     for c, cm in model.items():
-        acts: list[DetAction] = []
-        for k, (u, rules) in enumerate(cm.regions(), 1):
-            cover = isop(b, u)
-            for cube in cover:
-                negated |= cube.mask & ~cube.value
-            for j, (eta, p) in enumerate(sorted(rule_mixture(rules).items()), 1):
-                for m, cube in enumerate(cover, 1):
-                    base = f"{names.actions[c]}-r{k}-o{j}" + (f"-c{m}" if len(cover) > 1 else "")
-                    acts.append(DetAction(alloc.take(base), c, k, eta, p, cube))
-        per_capability.append((c, acts))
+        regs = cm.regions()
+        if not regs:
+            continue
+        if c in idle:
+            if keep_idle:
+                union = _union(model, regs)
+                planned.append((c, NO_EFFECT, Fraction(1), union, isop(b, union) if strips else []))
+            continue
+        where: dict[Effect, Node] = {}
+        best: dict[Effect, Fraction] = {}
+        for u, rules in regs:
+            for eta, p in rule_mixture(rules).items():
+                if eta == NO_EFFECT:
+                    continue
+                where[eta] = b.disj(where.get(eta, b.false), u)
+                best[eta] = max(best.get(eta, Fraction(0)), p)
+        for eta in sorted(where):
+            # merged over regions, and only where the outcome changes something
+            changes = b.conj(where[eta], b.neg(b.cube(_unchanged(eta))))
+            if changes != b.false:
+                # the cubes may take in states where η changes nothing (a harmless self-loop)
+                planned.append((c, eta, best[eta], changes, isop(b, changes, where[eta]) if strips else []))
+    negated = 0
+    for _, _, _, _, cover in planned:
+        for cube in cover:
+            negated |= cube.mask & ~cube.value
     for lit in goal:
         if not lit.positive:
             negated |= 1 << vocab.index(lit.atom)
     twins = frozenset() if negative_preconditions else frozenset(i for i in range(len(vocab)) if negated >> i & 1)
     twin_preds = sorted({vocab.atoms[i].predicate for i in twins}, key=list(vocab.predicates).index)
-    pr.twin_names = {names.predicates[p]: alloc.take(COMPLEMENT_PREFIX + names.predicates[p]) for p in twin_preds}
+    for pred in twin_preds:
+        pname = names.predicates[pred]
+        wanted = _negated(pname, names.predicates.values())
+        # a twin named like an existing predicate would be renamed with a number: say -false instead
+        pr.twin_names[pname] = alloc.take(wanted if wanted not in alloc.used else f"{pname}-false")
 
-    requirements = [":strips"] + ([":typing"] if len(vocab.types) > 1 else [])
-    if negative_preconditions:
-        requirements.append(":negative-preconditions")
-    notes = _DET_NOTES + (" " + _COMPILED_NOTES if not negative_preconditions else "")
-    lines = _header("Determinised PDDL domain", name, notes, names, vocab)
-    width = max(map(len, pr.twin_names.values()), default=0)
-    lines += [f";   twin       {t:<{width}}  =  not {p}" for p, t in pr.twin_names.items()]
-    lines += ["", f"(define (domain {names.domain}-det)", f"  (:requirements {' '.join(requirements)})"]
-    lines += pr.vocabulary_sections([(pr.twin_names[names.predicates[p]], p) for p in twin_preds])
+    body: list[str] = []
     table: dict[str, DetAction] = {}
-    for c, acts in per_capability:
-        lines.append("")
-        if not acts:
-            lines.append(f"  ; capability {json.dumps(c, ensure_ascii=False)} has no rules: not exported")
-            continue
-        for a in acts:
-            table[a.name] = a
-            lines += [
-                f"  ; {json.dumps(c, ensure_ascii=False)}, region {a.region}, outcome with probability {_fraction(a.probability)}",
-                f"  (:action {a.name}",
+    counter: dict[str, int] = {}
+    for c, eta, p, u, cover in planned:
+        counter[c] = counter.get(c, 0) + 1
+        j = counter[c]
+        if j == 1:
+            body += ["", f"  ; capability {json.dumps(c, ensure_ascii=False)}"]
+        if not strips:
+            n = alloc.take(f"{names.actions[c]}-o{j}")
+            table[n] = DetAction(n, c, eta, p, u, None)
+            if eta == NO_EFFECT:
+                effect = pr.noop(u)
+                if effect is None:
+                    pr.used.add(":conditional-effects")
+                    effect = f"(when {pr.atom(0)} {pr.atom(0)})"
+            else:
+                effect = pr.effect(eta)
+            body += [
+                f"  ; outcome {j}, probability up to {_fraction(p)}" if eta != NO_EFFECT else "  ; changes nothing (kept)",
+                f"  (:action {n}",
                 "    :parameters ()",
-                f"    :precondition {_cube_text(pr, a.cube, twins, negative_preconditions)}",
-                f"    :effect {pr.effect(a.effect, twins)})",
+                f"    :precondition {pr.formula(u)}",
+                f"    :effect {effect})",
             ]
-    lines.append(")")
-    problem = _problem_text(names, pr, init, goal, name, negative=negative_preconditions, twins=twins, suffix="-det")
+            continue
+        for m, cube in enumerate(cover, 1):
+            base = f"{names.actions[c]}-o{j}" + (f"-c{m}" if len(cover) > 1 else "")
+            for q, sub in enumerate(pieces := _noop_pieces(cube, eta == NO_EFFECT), 1):
+                n = alloc.take(base + (f"-{q}" if len(pieces) > 1 else ""))
+                table[n] = DetAction(n, c, eta, p, b.cube(sub), sub)
+                body += [
+                    f"  ; outcome {j}, probability up to {_fraction(p)}" if eta != NO_EFFECT
+                    else "  ; changes nothing (kept)",
+                    f"  (:action {n}",
+                    "    :parameters ()",
+                    f"    :precondition {pr.cube(sub, twins)}",
+                    f"    :effect {_cube_noop(pr, sub, twins) if eta == NO_EFFECT else pr.effect(eta, twins)})",
+                ]
+    _, goal_text = _goal(pr, goal, negative=negative_preconditions, twins=twins)
+    notes = [_DET_NOTES] + ([_COMPILED_NOTES] if not negative_preconditions else [])
+    notes += [n for n in (_idle_note(idle, keep_idle), _norules_note(model)) if n]
+    twin_rows = [("twin", f"not {p}", t) for p, t in pr.twin_names.items()]
+    lines = _header("Determinised PDDL domain", name, notes, names.table(twin_rows))
+    lines += ["", f"(define (domain {names.domain}-det)", f"  {pr.requirements()}"]
+    lines += pr.vocabulary_sections([(pr.twin_names[names.predicates[p]], p) for p in twin_preds]) + body + [")"]
+    problem = _problem_text(names, pr, init, goal, name, goal_text, twins=twins, suffix="-det")
+    stats = ExportStats(len(table), tuple(idle), keep_idle, tuple(c for c, cm in model.items() if not cm.rules))
     return DeterminizedExport(
         "\n".join(lines) + "\n", problem, names, MappingProxyType(table), twins,
-        MappingProxyType(dict(pr.twin_names)), init, goal,
+        MappingProxyType(dict(pr.twin_names)), init, goal, stats,
     )
-
-
-def _cube_text(pr: _Printer, cube: Cube, twins: frozenset[int], keep_negative: bool) -> str:
-    parts = []
-    for i in range(len(pr.vocab)):
-        if cube.mask >> i & 1:
-            if cube.value >> i & 1:
-                parts.append(pr.atom(i))
-            else:
-                parts.append(f"(not {pr.atom(i)})" if keep_negative else pr.twin(i))
-    return "(and" + "".join(" " + p for p in parts) + ")"
 
 
 # =====================================================================================
@@ -707,16 +1119,21 @@ def validate_plan(model: CompoundModel, det: DeterminizedExport, plan: Sequence[
 __all__ = [
     "DetAction",
     "DeterminizedExport",
+    "ExportStats",
+    "GymAction",
+    "PDDLGymExport",
     "PDDLNames",
     "PPDDLExport",
     "PlanStep",
     "PlanValidation",
     "check_search",
     "export_determinized",
+    "export_pddlgym",
     "export_ppddl",
     "goal_holds",
     "pddl_name",
     "solve",
     "solve_export",
     "validate_plan",
+    "written_probabilities",
 ]

@@ -63,6 +63,7 @@ from types import MappingProxyType
 
 from capver.engines.verification import storm
 from capver.errors import VocabularyError
+from capver.io.names import IdentifierRule, NameAllocator, build_name_map
 from capver.logic.bdd import BDDBackend, Cube, Node, isop
 from capver.model.capability_model import CompoundModel, rule_mixture
 from capver.model.state import Effect, State
@@ -86,37 +87,23 @@ PRISM_KEYWORDS = frozenset(
         "deadlock", "overlap_guards", "out_of_bounds",
     }
 )
-_UNSAFE = re.compile(r"[^A-Za-z0-9_]+")
+PRISM_RULE = IdentifierRule(
+    unsafe=re.compile(r"[^A-Za-z0-9_]+"),
+    separator="_",
+    prefix="x_",
+    empty="x",
+    keywords=PRISM_KEYWORDS,
+    keyword_suffix="_",
+    replacements=(("~", "_not_"), ("&", "_and_")),
+)
+"""PRISM identifiers: ``~`` read as ``not``, ``&`` as ``and``, every other run of
+unsafe characters one ``_``, a letter first, no keyword."""
 
 
 def prism_identifier(text: str) -> str:
-    """A PRISM-safe spelling of ``text``: ``~`` read as ``not``, ``&`` as ``and``, every
-    other run of unsafe characters one ``_``, a letter first, no keyword.  Not
-    injective — :class:`PrismNames` resolves clashes."""
-    s = text.replace("~", "_not_").replace("&", "_and_")
-    s = _UNSAFE.sub("_", s)
-    s = re.sub(r"_{2,}", "_", s).strip("_")
-    if not s or not s[0].isalpha():
-        s = "x_" + s if s else "x"
-    if s in PRISM_KEYWORDS:
-        s += "_"
-    return s
-
-
-class _Allocator:
-    """Distinct identifiers; a clash gets ``_2``, ``_3``, …  One namespace for
-    variables, actions and the module, so no tool can confuse them."""
-
-    def __init__(self) -> None:
-        self.used: set[str] = set()
-
-    def take(self, wanted: str) -> str:
-        name, k = wanted, 1
-        while name in self.used or name in PRISM_KEYWORDS:
-            k += 1
-            name = f"{wanted}_{k}"
-        self.used.add(name)
-        return name
+    """A PRISM-safe spelling of ``text`` (:data:`PRISM_RULE`).  Not injective —
+    :class:`PrismNames` resolves clashes."""
+    return PRISM_RULE.spell(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,9 +120,10 @@ class PrismNames:
 
     @staticmethod
     def of(model: CompoundModel, module: str = "capver") -> PrismNames:
-        alloc = _Allocator()
-        variables = tuple(alloc.take(prism_identifier(str(a))) for a in model.vocabulary.atoms)
-        actions = {c: alloc.take(prism_identifier(c)) for c in model}
+        # One namespace for variables, actions and the module, so no tool can confuse them.
+        alloc = NameAllocator(PRISM_RULE)
+        variables = tuple(build_name_map((str(a) for a in model.vocabulary.atoms), alloc).values())
+        actions = build_name_map(model, alloc)
         return PrismNames(
             alloc.take(prism_identifier(module)),
             variables,
