@@ -39,12 +39,14 @@ MAIN_HEADER = [
     "setting", "method", "seeds", "budget", "steps", "time-capped",
     "agr→90%", "agr→99%", "cov→90%", "cov→99%",
     "R÷M agr 90%", "R÷M agr 99%", "R÷M cov 90%", "R÷M cov 99%", "R÷M @final cov",
-    "cov@budget", "final agr", "final cov", "exact VD", "learn s", "wall s",
+    "cov@budget", "final agr", "final cov", "exact VD", "learn s", "wall s", "final cov h̃", "exact VD h̃",
 ]
 QACE_HEADER = [
     "method", "seeds", "reached ≤0.009", "steps at threshold", "executions at threshold", "learn s at threshold",
     "best MAE", "steps at best", "learn s at best", "final MAE on tried (s,c)", "final MAE on applicable (s,c)",
     "final (s,c) coverage", "steps run",
+    "h̃ reached ≤0.009", "h̃ steps at threshold", "h̃ executions at threshold", "h̃ s at threshold", "h̃ best MAE",
+    "h̃ final MAE", "h̃ final MAE on applicable (s,c)", "h̃ final MAE on tried (s,c)",
 ]
 Tables = list[tuple[list[str], list[dict[str, str]]]]
 RATIO = re.compile(r"^(>?\d+\.\d×|—)$")
@@ -101,6 +103,7 @@ def test_main_table_rows_columns_and_ranges(tables: Tables) -> None:
             assert 0.0 <= _mean_pm(r[col]) <= 1.0
         assert 0.0 <= float(r["cov@budget"]) <= 1.0
         assert r["exact VD"] == "—"  # the LAO* setting has no known true model
+        assert 0.0 <= _mean_pm(r["final cov h̃"]) <= 1.0 and r["exact VD h̃"] == "—"
         assert float(r["wall s"]) >= float(r["learn s"]) > 0.0
         ratios = [r[c] for c in MAIN_HEADER if c.startswith("R÷M")]
         if r["method"] == "random":
@@ -181,6 +184,13 @@ def test_qace_section(tables: Tables, runs: list[dict[str, str]]) -> None:
     assert 0 < eff_pairs < n_pairs
     for r in firsts:
         assert float(r["mae_effective"]) == pytest.approx(eff_pairs / eff_trans, abs=1e-6)
+    # h̃ agrees with the data on every tried state, so on the tried pairs its error is
+    # h∧'s; before any observation it is h∧ (no rules).
+    for r in qace:
+        assert r["mae_tilde_tried"] == r["mae_tried"]
+    for r in firsts:
+        assert r["mae_tilde"] == r["mae"]
+    assert 0.0 <= float(row["h̃ best MAE"]) <= 1.0 and re.fullmatch(r"[0-2]/2", row["h̃ reached ≤0.009"])
 
 
 def test_plots_are_written(out: Path) -> None:
@@ -231,7 +241,7 @@ def test_a_pool_run_equals_an_in_process_run() -> None:
     ]
 
     def strip(rows: tuple[dict[str, object], ...]) -> list[dict[str, object]]:
-        return [{k: v for k, v in r.items() if k != "learn_seconds"} for r in rows]
+        return [{k: v for k, v in r.items() if k not in ("learn_seconds", "tilde_seconds")} for r in rows]
 
     pooled = run_jobs(jobs, 2, lambda _: None)
     assert [r.spec for r in pooled] == [j.spec for j in jobs]

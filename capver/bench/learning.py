@@ -14,7 +14,10 @@ once with a fixed seed) with
   :func:`capver.engines.evaluation.model_agreement`);
 * ``coverage_agreement`` — 1 − VD weighted by D′'s counts, which also charges the
   behaviour the learner has not seen yet;
-* ``exact_vd`` where the true model is known.
+* ``exact_vd`` where the true model is known;
+* the same coverage agreement and exact VD for the Occam model h̃ of issue 12
+  (``*_tilde``), computed after the run on the h∧ of every checkpoint so that
+  building h̃ never changes the learner's time budget or its h∧ numbers.
 
 The table gives, per setting × method, the steps to reach 90 % and 99 % of either
 metric (mean over the seeds that reached it, with how many did), the ratio
@@ -33,7 +36,8 @@ mean |P_true − P_model| of h∧ over all transitions of the true model from th
 reachable states is computed; reported are the simulator steps, executions and
 learning time (evaluation excluded) at which it first drops to
 ``--qace-threshold`` (QACE needs 2,466–5,295 interactions and 395–462 s to reach
-0.009), or the best value reached.
+0.009), or the best value reached — for h∧ and, beside it, for h̃ (whose time adds
+the seconds spent building h̃ at that checkpoint).
 
 Run: ``capver bench learning [--quick] [--jobs 2] [--out DIR]``; writes
 ``table.md``, ``runs.csv`` and one PNG per setting and metric into ``--out``.
@@ -55,10 +59,12 @@ from pathlib import Path
 import numpy as np
 
 from capver.bench.cli import BenchParser, summary
-from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset, mean_abs_error
+from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset, mean_abs_error, tilde_scores
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.mcqs import QUERY_METHODS
+from capver.engines.occam import run_occam_model
 from capver.io.curves import plot_curves
+from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
 from capver.model.state import Capability, Transition
 from capver.settings import Assessment, SettingArgs, SettingError, build_assessment
@@ -84,6 +90,7 @@ QUICK: dict[str, object] = {
     "qace_budget_steps": 20,
     "max_seconds": 10.0,
     "qace_max_seconds": 10.0,
+    "tilde": 2,
 }
 THRESHOLDS = (0.90, 0.99)
 METRICS = ("agreement", "coverage_agreement")
@@ -98,6 +105,8 @@ QACE_TARGET = "QACE: 2,466–5,295 interactions, 395–462 s"
 CURVE_FIELDS = (
     "setting", "method", "seed", "steps", "queries", "executions", "transitions", "learn_seconds",
     "agreement", "coverage_agreement", "exact_vd", "mae", "mae_tried", "mae_effective", "sc_coverage",
+    "coverage_agreement_tilde", "exact_vd_tilde", "mae_tilde", "mae_tilde_tried", "mae_tilde_effective",
+    "tilde_seconds",
 )
 
 
@@ -179,6 +188,7 @@ class RunSpec:
     max_steps: int
     eval_every: int
     kind: str = "curve"
+    tilde: int = 10  # checkpoints of a curve run at which h̃ is scored (0: none; QACE runs: all when > 0)
     xi_cap: float = 1e-5
     patience: int = 0
     iterations: int = 100
@@ -249,6 +259,9 @@ def run_curve(spec: RunSpec, eval_set: EvalSet) -> RunResult:
     a.setting.sim.reset(int(rng.integers(2**31 - 1)))
     learner = Learner(a.ctx, a.setting, spec.config(), rng, grow=a.grow)
     rows: list[dict[str, object]] = []
+    # h∧ of every checkpoint (immutable, so a reference is a snapshot): h̃ is scored
+    # on them after the run.
+    snapshots: list[CompoundModel] = []
     clock = _Stopwatch()
     next_eval = [0]
 
@@ -258,6 +271,7 @@ def run_curve(spec: RunSpec, eval_set: EvalSet) -> RunResult:
         scores = checkpoint_scores(lr.h_and, lr.data, d_eval, a.truth, a.reachable)
         row.update((k, round(v, 6)) for k, v in scores.items())
         rows.append(row)
+        snapshots.append(lr.h_and)
         next_eval[0] = lr.progress.steps + spec.eval_every
         clock.excluded += time.perf_counter() - t
 
@@ -269,10 +283,24 @@ def run_curve(spec: RunSpec, eval_set: EvalSet) -> RunResult:
     progress = learner.run(on_query)
     if rows[-1]["steps"] != progress.steps or rows[-1]["queries"] != progress.queries:
         record(learner)
-    return RunResult(
-        spec, tuple(rows), clock.learning(), time.perf_counter() - clock.start, progress.stop_reason,
-        eval_set.fingerprint,
-    )
+    learn_seconds, wall_seconds = clock.learning(), time.perf_counter() - clock.start
+    for i in _spread(len(rows), spec.tilde):
+        row, h_and = rows[i], snapshots[i]
+        t = time.perf_counter()
+        tilde = run_occam_model(h_and, spec.seed).model
+        row["tilde_seconds"] = round(time.perf_counter() - t, 3)
+        row.update((k, round(v, 6)) for k, v in tilde_scores(tilde, d_eval, a.truth, a.reachable).items())
+    return RunResult(spec, tuple(rows), learn_seconds, wall_seconds, progress.stop_reason, eval_set.fingerprint)
+
+
+def _spread(n: int, k: int) -> list[int]:
+    """``k`` indices of 0..n-1 evenly spread, the last always among them (all when
+    n ≤ k, none when k = 0)."""
+    if k <= 0 or n == 0:
+        return []
+    if n <= k:
+        return list(range(n))
+    return sorted({round(float(x)) for x in np.linspace(n - 1, 0, k)})
 
 
 def run_qace(spec: RunSpec, every: int = 1, threshold: float = 0.0) -> RunResult:
@@ -310,6 +338,13 @@ def run_qace(spec: RunSpec, every: int = 1, threshold: float = 0.0) -> RunResult
         row["mae_tried"] = round(mean_abs_error(lr.h_and, truth, tried), 6) if tried else ""
         row["mae_effective"] = round(mean_abs_error(lr.h_and, truth, effective), 6)
         row["sc_coverage"] = round(sum(1 for s, c in pairs if data.count_sc(s, c)) / len(pairs), 6)
+        if spec.tilde > 0:
+            t_tilde = time.perf_counter()
+            tilde = run_occam_model(lr.h_and, spec.seed).model
+            row["tilde_seconds"] = round(time.perf_counter() - t_tilde, 3)
+            row["mae_tilde"] = round(mean_abs_error(tilde, truth, transitions), 6)
+            row["mae_tilde_tried"] = round(mean_abs_error(tilde, truth, tried), 6) if tried else ""
+            row["mae_tilde_effective"] = round(mean_abs_error(tilde, truth, effective), 6)
         rows.append(row)
         clock.excluded += time.perf_counter() - t
         return mae
@@ -447,6 +482,8 @@ class SummaryRow:
     exact_vd: float | None
     learn_seconds: float
     wall_seconds: float
+    final_tilde: tuple[float, float] | None = None  # h̃'s final coverage agreement (mean, std)
+    exact_vd_tilde: float | None = None
 
 
 def _fmt_ratio(num: float, den: float, lower_bound: bool = False) -> str:
@@ -473,6 +510,10 @@ def summarize(results: Sequence[RunResult], budgets: Mapping[str, int], sustaine
             values = [curve(r, metric)[-1][1] for r in runs]
             final[metric] = (float(np.mean(values)), float(np.std(values)))
         vds = [float(r.rows[-1]["exact_vd"]) for r in runs if r.rows[-1].get("exact_vd", "") != ""]  # type: ignore[arg-type]
+        tilde_cov = [float(r.rows[-1]["coverage_agreement_tilde"]) for r in runs  # type: ignore[arg-type]
+                     if r.rows[-1].get("coverage_agreement_tilde", "") != ""]
+        tilde_vds = [float(r.rows[-1]["exact_vd_tilde"]) for r in runs  # type: ignore[arg-type]
+                     if r.rows[-1].get("exact_vd_tilde", "") != ""]
         budget = budgets[setting]
         cov_curves = [curve(r, "coverage_agreement") for r in runs]
         cov_b = float(np.mean([np.interp(budget, [s for s, _ in c], [v for _, v in c]) for c in cov_curves]))
@@ -481,6 +522,8 @@ def summarize(results: Sequence[RunResult], budgets: Mapping[str, int], sustaine
             sum(r.time_capped for r in runs), reach, {}, "", cov_b, final,
             float(np.mean(vds)) if vds else None,
             float(np.mean([r.learn_seconds for r in runs])), float(np.mean([r.wall_seconds for r in runs])),
+            (float(np.mean(tilde_cov)), float(np.std(tilde_cov))) if tilde_cov else None,
+            float(np.mean(tilde_vds)) if tilde_vds else None,
         ))
     return [_with_ratios(row, out, groups) for row in out]
 
@@ -533,6 +576,22 @@ class QaceRow:
     final_mae_effective: float
     final_sc_coverage: float
     budget_steps: float
+    tilde: QaceTilde | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QaceTilde:
+    """The QACE columns of h̃; ``seconds`` are learning plus building h̃ there."""
+
+    reached: int
+    steps: float | None
+    executions: float | None
+    seconds: float | None
+    best_mae: float
+    best_steps: float
+    final_mae: float
+    final_mae_effective: float
+    final_mae_tried: float | None
 
 
 def summarize_qace(results: Sequence[RunResult], threshold: float) -> list[QaceRow]:
@@ -554,6 +613,7 @@ def summarize_qace(results: Sequence[RunResult], threshold: float) -> list[QaceR
                 hits.append(hit)
             bests.append(min(rows, key=lambda row: (float(row["mae"]), float(row["steps"]))))  # type: ignore[arg-type]
         tried = [float(r.rows[-1]["mae_tried"]) for r in runs if r.rows[-1].get("mae_tried", "") != ""]  # type: ignore[arg-type]
+        tilde = _qace_tilde(runs, threshold)
         out.append(QaceRow(
             label, len(runs), len(hits),
             mean(hits, "steps") if hits else None,
@@ -564,8 +624,37 @@ def summarize_qace(results: Sequence[RunResult], threshold: float) -> list[QaceR
             mean([r.rows[-1] for r in runs], "mae_effective"),
             mean([r.rows[-1] for r in runs], "sc_coverage"),
             mean([r.rows[-1] for r in runs], "steps"),
+            tilde,
         ))
     return out
+
+
+def _qace_tilde(runs: Sequence[RunResult], threshold: float) -> QaceTilde | None:
+    """h̃'s QACE numbers over the runs (None when h̃ was not scored)."""
+    per_run = [[row for row in r.rows if row.get("mae_tilde", "") != ""] for r in runs]
+    if not all(per_run):
+        return None
+
+    def num(row: Mapping[str, object], key: str) -> float:
+        return float(row[key])  # type: ignore[arg-type]
+
+    hits = [h for h in (next((row for row in rows if num(row, "mae_tilde") <= threshold), None) for rows in per_run)
+            if h is not None]
+    bests = [min(rows, key=lambda row: (num(row, "mae_tilde"), num(row, "steps"))) for rows in per_run]
+    finals = [rows[-1] for rows in per_run]
+    tried = [num(row, "mae_tilde_tried") for row in finals if row.get("mae_tilde_tried", "") != ""]
+
+    def mean(rows: Sequence[Mapping[str, object]], key: str) -> float:
+        return float(np.mean([num(row, key) for row in rows]))
+
+    return QaceTilde(
+        len(hits),
+        mean(hits, "steps") if hits else None,
+        mean(hits, "executions") if hits else None,
+        float(np.mean([num(h, "learn_seconds") + num(h, "tilde_seconds") for h in hits])) if hits else None,
+        mean(bests, "mae_tilde"), mean(bests, "steps"), mean(finals, "mae_tilde"), mean(finals, "mae_tilde_effective"),
+        float(np.mean(tried)) if tried else None,
+    )
 
 
 # ------------------------------------------------------------------------------ output
@@ -585,7 +674,8 @@ def main_table(rows: Sequence[SummaryRow]) -> list[str]:
         head += [f"{SHORT[metric]}→{thr:.0%}" for thr in THRESHOLDS]
     for metric in METRICS:
         head += [f"R÷M {SHORT[metric]} {thr:.0%}" for thr in THRESHOLDS]
-    head += ["R÷M @final cov", "cov@budget", "final agr", "final cov", "exact VD", "learn s", "wall s"]
+    head += ["R÷M @final cov", "cov@budget", "final agr", "final cov", "exact VD", "learn s", "wall s",
+             "final cov h̃", "exact VD h̃"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = [r.setting, r.method, str(r.seeds), str(r.budget), f"{r.steps:.0f}", f"{r.time_capped}/{r.seeds}"]
@@ -595,6 +685,8 @@ def main_table(rows: Sequence[SummaryRow]) -> list[str]:
             r.ratio_final_coverage, f"{r.cov_at_budget:.4f}", _pm(r.final["agreement"]),
             _pm(r.final["coverage_agreement"]), "—" if r.exact_vd is None else f"{r.exact_vd:.4f}",
             f"{r.learn_seconds:.1f}", f"{r.wall_seconds:.1f}",
+            "—" if r.final_tilde is None else _pm(r.final_tilde),
+            "—" if r.exact_vd_tilde is None else f"{r.exact_vd_tilde:.4f}",
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -605,6 +697,8 @@ def qace_table(rows: Sequence[QaceRow], threshold: float) -> list[str]:
         "method", "seeds", f"reached ≤{threshold}", "steps at threshold", "executions at threshold",
         "learn s at threshold", "best MAE", "steps at best", "learn s at best", "final MAE on tried (s,c)",
         "final MAE on applicable (s,c)", "final (s,c) coverage", "steps run",
+        f"h̃ reached ≤{threshold}", "h̃ steps at threshold", "h̃ executions at threshold", "h̃ s at threshold",
+        "h̃ best MAE", "h̃ final MAE", "h̃ final MAE on applicable (s,c)", "h̃ final MAE on tried (s,c)",
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
 
@@ -616,8 +710,17 @@ def qace_table(rows: Sequence[QaceRow], threshold: float) -> list[str]:
             r.method, str(r.seeds), f"{r.reached}/{r.seeds}", num(r.steps, ".0f"), num(r.executions, ".0f"),
             num(r.learn_seconds, ".1f"), f"{r.best_mae:.4f}", f"{r.best_steps:.0f}", f"{r.best_seconds:.1f}",
             num(r.final_mae_tried, ".4f"), f"{r.final_mae_effective:.4f}", f"{r.final_sc_coverage:.3f}", f"{r.budget_steps:.0f}",
+            *_tilde_cells(r, num),
         ]) + " |")
     return lines
+
+
+def _tilde_cells(r: QaceRow, num: Callable[[float | None, str], str]) -> list[str]:
+    t = r.tilde
+    if t is None:
+        return ["—"] * 8
+    return [f"{t.reached}/{r.seeds}", num(t.steps, ".0f"), num(t.executions, ".0f"), num(t.seconds, ".1f"),
+            f"{t.best_mae:.4f}", f"{t.final_mae:.4f}", f"{t.final_mae_effective:.4f}", num(t.final_mae_tried, ".4f")]
 
 
 def write_runs(path: Path, results: Iterable[RunResult]) -> None:
@@ -635,7 +738,7 @@ def write_plots(out: Path, results: Sequence[RunResult]) -> list[Path]:
     for r in results:
         by_setting.setdefault((r.spec.setting, r.spec.kind), []).extend(r.rows)
     for (setting, kind), rows in by_setting.items():
-        metrics = ("mae",) if kind == "qace" else (*METRICS, "exact_vd")
+        metrics = ("mae", "mae_tilde") if kind == "qace" else (*METRICS, "exact_vd", "coverage_agreement_tilde")
         for metric in metrics:
             if not any(row.get(metric, "") != "" for row in rows):
                 continue
@@ -720,6 +823,9 @@ def build_parser() -> BenchParser:
                         "about as much as 2–3 queries)")
     p.add_argument("--qace-max-seconds", type=float, default=60.0,
                    help="learning-time cap of each QACE run, evaluations excluded (0: none; default 60)")
+    p.add_argument("--tilde", type=int, default=10, metavar="K",
+                   help="score the Occam model h̃ at K checkpoints of each curve run, the last among them, and at "
+                        "every QACE checkpoint (0: never; default 10; h∧'s numbers do not depend on it)")
     p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2; 1: no pool)")
     p.add_argument("--out", type=Path, default=Path("bench-learning"),
                    help="output directory (default bench-learning)")
@@ -729,7 +835,7 @@ def build_parser() -> BenchParser:
 
 def plan_jobs(args: argparse.Namespace, budgets: Mapping[str, int], eval_sets: Mapping[str, EvalSet]) -> list[Job]:
     common = {"patience": args.patience, "iterations": args.iterations, "horizon": args.horizon,
-              "executions": args.executions, "max_seconds": args.max_seconds or None}
+              "executions": args.executions, "max_seconds": args.max_seconds or None, "tilde": args.tilde}
     jobs = []
     for setting in args.settings:
         budget = budgets[setting]
@@ -760,8 +866,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown method(s) {unknown}; expected some of {sorted(QUERY_METHODS)}")
     if args.seeds < 1 or args.jobs < 1 or args.eval_sequences < 1 or args.random_factor <= 0 or args.budget_scale <= 0:
         parser.error("--seeds, --jobs, --eval-sequences, --random-factor and --budget-scale must be positive")
-    if args.eval_every < 0 or args.qace_every < 1 or args.qace_budget_steps < 1:
-        parser.error("--eval-every must be ≥ 0, --qace-every and --qace-budget-steps ≥ 1")
+    if args.eval_every < 0 or args.tilde < 0 or args.qace_every < 1 or args.qace_budget_steps < 1:
+        parser.error("--eval-every and --tilde must be ≥ 0, --qace-every and --qace-budget-steps ≥ 1")
     for s in args.settings:
         try:
             parse_setting(s)
@@ -816,7 +922,8 @@ def main(argv: list[str] | None = None) -> int:
             f"learning-time cap {args.qace_max_seconds or 'none'} s; a run stops at the threshold. 'Steps' are "
             "simulator interactions (executions of an inapplicable action take none); 'MAE on tried (s,c)' "
             "restricts the mean to the (s, c) pairs D holds; 'applicable' to the (s, c) pairs where the action changes "
-            "the state."),
+            "the state. The h̃ columns score the Occam model h̃ on the same checkpoints; its time adds the "
+            "seconds spent building h̃ there."),
             "",
             *qace_table(summarize_qace(results, args.qace_threshold), args.qace_threshold),
         ]
