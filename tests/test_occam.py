@@ -5,6 +5,8 @@ finds it and predicts untried states that h∧ leaves blank."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from corpus import BACKEND_NAMES, all_states, sampled_worlds
@@ -105,3 +107,20 @@ def test_h_tilde_is_a_function_of_the_data_and_the_seed() -> None:
     assert a.choices == b.choices
     assert [literals(r.condition) for r in a.model["go"].rules] == [literals(r.condition) for r in b.model["go"].rules]
     assert all(r.condition.equivalent(q.condition) for r, q in zip(a.model["go"].rules, b.model["go"].rules, strict=True))
+
+
+def test_the_occam_benchmark_smoke_run(tmp_path: Path) -> None:
+    from capver.bench.occam import main
+
+    argv = ["--quick", "--jobs", "1", "--size-settings", "minigrid-rl", "--heldout-domains", "first_responders",
+            "--qace-methods", "random", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    text = (tmp_path / "table.md").read_text(encoding="utf-8")
+    rows = [[c.strip() for c in line.strip("|\n").split("|")] for line in text.splitlines()
+            if line.startswith("| ") and not line.startswith("| setting") and not line.startswith("| method")
+            and not line.startswith("| hidden")]
+    size, qace, held = rows[0], rows[1:3], rows[3:]
+    assert size[0] == "minigrid-rl" and size[-1] == "proved" and float(size[6]) <= float(size[4])
+    for r in qace:  # on tried pairs h̃ is the data's MLE, exactly as h∧
+        assert r[0] == "random" and r[-1] == r[-2]
+    assert all(r[-1] == "proved" and float(r[-2]) == 0.0 for r in held)  # h∧ predicts nothing untried

@@ -177,6 +177,13 @@ def true_transitions(a: Assessment) -> list[Transition]:
     ]
 
 
+def applicable_transitions(truth: CompoundModel, transitions: Sequence[Transition]) -> list[Transition]:
+    """The transitions of the (s, c) pairs where the true action changes the state
+    (an inapplicable action's no-op is not a transition of the PPDDL model QACE learns)."""
+    still = {(t.s, t.c) for t in transitions if t.s_next == t.s and truth.prob(t.s, t.c, t.s) == 1}
+    return [t for t in transitions if (t.s, t.c) not in still]
+
+
 # ------------------------------------------------------------------------------ runs
 @dataclass(frozen=True, slots=True)
 class RunSpec:
@@ -320,8 +327,7 @@ def run_qace(spec: RunSpec, every: int = 1, threshold: float = 0.0) -> RunResult
         raise SettingError(f"setting {spec.setting}: the QACE comparison needs a known true model")
     transitions = true_transitions(a)
     pairs = sorted({(t.s, t.c) for t in transitions})
-    still = {(t.s, t.c) for t in transitions if t.s_next == t.s and truth.prob(t.s, t.c, t.s) == 1}
-    effective = [t for t in transitions if (t.s, t.c) not in still]
+    effective = applicable_transitions(truth, transitions)
     rng = spec.rng()
     a.setting.sim.reset(int(rng.integers(2**31 - 1)))
     learner = Learner(a.ctx, a.setting, replace(spec.config(), max_seconds=None), rng, grow=a.grow)
