@@ -181,7 +181,8 @@ def _header(name: str) -> list[str]:
 
 
 def _comment(text: str, indent: str) -> list[str]:
-    return [f"{indent}; {ln}" for ln in textwrap.wrap(text, WIDTH - len(indent) - 2)]
+    # Atom names hold hyphens (fire-unit-at): break lines only at spaces.
+    return [f"{indent}; {ln}" for ln in textwrap.wrap(text, WIDTH - len(indent) - 2, break_on_hyphens=False)]
 
 
 def _param_names(k: int) -> list[str]:
