@@ -372,6 +372,7 @@ class _Printer:
             (quote(a.predicate), *(quote(x) for x in a.args)): i for i, a in enumerate(self.vocab.atoms)
         }
         self.twin_names: dict[str, str] = {}  # PDDL predicate -> its twin
+        self.nullary: list[str] = []  # predicates standing for single atoms
         self.used: set[str] = {":strips"}
         if len(self.vocab.types) > 1:
             self.used.add(":typing")
@@ -464,6 +465,12 @@ class _Printer:
         a = self._atoms[i]
         return _atom_text(Atom(self.twin_names[a.predicate], a.args))
 
+    def rename_atoms(self, renamed: Mapping[int, str]) -> None:
+        """Write atom i as the nullary predicate ``renamed[i]`` instead."""
+        for i, pname in renamed.items():
+            self._atoms[i] = Atom(pname, ())
+        self.nullary = list(renamed.values())
+
     def vocabulary_sections(self, predicate_extra: Sequence[tuple[str, str]] = ()) -> list[str]:
         """(:types), (:constants), (:predicates) lines; ``predicate_extra`` adds
         (PDDL name, capver predicate whose signature it copies).  Every parameter is
@@ -486,6 +493,7 @@ class _Printer:
             ptypes = [names.types[t] for t in vocab.predicates[source].param_types]
             params = [f"{v} - {t}" if typing else v for v, t in zip(_vars(len(ptypes)), ptypes, strict=True)]
             decls.append("(" + " ".join([pname, *params]) + ")")
+        decls += [f"({pname})" for pname in self.nullary]
         lines.append("  (:predicates")
         lines += [f"    {d}" for d in decls]
         lines[-1] += ")"
@@ -745,6 +753,13 @@ class PDDLGymExport:
     init: State
     goal: tuple[Literal, ...]
     stats: ExportStats
+    renamed_atoms: Mapping[Atom, Atom]
+    """Atoms with a repeated argument, written as nullary predicates (pddlgym's prover
+    refuses ``(adjacent l1 l1)`` in a precondition)."""
+
+    def atom(self, a: Atom) -> Atom:
+        """The PDDL atom of the model atom ``a`` in this flavour."""
+        return self.renamed_atoms.get(a) or self.names.atom(a)
 
     def write(
         self, directory: str | Path, domain_file: str = "domain.pddl", problem_file: str = "problems/problem.pddl"
@@ -768,6 +783,10 @@ def export_pddlgym(
     pr = _Printer(model, names)
     b = model.ctx.bdd
     alloc = NameAllocator(PDDL_RULE, names.taken)
+    repeated = {i: a for i, a in enumerate(model.vocabulary.atoms) if len(set(a.args)) < len(a.args)}
+    nullary = {i: alloc.take("-".join([names.predicates[a.predicate], *(names.objects[x] for x in a.args)]))
+               for i, a in repeated.items()}
+    pr.rename_atoms(nullary)
     idle = _idle_capabilities(model)
     body: list[str] = []
     table: dict[str, GymAction] = {}
@@ -792,12 +811,18 @@ def export_pddlgym(
     _, goal_text = _goal(pr, goal, negative=True)
     notes = [_GYM_NOTES, _probability_note(False)]
     notes += [n for n in (_idle_note(idle, keep_idle), _norules_note(model)) if n]
-    lines = _header("pddlgym PPDDL domain", name, notes, names.table())
+    if repeated:
+        notes.append(f"{len(repeated)} atoms with a repeated argument (pddlgym's prover refuses them in "
+                     "preconditions) are nullary predicates here, e.g. "
+                     + ", ".join(f"{a} as ({nullary[i]})" for i, a in list(repeated.items())[:3]) + ".")
+    extra = [("atom", str(a), f"({nullary[i]})") for i, a in repeated.items()]
+    lines = _header("pddlgym PPDDL domain", name, notes, names.table(extra))
     lines += ["", f"(define (domain {names.domain})", f"  {pr.requirements()}"]
     lines += pr.vocabulary_sections() + body + [")"]
     problem = _problem_text(names, pr, init, goal, name, goal_text)
     stats = ExportStats(len(table), tuple(idle), keep_idle, tuple(c for c, cm in model.items() if not cm.rules))
-    return PDDLGymExport("\n".join(lines) + "\n", problem, names, MappingProxyType(table), init, goal, stats)
+    renamed = MappingProxyType({a: Atom(nullary[i], ()) for i, a in repeated.items()})
+    return PDDLGymExport("\n".join(lines) + "\n", problem, names, MappingProxyType(table), init, goal, stats, renamed)
 
 
 def _gym_action(name: str, precondition: str, effect: Sequence[str]) -> list[str]:
@@ -871,6 +896,16 @@ class DeterminizedExport:
         return _write_pair(directory, domain_file, self.domain, problem_file, self.problem)
 
 
+def _dnf(pr: _Printer, cover: Sequence[Cube]) -> str:
+    """``(or CUBE ...)`` of a cover: a disjunctive normal form, which Fast Downward's
+    translator takes as it is (a nested formula it multiplies out, which can take
+    more memory than a machine has)."""
+    if len(cover) == 1:
+        return pr.cube(cover[0])
+    pr.used.add(":disjunctive-preconditions")
+    return "(or " + " ".join(pr.cube(c) for c in cover) + ")"
+
+
 def _unchanged(eta: Effect) -> Cube:
     """The states that η leaves as they are: its additions true, its (effective)
     deletions false."""
@@ -895,9 +930,9 @@ def export_determinized(
     False negative literals are compiled into twin predicates (module docstring), with
     True they are kept and the domain requires ``:negative-preconditions``.
     ``strips`` False: one action per (capability, outcome), whose precondition is the
-    compact formula of the states where the outcome can happen and changes something
-    (negative and disjunctive preconditions, which Fast Downward, unified-planning and
-    Mimir read); several times smaller on learned h∨ models."""
+    disjunction of the cubes (negative and disjunctive preconditions, which Fast
+    Downward, unified-planning and Mimir read); several times smaller on learned h∨
+    models."""
     negative_preconditions = negative_preconditions or not strips
     vocab = model.vocabulary
     goal = _check_problem(vocab, init, goal)
@@ -916,7 +951,7 @@ def export_determinized(
         if c in idle:
             if keep_idle:
                 union = _union(model, regs)
-                planned.append((c, NO_EFFECT, Fraction(1), union, isop(b, union) if strips else []))
+                planned.append((c, NO_EFFECT, Fraction(1), union, isop(b, union)))
             continue
         where: dict[Effect, Node] = {}
         best: dict[Effect, Fraction] = {}
@@ -931,9 +966,9 @@ def export_determinized(
             changes = b.conj(where[eta], b.neg(b.cube(_unchanged(eta))))
             if changes != b.false:
                 # the cubes may take in states where η changes nothing (a harmless self-loop)
-                planned.append((c, eta, best[eta], changes, isop(b, changes, where[eta]) if strips else []))
+                planned.append((c, eta, best[eta], changes, isop(b, changes, where[eta])))
     negated = 0
-    for _, _, _, _, cover in planned:
+    for _, _, _, _, cover in (planned if strips else []):
         for cube in cover:
             negated |= cube.mask & ~cube.value
     for lit in goal:
@@ -969,7 +1004,7 @@ def export_determinized(
                 f"  ; outcome {j}, probability up to {_fraction(p)}" if eta != NO_EFFECT else "  ; changes nothing (kept)",
                 f"  (:action {n}",
                 "    :parameters ()",
-                f"    :precondition {pr.formula(u)}",
+                f"    :precondition {_dnf(pr, cover)}",
                 f"    :effect {effect})",
             ]
             continue

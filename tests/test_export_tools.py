@@ -1,0 +1,558 @@
+"""Exports of learned models handed, as written, to tools capver does not use (issue 17).
+
+Models are learned in the test (``capver.learn``, LAO* agent, MCQS-E) on First
+Responders and Blocksworld, h∧ and h∨.  Every file is written by the exporter and
+read by the tool from disk, unchanged.
+
+* Probabilistic readers: plado (PPDDL flavour) and pddlgym (pddlgym flavour) give, on
+  every state reachable from the exported initial state, exactly the distributions
+  the file states — the written decimals of Pr_h(·|s,c), which equal Pr_h where the
+  fraction terminates and are within 10⁻⁶ of it otherwise; pddlgym's "nothing
+  happens" remainder is exactly 0.  Loki (``pypddl``) reads all three flavours in its
+  strict mode (which refuses undeclared and unused requirements) and parses the
+  same probabilities.
+* Classical planners: Fast Downward (the build that ``up-fast-downward`` ships, run
+  on the files), pyperplan (STRIPS files) and unified-planning's reader (solving with
+  Fast Downward through UP) find plans on the determinised files; every plan is
+  replayed on the PPDDL file with capver's reader, each step an outcome of positive
+  probability, ending in the goal.
+
+The default run has one small case (First Responders h∧, short learn); the others
+are marked slow.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import subprocess
+import sys
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import capver
+from capver import cli
+from capver.envs.ppddl import GroundAction, PPDDLTask, parse_domain, parse_problem
+from capver.io import dsl
+from capver.io.ppddl_export import (
+    DeterminizedExport,
+    PDDLGymExport,
+    PDDLNames,
+    export_determinized,
+    export_pddlgym,
+    export_ppddl,
+    goal_holds,
+    solve,
+    written_probabilities,
+)
+from capver.model.capability_model import CompoundModel, rule_mixture
+from capver.model.state import State
+from capver.model.vocabulary import Atom, Literal
+
+MAX_REACHABLE = 150
+
+
+# =====================================================================================
+# learned models and their exports
+# =====================================================================================
+
+
+@dataclass(frozen=True)
+class Learned:
+    domain: str
+    which: str
+    model: CompoundModel
+    init: State
+    goal: tuple[Literal, ...]
+
+
+_CACHE: dict[tuple[str, int], Any] = {}
+
+
+def learned(domain: str, which: str, steps: int) -> Learned:
+    key = (domain, steps)
+    if key not in _CACHE:
+        _CACHE[key] = capver.learn(capver.load_setting("lao", domain=domain), method="mcqs-e",
+                                   max_steps=steps, seed=0)
+    result = _CACHE[key]
+    st = result.assessment.setting
+    init = st.alpha(st.initial_states[0])
+    model = result.model(which)
+    return Learned(domain, which, model, init, reachable_goal(result.model("h_and"), init))
+
+
+def successors(model: CompoundModel, s: State) -> set[State]:
+    out: set[State] = set()
+    for cm in model.values():
+        out |= set(cm.distribution(s))
+    return out
+
+
+def reachable(model: CompoundModel, init: State, limit: int = MAX_REACHABLE) -> list[State]:
+    seen, todo = {init: None}, [init]
+    while todo and len(seen) < limit:
+        s = todo.pop(0)
+        for t in sorted(successors(model, s)):
+            if t not in seen and len(seen) < limit:
+                seen[t] = None
+                todo.append(t)
+    return list(seen)
+
+
+def reachable_goal(h_and: CompoundModel, init: State) -> tuple[Literal, ...]:
+    """Up to two literals that differ from the initial state in the farthest state
+    the observed model h∧ reaches (so that a plan exists in both bounds)."""
+    dist = {init: 0}
+    todo = [init]
+    while todo and len(dist) < 400:
+        s = todo.pop(0)
+        for t in sorted(successors(h_and, s)):
+            if t not in dist:
+                dist[t] = dist[s] + 1
+                todo.append(t)
+    far = max(dist, key=lambda t: (dist[t], -t))
+    changed = [i for i in range(len(h_and.vocabulary)) if (far ^ init) >> i & 1][:2]
+    assert changed, "the learned model changes nothing from the initial state"
+    return tuple(Literal(h_and.vocabulary.atoms[i], bool(far >> i & 1)) for i in changed)
+
+
+def written_distribution(model: CompoundModel, c: str, s: State) -> dict[State, Fraction]:
+    """The distribution the files state for capability c at s: the written decimals
+    of its region's Pr_h, summed per successor (empty where c has no prediction)."""
+    b = model.ctx.bdd
+    for u, rules in model[c].regions():
+        if b.evaluate(u, s):
+            dist = sorted(rule_mixture(rules).items())
+            if len(dist) == 1:
+                return {dist[0][0].apply(s): Fraction(1)}
+            out: dict[State, Fraction] = {}
+            for w in written_probabilities([p for _, p in dist]):
+                s2 = dist[w.index][0].apply(s)
+                out[s2] = out.get(s2, Fraction(0)) + Fraction(w.text)
+            return out
+    return {}
+
+
+def assert_close_to_pr_h(model: CompoundModel, c: str, s: State, written: dict[State, Fraction]) -> None:
+    exact = model[c].distribution(s)
+    assert set(written) == set(exact)
+    for s2, p in exact.items():
+        assert abs(written[s2] - p) <= Fraction(len(exact), 10**6)
+
+
+class Names:
+    """PDDL atoms of a tool ↔ model states."""
+
+    def __init__(self, model: CompoundModel, names: PDDLNames | PDDLGymExport) -> None:
+        self.vocab = model.vocabulary
+        self.pddl = [names.atom(a) for a in self.vocab.atoms]
+        self.index = {a: i for i, a in enumerate(self.pddl)}
+
+    def state(self, atoms: Iterator[Atom]) -> State:
+        s = 0
+        for a in atoms:
+            s |= 1 << self.index[a]  # an atom outside the model would be a KeyError
+        return s
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        yield
+
+
+# =====================================================================================
+# probabilistic readers
+# =====================================================================================
+
+
+def check_plado(case: Learned, directory: Path) -> int:
+    """plado reads the PPDDL flavour as written; its successor distributions are the
+    written ones on every reachable state.  Returns the pairs compared."""
+    from plado.parser import normalize_conditions, normalize_effects, parse
+    from plado.semantics.applicable_actions_generator import ApplicableActionsGenerator
+    from plado.semantics.successor_generator import SuccessorGenerator
+    from plado.semantics.task import Task
+
+    model, vocab = case.model, case.model.vocabulary
+    export = export_ppddl(model, init=case.init, goal=case.goal, name=case.which)
+    dpath, ppath = export.write(directory)
+    d, p = parse(str(dpath), str(ppath))
+    normalize_conditions(d, p)
+    normalize_effects(d)
+    task = Task(d, p)
+    names = export.names
+    fluent = {task.predicates[i].name: i for i in range(task.num_fluent_predicates)}
+    static = sum(1 << i for i, a in enumerate(vocab.atoms) if names.atom(a).predicate not in fluent)
+    obj = {o: k for k, o in enumerate(task.objects)}
+    back = {(names.atom(a).predicate, names.atom(a).args): i for i, a in enumerate(vocab.atoms)}
+    action_of = {n: c for c, n in names.actions.items()}
+    aag, sg = ApplicableActionsGenerator(task), SuccessorGenerator(task)
+    compared = 0
+    for x in reachable(model, case.init):
+        assert x & static == case.init & static  # what no action changes stays as in the problem
+        ps = task.initial_state.duplicate()
+        for i in range(task.num_fluent_predicates):
+            ps.atoms[i] = set()
+        for a in vocab.atoms_of(x):
+            pa = names.atom(a)
+            if pa.predicate in fluent:
+                ps.atoms[fluent[pa.predicate]].add(tuple(obj[o] for o in pa.args))
+        applicable = {task.actions[ga[0]].name: ga for ga in aag(ps)}
+        want = {names.actions[c] for c, cm in model.items() if cm.distribution(x) and c not in export.stats.idle}
+        assert set(applicable) == want, vocab.format_state(x)
+        for name, ga in applicable.items():
+            got: dict[State, Fraction] = {}
+            for succ, prob in sg(ps, ga):
+                s2 = x & static
+                for i in range(task.num_fluent_predicates):
+                    for args in succ.atoms[i]:
+                        s2 |= 1 << back[(task.predicates[i].name, tuple(task.objects[o] for o in args))]
+                got[s2] = got.get(s2, Fraction(0)) + Fraction(prob)
+            # plado lists no successor when no atomic effect fires: the state stays
+            got = {k: v for k, v in got.items() if v} or {x: Fraction(1)}
+            c = action_of[name]
+            assert got == written_distribution(model, c, x), (name, vocab.format_state(x))
+            assert_close_to_pr_h(model, c, x, got)
+            compared += 1
+    return compared
+
+
+def _apply_pddlgym(outcome: Any, atoms: set[Atom]) -> set[Atom]:
+    from pddlgym.structs import LiteralConjunction, NoChange
+
+    if outcome == NoChange():  # pddlgym's own test for it
+        return set(atoms)
+    lits = outcome.literals if isinstance(outcome, LiteralConjunction) else [outcome]
+    new = set(atoms)
+    for lit in lits:  # deletions first, then additions, as pddlgym applies them
+        if lit.is_anti:
+            new.discard(_pg_atom(lit.inverted_anti))
+    for lit in lits:
+        if not lit.is_anti:
+            new.add(_pg_atom(lit))
+    return new
+
+
+def _pg_atom(lit: Any) -> Atom:
+    return Atom(lit.predicate.name, tuple(str(v).split(":")[0] for v in lit.variables))
+
+
+def check_pddlgym(case: Learned, directory: Path) -> int:
+    """pddlgym loads the pddlgym flavour as written (PDDLEnv, operators as actions);
+    from the exported initial state, on every state reachable in its own parsed
+    effects, its valid actions are the exported actions of the capabilities with a
+    changing prediction there, and each operator's parsed outcome distribution is the
+    written one, with a "nothing happens" remainder of exactly 0.  Stepping the env
+    lands in the support of Pr_h."""
+    from pddlgym.core import PDDLEnv
+    from pddlgym.structs import LiteralConjunction, ProbabilisticEffect
+
+    model, vocab = case.model, case.model.vocabulary
+    export = export_pddlgym(model, init=case.init, goal=case.goal, name=case.which)
+    dpath, _ = export.write(directory)
+    with quiet():
+        env = PDDLEnv(str(dpath), str(directory / "problems"), operators_as_actions=True,
+                      dynamic_action_space=True, raise_error_on_invalid_action=True)
+        env.fix_problem_index(0)
+        env.reset()
+    names = Names(model, export)
+    start = env.get_state()
+    assert names.state(_pg_atom(lit) for lit in start.literals) == case.init
+    changing = {c for c in model if c not in export.stats.idle}
+    seen = {case.init}
+    todo = [start]
+    compared = 0
+    rng = np.random.default_rng(0)
+    while todo and len(seen) < MAX_REACHABLE:
+        state = todo.pop(0)
+        atoms = {_pg_atom(lit) for lit in state.literals}
+        s = names.state(iter(atoms))
+        with quiet():
+            valid = env.action_space.all_ground_literals(state)
+        by_cap: dict[str, list[str]] = {}
+        for lit in valid:
+            by_cap.setdefault(export.actions[lit.predicate.name].capability, []).append(lit.predicate.name)
+        want = {c for c in changing if written_distribution(model, c, s) not in ({}, {s: Fraction(1)})
+                or any(s2 != s for s2 in written_distribution(model, c, s))}
+        assert set(by_cap) == want, vocab.format_state(s)
+        for c, acts in sorted(by_cap.items()):
+            expected = written_distribution(model, c, s)
+            for name in acts:
+                effects = env.domain.operators[name].effects
+                parts = effects.literals if isinstance(effects, LiteralConjunction) else [effects]
+                prob = [e for e in parts if isinstance(e, ProbabilisticEffect)]
+                got: dict[State, float] = {}
+                if prob:
+                    (pe,) = prob
+                    assert pe.probabilities[-1] == 0.0  # the no-change remainder pddlgym appends
+                    for outcome, p in zip(pe.literals[:-1], pe.probabilities[:-1], strict=True):
+                        s2 = names.state(iter(_apply_pddlgym(outcome, atoms)))
+                        got[s2] = got.get(s2, 0.0) + p
+                else:
+                    got[names.state(iter(_apply_pddlgym(effects, atoms)))] = 1.0
+                assert set(got) == set(expected), (name, vocab.format_state(s))
+                for s2, p in got.items():
+                    assert p == pytest.approx(float(expected[s2]), abs=1e-15), (name, vocab.format_state(s))
+                compared += 1
+            for s2 in expected:
+                if s2 not in seen:
+                    seen.add(s2)
+                    todo.append(state.with_literals(frozenset(
+                        env.domain.predicates[a.predicate](*[_pg_object(env, o) for o in a.args])
+                        for a in (names.pddl[i] for i in range(len(vocab)) if s2 >> i & 1))))
+        if valid and compared < 400:  # one real step of the environment
+            action = sorted(valid, key=str)[int(rng.integers(len(valid)))]
+            with quiet():
+                env.set_state(state)
+                obs = env.step(action)[0]
+            s2 = names.state(_pg_atom(lit) for lit in obs.literals)
+            c = export.actions[action.predicate.name].capability
+            assert model.prob(s, c, s2) > 0
+    return compared
+
+
+def _pg_object(env: Any, name: str) -> Any:
+    return next(o for o in env._problem.objects if o.name == name)
+
+
+def check_loki(domain: Path, problem: Path, expected_actions: set[str]) -> list[float]:
+    """Loki (pypddl) parses the files in strict mode; returns every probability it read."""
+    import pypddl.formalism as f
+
+    options = f.ParserOptions()
+    options.strict = True
+    parser = f.Parser(domain, options)
+    parser.parse_task(problem)
+    actions = parser.domain().get_actions()
+    assert {a.get_name() for a in actions} == expected_actions
+    probabilities: list[float] = []
+
+    def walk(e: Any) -> None:
+        v = e.get_variant()
+        if isinstance(v, f.EffectAnd):
+            for x in v.get_effects():
+                walk(x)
+        elif isinstance(v, f.EffectWhen):
+            walk(v.get_effect())
+        elif isinstance(v, f.EffectProbabilistic):
+            alts = v.get_alternatives()
+            assert sum(Fraction(repr(a.get_probability())) for a in alts) == pytest.approx(1, abs=1e-12)
+            for a in alts:
+                probabilities.append(a.get_probability())
+                walk(a.get_effect())
+
+    for a in actions:
+        eff = a.get_effect()
+        if eff is not None:
+            walk(eff)
+    return probabilities
+
+
+# =====================================================================================
+# classical planners, and replaying their plans on the PPDDL
+# =====================================================================================
+
+
+def fast_downward(domain: Path, problem: Path, workdir: Path, timeout: float = 120) -> list[str] | None:
+    """Fast Downward (A* with LM-cut) on the files as written; the plan's action names."""
+    import up_fast_downward
+
+    driver = Path(up_fast_downward.__file__).parent / "downward" / "fast-downward.py"
+    plan = workdir / "fd-plan.txt"
+    res = subprocess.run(
+        [sys.executable, str(driver), "--plan-file", str(plan), str(domain), str(problem),
+         "--search", "astar(lmcut())"],
+        cwd=workdir, capture_output=True, text=True, timeout=timeout, check=False,
+    )
+    if res.returncode == 12:  # search exhausted: no plan
+        return None
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    return [line.strip("() \n").split()[0] for line in plan.read_text().splitlines() if not line.startswith(";")]
+
+
+def unified_planning(domain: Path, problem: Path) -> list[str] | None:
+    """unified-planning's PDDL reader on the files as written, solved by Fast Downward
+    through UP (up-fast-downward)."""
+    from unified_planning.io import PDDLReader
+    from unified_planning.shortcuts import OneshotPlanner, get_environment
+
+    get_environment().credits_stream = None
+    task = PDDLReader().parse_problem(str(domain), str(problem))
+    with OneshotPlanner(name="fast-downward") as planner:
+        result = planner.solve(task)
+    if result.plan is None:
+        return None
+    return [a.action.name for a in result.plan.actions]
+
+
+def replay_on_ppddl(case: Learned, det: DeterminizedExport, ppddl_dir: Path, plan: list[str]) -> None:
+    """Each step of ``plan`` is an outcome of positive probability of the step's
+    capability in the PPDDL file as written (read by capver's reader), and the last
+    state satisfies the goal."""
+    domain = parse_domain((ppddl_dir / "domain.pddl").read_text(), "domain.pddl")
+    task = PPDDLTask(domain, parse_problem((ppddl_dir / "problem.pddl").read_text(), domain, "problem.pddl"))
+    names = det.names
+    bits = [task.vocabulary.index(names.atom(a)) for a in case.model.vocabulary.atoms]
+    t = task.initial_state
+    s = case.init
+    for step in plan:
+        da = det.actions[step]
+        s2 = da.effect.apply(s)
+        t2 = sum(1 << bits[i] for i in range(len(bits)) if s2 >> i & 1)
+        outcomes = {succ: p for p, succ in task.outcomes(t, GroundAction(names.actions[da.capability]))}
+        assert outcomes.get(t2, 0) > 0, (step, case.model.vocabulary.format_state(s))
+        s, t = s2, t2
+    assert goal_holds(case.model.vocabulary, case.goal, s)
+
+
+# =====================================================================================
+# the cases
+# =====================================================================================
+
+
+def run_all_tools(case: Learned, tmp: Path) -> dict[str, object]:
+    """Every tool on the files of ``case``; returns what each did, for the README table."""
+    report: dict[str, object] = {}
+    pp = export_ppddl(case.model, init=case.init, goal=case.goal, name=case.which)
+    ppdir = tmp / "ppddl"
+    pp.write(ppdir)
+    acts = {pp.names.actions[c] for c, cm in case.model.items() if cm.rules and c not in pp.stats.idle}
+    probs = check_loki(ppdir / "domain.pddl", ppdir / "problem.pddl", acts)
+    assert all(p > 0 for p in probs)
+    report["loki ppddl"] = len(probs)
+    report["plado"] = check_plado(case, tmp / "plado")
+    gym_dir = tmp / "gym"
+    report["pddlgym"] = check_pddlgym(case, gym_dir)
+    gym = export_pddlgym(case.model, init=case.init, goal=case.goal, name=case.which)
+    check_loki(gym_dir / "domain.pddl", gym_dir / "problems" / "problem.pddl", set(gym.actions))
+
+    adl = export_determinized(case.model, init=case.init, goal=case.goal, name=case.which, strips=False)
+    adl_files = adl.write(tmp / "adl")
+    check_loki(*adl_files, set(adl.actions))
+    fd_plan = fast_downward(*adl_files, tmp / "adl")
+    assert fd_plan is not None
+    replay_on_ppddl(case, adl, ppdir, fd_plan)
+    report["fast downward"] = len(fd_plan)
+    up_plan = unified_planning(*adl_files)
+    assert up_plan is not None
+    replay_on_ppddl(case, adl, ppdir, up_plan)
+    report["unified-planning"] = len(up_plan)
+
+    strips = export_determinized(case.model, init=case.init, goal=case.goal, name=case.which)
+    strips_files = strips.write(tmp / "strips")
+    pp_plan = solve(*strips_files, search="gbf", heuristic="hff")
+    assert pp_plan is not None
+    replay_on_ppddl(case, strips, ppdir, pp_plan)
+    report["pyperplan"] = len(pp_plan)
+    fd_strips = fast_downward(*strips_files, tmp / "strips")
+    assert fd_strips is not None
+    replay_on_ppddl(case, strips, ppdir, fd_strips)
+    return report
+
+
+def test_first_responders_h_and_every_tool(tmp_path: Path) -> None:
+    report = run_all_tools(learned("first_responders", "h_and", 60), tmp_path)
+    assert report["plado"] and report["pddlgym"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("domain", "which"),
+    [("first_responders", "h_or"), ("blocks", "h_and"), ("blocks", "h_or")],
+)
+def test_learned_models_every_tool(domain: str, which: str, tmp_path: Path) -> None:
+    report = run_all_tools(learned(domain, which, 300), tmp_path)
+    assert report["plado"] and report["pddlgym"]
+
+
+# =====================================================================================
+# the command line: a run directory, and bad input
+# =====================================================================================
+
+
+def capver_cli(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = cli.main(argv)
+    return rc, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("run") / "fr"
+    rc, _, err = capver_cli(["learn", "--agent", "lao", "--domain", "first_responders", "--method", "mcqs-e",
+                             "--max-steps", "60", "--out", str(d)])
+    assert rc == 0, err
+    return d
+
+
+def test_run_directory_export_is_solved_by_fast_downward_and_loaded_by_pddlgym(run_dir: Path, tmp_path: Path) -> None:
+    parsed = dsl.read(run_dir / "h_and.capm")
+    goal = " ".join(("" if x.positive else "~") + str(x.atom) for x in reachable_goal(parsed.model, parsed.init or 0))
+    out = tmp_path / "pddl"
+    rc, text, err = capver_cli(["export", str(run_dir), "--out", str(out), "--goal", goal, "--determinize"])
+    assert rc == 0, err
+    for which in ("h_and", "h_or"):
+        assert f"wrote {out / which / 'domain_det.pddl'}" in text
+        problem = (out / which / "problem.pddl").read_text()
+        assert "(:init\n" in problem and "(:goal (and (" in problem  # the setting's state, the named goal
+        plan = fast_downward(out / which / "domain_det.pddl", out / which / "problem_det.pddl", tmp_path)
+        assert plan is not None
+    assert "bytes, " in text and " actions)" in text
+    gym_out = tmp_path / "gym"
+    rc, _, err = capver_cli(["export", str(run_dir / "h_or.capm"), "--out", str(gym_out), "--goal", goal,
+                             "--flavor", "pddlgym"])
+    assert rc == 0, err
+    from pddlgym.core import PDDLEnv
+
+    with quiet():
+        env = PDDLEnv(str(gym_out / "domain.pddl"), str(gym_out / "problems"), operators_as_actions=True,
+                      dynamic_action_space=True)
+        obs, _ = env.reset()
+    assert obs.literals
+    # a second export into the same folder overwrites only capver's own files
+    rc, _, err = capver_cli(["export", str(run_dir / "h_or.capm"), "--out", str(gym_out), "--goal", goal,
+                             "--flavor", "pddlgym"])
+    assert rc == 0, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--goal", "on(a,b)"], "--goal 'on(a,b)'"),
+        (["--goal", "have-water(f1)", "--flavor", "strips"], "--flavor 'strips': unknown flavour"),
+        ([], "a planning problem needs a goal; add --goal LITERALS"),
+    ],
+)
+def test_bad_input_is_one_line(run_dir: Path, tmp_path: Path, argv: list[str], needle: str) -> None:
+    rc, _, err = capver_cli(["export", str(run_dir / "h_and.capm"), "--out", str(tmp_path / "o"), *argv])
+    assert rc == 2 and needle in err and "Traceback" not in err
+
+
+def test_foreign_files_are_never_overwritten(run_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "domain.pddl").write_text("mine")
+    argv = ["export", str(run_dir / "h_and.capm"), "--out", str(out), "--goal", "have-water(f1)"]
+    rc, _, err = capver_cli(argv)
+    assert rc == 2 and "holds files capver export did not write (domain.pddl)" in err
+    assert err.count("\n") == 1 and (out / "domain.pddl").read_text() == "mine"
+    rc, _, err = capver_cli([*argv, "--force"])
+    assert rc == 0 and (out / "domain.pddl").read_text() != "mine"
+
+
+def test_empty_problem_only_when_asked(run_dir: Path, tmp_path: Path) -> None:
+    rc, out, err = capver_cli(["export", str(run_dir / "h_and.capm"), "--out", str(tmp_path / "o"),
+                               "--empty-problem"])
+    assert rc == 0, err
+    assert "(:goal (and))" in (tmp_path / "o" / "problem.pddl").read_text()
+    assert "goal: none (--empty-problem)" in out
