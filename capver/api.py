@@ -17,6 +17,7 @@ reachable from a result.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ from capver.engines.verify import Verdict, equivalent, refines, same_distributio
 from capver.envs.base import Representation, Simulator
 from capver.errors import UsageError
 from capver.io import dsl
+from capver.io.checkers import QUANTITATIVE_CHECKERS
 from capver.io.literal_text import parse_conjunction, parse_state
 from capver.io.ppddl_export import export_determinized, export_ppddl
 from capver.io.properties_text import parse_property
@@ -111,17 +113,23 @@ class LearnResult:
         d_eval = collect_eval_dataset(a.setting, a.setting.capabilities, sequences, np.random.default_rng(seed))
         return checkpoint_scores(self.h_and, self.data, d_eval, a.truth, a.reachable)
 
-    def verify(self, prop: str, *, init: str = "") -> LatticeVerdict | QuantitativeResult:
+    def verify(self, prop: str, *, init: str = "", engine: str = "explicit",
+               delta: float = 0.05) -> LatticeVerdict | QuantitativeResult:
         """Check a property (``capver verify``'s language) from the setting's initial
         state (or the atoms ``init``): a qualitative one gives the verdict about the
-        agent from h∧ and h∨, a quantitative one its value on h∧."""
+        agent from h∧ and h∨; a quantitative one its value on h∧ by ``engine`` (a name
+        of :data:`capver.io.checkers.QUANTITATIVE_CHECKERS`) and, for Pmax of F, the
+        upper bound on the agent's Pmax at confidence 1 − ``delta`` (``.bound``)."""
         vocab = self.h_and.vocabulary
         parsed = parse_property(prop, vocab, tuple(self.h_and), source="prop")
         st = self.assessment.setting
         start = parse_state(init, vocab, what="init") if init.strip() else st.alpha(st.initial_states[0])
         if isinstance(parsed.query, ExistsPath | ForallPath):
             return decide(parsed, self.h_and, self.h_or, self.data, start)
-        return quantitative.check(parsed, self.h_and, start)
+        if engine not in QUANTITATIVE_CHECKERS:
+            raise UsageError(f"engine={engine!r}: expected one of {', '.join(QUANTITATIVE_CHECKERS)}")
+        q = quantitative.check(parsed, self.h_and, start, QUANTITATIVE_CHECKERS[engine]())
+        return dataclasses.replace(q, bound=quantitative.confidence_bound(parsed, q.value, self.data, start, delta))
 
     def export(self, out: str | Path, *, which: str = "h_and", init: str = "", goal: str = "",
                determinize: bool = False) -> list[Path]:

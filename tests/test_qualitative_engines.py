@@ -278,10 +278,17 @@ def agree(model: CompoundModel, init: State, props: list[Property], *, bmc_unbou
         assert isinstance(query, ExistsPath | ForallPath)
         exists = isinstance(query, ExistsPath)
         expected = ref.satisfying(query)
-        res = eng.check(prop, init)
+        res = eng.check(prop, init, counts=True)
         assert res.holds == (init in expected), (prop.text, res)
         assert res.reachable == len(ref.succ)
         assert res.satisfying == len(expected), prop.text
+        # The default stops its forward search at the first goal: same verdict, and a
+        # witness / counterexample checked like the full one's.
+        fast = eng.check(prop, init)
+        assert fast.holds == res.holds, prop.text
+        if fast.explored is not None:
+            assert fast.explored <= len(ref.succ)
+        _check_result(ref, prop, fast, exists)
         sub = eng.restricted(prop.capability_names)
         sat = sub.satisfying(query, sub.reachable(init))
         if len(ref.succ) <= 64:
@@ -510,7 +517,7 @@ def test_first_responders_1500_steps_h_or() -> None:
     ]:
         prop = parse_property(text, vocab, caps)
         t = time.perf_counter()
-        res = eng.check(prop, s0)
+        res = eng.check(prop, s0, counts=True)
         assert time.perf_counter() - t < 10
         assert res.reachable == len(ref.succ)
         assert isinstance(prop.query, ExistsPath | ForallPath)

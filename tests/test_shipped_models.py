@@ -7,12 +7,11 @@ engine on the PRISM export (quantitative)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from cli import capver
 
 from capver.engines.verification import explicit
 from capver.engines.verification.symbolic import formula_bdd
@@ -34,10 +33,6 @@ LEARNED = Path(__file__).resolve().parents[1] / "models" / "learned"
 MINIGRID_INIT = "open(door_e) open(door_s) locked(door_n) locked(door_w) in_room(agent,sw) in_room(key,se)"
 RUNS = {"first_responders_lao": [], "minigrid_rl": ["--init", MINIGRID_INIT]}
 
-
-def capver(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "capver", *argv], capture_output=True, text=True, timeout=300,
-                          check=False)
 
 
 @pytest.mark.parametrize("name", sorted(RUNS))

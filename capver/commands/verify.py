@@ -6,8 +6,11 @@ On a run directory the verdict is about the *agent*, from h∧ and h∨ together
 the observed witness, the assumption a safety verdict rests on, or the untried
 (state, capability) pair that would decide an unknown one.  On a model file the
 verdict is about that model.  Qualitative properties are checked by the BDD engine;
-quantitative ones (Pmax/Pmin, P<=p, Rmin/Rmax) by the explicit-state engine in exact
-rationals, on h∧ of a run (the maximum-likelihood model section 4.2 evaluates).
+quantitative ones (Pmax/Pmin, P<=p, Rmin/Rmax) by Storm (exact rationals) or capver's
+explicit-state engine (``--engine``), on h∧ of a run — the maximum-likelihood model
+section 4.2 evaluates — with, for Pmax of ``F``, the upper confidence bound of the
+run's data at 1 − δ (:func:`capver.engines.verification.quantitative.confidence_bound`).
+``--model-kind and|or`` checks every property on one bound of the lattice instead.
 
 Exit status, as model checkers do: 0 every property holds, 1 one is violated,
 3 none is violated but one is unknown, 2 bad input.
@@ -23,19 +26,30 @@ from fractions import Fraction
 from pathlib import Path
 
 from capver.commands.argtypes import non_negative
-from capver.engines.verification import quantitative
+from capver.engines.verification import quantitative, storm
 from capver.engines.verification.agent_verdict import AgentVerdict, LatticeVerdict, decide
 from capver.engines.verification.symbolic import QualitativeResult, SymbolicEngine, Witness
 from capver.errors import UsageError
 from capver.io import dataset_file, dsl, run_file
+from capver.io.checkers import QUANTITATIVE_CHECKERS
 from capver.io.literal_text import parse_conjunction
 from capver.io.properties_text import parse_property, read_properties
+from capver.model.capability_model import CompoundModel
+from capver.model.dataset import TransitionDataset
 from capver.model.properties import ExistsPath, ForallPath, Globally, Property, holds, to_text
 from capver.model.state import Capability, State
 from capver.model.vocabulary import Vocabulary
 
 EXIT_VIOLATED = 1
 EXIT_UNKNOWN = 3
+
+MODEL_KINDS = {
+    "lattice": "on a run, qualitative verdicts about the agent from h∧ and h∨, quantitative values on h∧",
+    "and": "every property on h∧ alone (the pessimistic model: observed transitions only)",
+    "or": "every property on h∨ alone (the optimistic model)",
+    "mle": "the maximum-likelihood model, which is h∧ (section 4.2): the same as 'and'",
+}
+AUTO = "auto"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,6 +61,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument("--properties", type=Path, metavar="FILE.props", help="a file of named properties")
     parser.add_argument("--init", metavar="ATOMS", default="",
                         help="initial state (default: the model's (:init ...), else the empty state)")
+    parser.add_argument("--model-kind", choices=tuple(MODEL_KINDS), default="lattice",
+                        help="which model of a run the properties are checked on: "
+                        + "; ".join(f"{k}: {v}" for k, v in MODEL_KINDS.items()))
+    parser.add_argument("--engine", choices=(AUTO, *QUANTITATIVE_CHECKERS), default=AUTO,
+                        help="checker of quantitative properties: storm (Storm, exact rationals), storm-float "
+                        "(Storm on doubles, sound, precision 1e-12), explicit (capver's explicit-state engine, exact); "
+                        "auto: storm when stormpy is installed, else explicit")
+    parser.add_argument("--delta", type=_delta, default=0.05,
+                        help="on a run, the confidence 1 − δ of the upper bound given beside each Pmax of F "
+                        "(Clopper–Pearson intervals with a union bound; unseen outcomes count as reaching the goal)")
+    parser.add_argument("--bound-scope", choices=("sound", "observed"), default="sound",
+                        help="sound: unseen outcomes and untried capabilities count as reaching the goal (a bound "
+                        "on the agent; 1 once an untried pair is reachable); observed: the bound on the agent "
+                        "restricted to the observed (state, capability) pairs and outcomes")
     parser.add_argument("--json", action="store_true", help="print one JSON object per property instead of text")
     parser.add_argument("--replay", type=non_negative, default=0, metavar="N",
                         help="on a run: execute each witness / counterexample N times with the agent in its "
@@ -54,43 +82,79 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the replays")
 
 
+def _delta(text: str) -> float:
+    try:
+        d = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
+    if not 0 < d < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text}")
+    return d
+
+
 def run(args: argparse.Namespace) -> int:
     target: Path = args.target
+    data: TransitionDataset | None = None
     if target.is_dir():
         first = dsl.read(target / "h_and.capm")
         second = dsl.read(target / "h_or.capm", ctx=first.ctx, ctx_source=f"the first model ({target / 'h_and.capm'})")
         data_path = target / "dataset.jsonl"
         data = dataset_file.load(data_path, vocab=first.vocabulary).dataset if data_path.exists() else None
+        models: dict[str, CompoundModel] = {"and": first.model, "or": second.model, "mle": first.model}
+    elif args.model_kind != "lattice":
+        raise UsageError(f"--model-kind {args.model_kind}: {target} is one model; the kinds are models of a run "
+                         "directory (h_and.capm, h_or.capm)")
     else:
-        first, second, data = dsl.read(target), None, None
+        first, second = dsl.read(target), None
     vocab = first.vocabulary
     props = _properties(args, vocab, tuple(first.model))
     init, source = first.initial_state(args.init)
+    checker = QUANTITATIVE_CHECKERS[_engine(args.engine)]()
+    on_model = {"and": "h∧", "or": "h∨", "mle": "h∧ (MLE)"}
     codes = []
     for prop in props:
         start = time.perf_counter()
+        witness: Witness | None = None
         if not isinstance(prop.query, ExistsPath | ForallPath):
-            # Quantitative: on h∧ of a run (the MLE model section 4.2 evaluates), or on the model.
+            kind = "mle" if args.model_kind == "lattice" else args.model_kind
+            model = models[kind] if second is not None else first.model
             try:
-                q = quantitative.check(prop, first.model, init)
+                q = quantitative.check(prop, model, init, checker)
             except TypeError as exc:
                 raise UsageError(f"{prop.name}: {exc}") from None
-            line, record, code = _quantitative_line(prop, q, "h∧ (MLE)" if second is not None else "the model")
-        elif second is None:
-            result = SymbolicEngine(first.model).check(prop, init)
-            line, record, code = _model_line(prop, result, vocab)
+            if data is not None and kind in ("and", "mle"):
+                bound = quantitative.confidence_bound(prop, q.value, data, init, args.delta,
+                                                      observed_only=args.bound_scope == "observed")
+                q = dataclasses.replace(q, bound=bound)
+            line, record, code = _quantitative_line(prop, q, on_model[kind] if second is not None else "the model")
+        elif second is None or args.model_kind != "lattice":
+            model = first.model if second is None else models[args.model_kind]
+            result = SymbolicEngine(model).check(prop, init)
+            on = "the model" if second is None else on_model[args.model_kind]
+            line, record, code = _model_line(prop, result, vocab, on)
+            witness = result.witness
         else:
             verdict = decide(prop, first.model, second.model, data, init)
             line, record, code = _agent_line(prop, verdict, vocab)
-            if args.replay and verdict.witness is not None and verdict.witness.steps:
-                reached, runs = _replay(target, prop, verdict.witness, args.replay, args.seed)
-                record["replay"] = {"runs": runs, "reached_goal": reached}
-                line += f"\n  replayed on the agent: the goal was reached in {reached} of {runs} runs"
+            witness = verdict.witness
+        if args.replay and second is not None and witness is not None and witness.steps:
+            reached, runs = _replay(target, prop, witness, args.replay, args.seed)
+            record["replay"] = {"runs": runs, "reached_goal": reached}
+            line += f"\n  replayed on the agent: the goal was reached in {reached} of {runs} runs"
         record.update(seconds=round(time.perf_counter() - start, 4), init=vocab.format_state(init),
                       init_from=source)
         print(json.dumps(record, ensure_ascii=False) if args.json else line)
         codes.append(code)
     return EXIT_VIOLATED if EXIT_VIOLATED in codes else EXIT_UNKNOWN if EXIT_UNKNOWN in codes else 0
+
+
+def _engine(name: str) -> str:
+    if name == AUTO:
+        return "storm" if storm.available() else "explicit"
+    if name.startswith("storm") and not storm.available():
+        raise UsageError(f"--engine {name}: stormpy is not installed (pip install 'stormpy>=2.0'), "
+                         "or use --engine explicit")
+    return name
 
 
 def _properties(args: argparse.Namespace, vocab: Vocabulary, caps: tuple[str, ...]) -> tuple[Property, ...]:
@@ -118,14 +182,27 @@ def _quantitative_line(prop: Property, q: quantitative.QuantitativeResult, on: s
     line = f"{prop.name}: {q.what} = {_value_text(q.value)} on {on} (engine {q.engine})"
     if q.holds is not None:
         record["verdict"] = "holds" if q.holds else "violated"
-        line = f"{prop.name}: {'HOLDS' if q.holds else 'VIOLATED'} on {on}: {q.what} = {_value_text(q.value)}"
+        line = f"{prop.name}: {'HOLDS' if q.holds else 'VIOLATED'} on {on}: {q.what} = {_value_text(q.value)} " \
+               f"(engine {q.engine})"
+    if q.bound is not None:
+        b = q.bound
+        sound = b.unseen == "top"
+        record["confidence_bound"] = {"upper": b.upper, "delta": b.delta, "intervals": b.n_intervals,
+                                      "scope": "sound" if sound else "observed"}
+        scope = ("unseen outcomes and untried capabilities counted as reaching the goal" if sound
+                 else "the agent restricted to the observed pairs and outcomes")
+        line += f"\n  with probability ≥ {1 - b.delta:g} the agent's true {q.what} ≤ {b.upper:.6g} " \
+                f"(Clopper–Pearson, union bound over {b.n_intervals} observed transitions; {scope})"
     return line, record, EXIT_VIOLATED if q.holds is False else 0
 
 
-def _model_line(prop: Property, r: QualitativeResult, vocab: Vocabulary) -> tuple[str, dict[str, object], int]:
+def _model_line(prop: Property, r: QualitativeResult, vocab: Vocabulary,
+                on: str) -> tuple[str, dict[str, object], int]:
     record: dict[str, object] = {"property": prop.name, "text": to_text(prop), "verdict": r.verdict,
-                                 "engine": r.engine, "reachable": r.reachable}
-    line = f"{prop.name}: {r.verdict.upper()} on the model ({r.reachable} reachable states, engine {r.engine})"
+                                 "model": on, "engine": r.engine, "reachable": r.reachable, "explored": r.explored}
+    states = f"{r.reachable} reachable states" if r.reachable is not None else \
+        f"decided after exploring {r.explored} states"
+    line = f"{prop.name}: {r.verdict.upper()} on {on} ({states}, engine {r.engine})"
     if r.witness is not None:
         record["witness"] = r.witness.format(vocab)
         line += "\n  " + ("witness" if r.holds else "counterexample") + ": " + r.witness.format(vocab)

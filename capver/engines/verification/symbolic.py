@@ -163,6 +163,7 @@ class QualitativeResult:
     satisfying: int | None = None
     bound: int | None = None
     engine: str = "bdd"
+    explored: int | None = None  # states a forward search visited before it decided
 
     def __bool__(self) -> bool:
         return self.holds
@@ -483,38 +484,50 @@ class SymbolicEngine:
         return self.forall_until(hold, goal, path.bound, within), None
 
     # -- witnesses -----------------------------------------------------------------------
+    def _onion(self, init: State, goal: Node, hold: Node, bound: int | None) -> tuple[list[Node], int | None, Node]:
+        """Onion rings from ``init``: ring i+1 = the successors of the hold states of
+        ring i not seen before, stopping at the first ring with a goal state (its
+        index is returned, None when there is none within ``bound`` steps) — so a goal
+        near the start is found without exploring the whole reachable set.  Also the
+        union of the rings built."""
+        b = self.bdd
+        if hold == b.true and init in self._reach:
+            # Plain reachability already computed: its rings are these rings.
+            full = self._reach[init]
+            n = next((i for i, r in enumerate(full.rings) if b.conj(r, goal) != b.false), None)
+            if n is not None and (bound is None or n <= bound):
+                return full.rings, n, full.states
+            return full.rings, None, full.states
+        rings = [b.minterm(init)]
+        seen = rings[0]
+        while b.conj(rings[-1], goal) == b.false:
+            if bound is not None and len(rings) > bound:
+                return rings, None, seen
+            ring = b.conj(self.post(b.conj(rings[-1], hold)), b.neg(seen))
+            if ring == b.false:
+                if hold == b.true:  # the whole reachable set: keep it
+                    self._reach[init] = _Reach(rings, seen)
+                return rings, None, seen
+            rings.append(ring)
+            seen = b.disj(seen, ring)
+        return rings, len(rings) - 1, seen
+
     def shortest_run(
         self, init: State, goal: Node, hold: Node | None = None, bound: int | None = None
     ) -> Witness | None:
         """A shortest run from ``init`` to a goal state whose earlier states satisfy
         ``hold`` (default: any), with at most ``bound`` steps; None if there is none.
 
-        Onion rings: ring i+1 = the successors of the hold ∧ ¬goal states of ring i not
-        seen before; the first ring with a goal state fixes the length, and the run is
-        picked backwards, each state a predecessor (by a named capability) of the next
-        within the previous ring's expanded states."""
+        Onion rings (:meth:`_onion`): the first ring with a goal state fixes the
+        length, and the run is picked backwards, each state a predecessor (by a named
+        capability) of the next within the previous ring's expanded states."""
+        return self._run_in(init, goal, self.bdd.true if hold is None else hold, bound)[0]
+
+    def _run_in(self, init: State, goal: Node, hold: Node, bound: int | None) -> tuple[Witness | None, Node]:
         b = self.bdd
-        hold = b.true if hold is None else hold
-        limit = bound
-        if hold == b.true:
-            # Plain reachability: the rings of the reachable set are these rings (no goal
-            # state is expanded before the first ring that has one).
-            rings = self._reachability(init).rings
-            n = next((i for i, r in enumerate(rings) if b.conj(r, goal) != b.false), None)
-            if n is None or (limit is not None and n > limit):
-                return None
-        else:
-            rings = [b.minterm(init)]
-            seen = rings[0]
-            while b.conj(rings[-1], goal) == b.false:
-                if limit is not None and len(rings) > limit:
-                    return None
-                ring = b.conj(self.post(b.conj(rings[-1], hold)), b.neg(seen))
-                if ring == b.false:
-                    return None
-                rings.append(ring)
-                seen = b.disj(seen, ring)
-            n = len(rings) - 1
+        rings, n, seen = self._onion(init, goal, hold, bound)
+        if n is None:
+            return None, seen
         t = b.pick(b.conj(rings[n], goal))
         assert t is not None
         steps: list[tuple[str, State]] = []
@@ -533,7 +546,7 @@ class SymbolicEngine:
                 raise AssertionError("no predecessor in the previous ring")
         assert t == init
         steps.reverse()
-        return Witness(init, tuple(steps))
+        return Witness(init, tuple(steps)), seen
 
     def _step_into(self, s: State, target: Node) -> tuple[str, State] | None:
         """A capability and successor of s inside target, if any."""
@@ -592,11 +605,42 @@ class SymbolicEngine:
         return self.globally_run(init, zs, path.bound)
 
     # -- the query --------------------------------------------------------------------------
-    def check(self, item: Property | Query, init: State) -> QualitativeResult:
+    def check(self, item: Property | Query, init: State, *, counts: bool = False) -> QualitativeResult:
         """Whether the qualitative property holds in the initial state ``init``, with
-        a witness (E) or counterexample (A) where the module docstring promises one."""
+        a witness (E) or counterexample (A) where the module docstring promises one.
+
+        ``E [ φ U ψ ]``, ``E [ F ψ ]`` and ``A [ G φ ]`` (= ¬E [ F ¬φ ]), bounded or
+        not, are decided by the forward onion rings alone, which stop at the first
+        ring with a goal state: on an optimistic model whose reachable set is huge
+        (an h∨ whose rules apply almost everywhere) a near goal is found in
+        milliseconds.  Their result then counts only the ``explored`` states; with
+        ``counts`` the full fixpoint is computed, as for the other operators, and the
+        result has the numbers of reachable and satisfying states."""
         query, caps = qualitative_query(item)
-        return self.restricted(caps)._check(query, init)
+        engine = self.restricted(caps)
+        if not counts:
+            fast = engine._forward(query, init)
+            if fast is not None:
+                return fast
+        return engine._check(query, init)
+
+    def _forward(self, query: QualitativeQuery, init: State) -> QualitativeResult | None:
+        b = self.bdd
+        path = query.path
+        if isinstance(query, ExistsPath) and isinstance(path, Eventually):
+            hold, goal = b.true, formula_bdd(self.ctx, path.goal)
+        elif isinstance(query, ExistsPath) and isinstance(path, Until):
+            hold, goal = formula_bdd(self.ctx, path.hold), formula_bdd(self.ctx, path.goal)
+        elif isinstance(query, ForallPath) and isinstance(path, Globally):
+            hold, goal = b.true, b.neg(formula_bdd(self.ctx, path.invariant))
+        else:
+            return None
+        run, seen = self._run_in(init, goal, hold, path.bound)
+        found = run is not None
+        holds = found if isinstance(query, ExistsPath) else not found
+        whole = not found and hold == b.true and path.bound is None
+        return QualitativeResult(holds=holds, witness=run, reachable=self.count(seen) if whole else None,
+                                 explored=self.count(seen), engine="bdd")
 
     def _check(self, query: QualitativeQuery, init: State) -> QualitativeResult:
         b = self.bdd
