@@ -62,6 +62,7 @@ from capver.engines.verification.symbolic import (
     QualitativeResult,
     Witness,
     qualitative_query,
+    restriction,
     selected_capabilities,
 )
 from capver.engines.verify import transition_formula
@@ -154,17 +155,8 @@ class BoundedModelChecker:
 
     def restricted(self, capabilities: Iterable[str] | None) -> BoundedModelChecker:
         """The checker of the same model whose scheduler uses only ``capabilities``."""
-        if capabilities is None:
-            return self
-        caps = selected_capabilities(self.model, capabilities)
-        if caps == self.capability_names:
-            return self
-        key = frozenset(caps)
-        hit = self._restricted.get(key)
-        if hit is None:
-            hit = BoundedModelChecker(self.model, caps)
-            self._restricted[key] = hit
-        return hit
+        return restriction(self, self.model, self.capability_names, capabilities, self._restricted,
+                           BoundedModelChecker)
 
     # -- unrolling ----------------------------------------------------------------------
     def state_symbols(self, t: int) -> list[FNode]:

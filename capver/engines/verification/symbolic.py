@@ -60,8 +60,9 @@ that is a dead end, else a run that stays in φ ∧ ¬ψ (k steps, or a lasso).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 from capver.logic.bdd import BDDBackend, Node
 from capver.logic.condition import LogicContext
@@ -93,6 +94,7 @@ __all__ = [
     "Witness",
     "formula_bdd",
     "qualitative_query",
+    "restriction",
     "selected_capabilities",
     "states_of",
 ]
@@ -182,6 +184,25 @@ def qualitative_query(item: Property | Query) -> tuple[QualitativeQuery, frozens
     if not isinstance(query, ExistsPath | ForallPath):
         raise TypeError(f"not a qualitative query (E [ … ] or A [ … ]): {query!r}")
     return query, caps
+
+
+E = TypeVar("E")
+
+
+def restriction(engine: E, model: CompoundModel, current: tuple[str, ...], capabilities: Iterable[str] | None,
+                cache: dict[frozenset[str], E], build: Callable[[CompoundModel, tuple[str, ...]], E]) -> E:
+    """The engine of ``model`` whose scheduler uses only ``capabilities``: ``engine``
+    itself (which uses ``current``) when that is the same set, else one built once
+    with ``build`` and kept in ``cache`` (the qualitative engines share this)."""
+    if capabilities is None:
+        return engine
+    caps = selected_capabilities(model, capabilities)
+    if caps == current:
+        return engine
+    hit = cache.get(frozenset(caps))
+    if hit is None:
+        hit = cache[frozenset(caps)] = build(model, caps)
+    return hit
 
 
 def selected_capabilities(model: CompoundModel, capabilities: Iterable[str] | None) -> tuple[str, ...]:
@@ -321,17 +342,7 @@ class SymbolicEngine:
 
     def restricted(self, capabilities: Iterable[str] | None) -> SymbolicEngine:
         """The engine of the same model whose scheduler uses only ``capabilities``."""
-        if capabilities is None:
-            return self
-        caps = selected_capabilities(self.model, capabilities)
-        if caps == self.capability_names:
-            return self
-        key = frozenset(caps)
-        eng = self._restricted.get(key)
-        if eng is None:
-            eng = SymbolicEngine(self.model, caps)
-            self._restricted[key] = eng
-        return eng
+        return restriction(self, self.model, self.capability_names, capabilities, self._restricted, SymbolicEngine)
 
     # -- one step ----------------------------------------------------------------------
     def _image(self, m: _Move, x: Node) -> Node:
