@@ -214,4 +214,8 @@ def test_verify_quick(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "reachable states from the initial state" in out
     assert "BDD E [ F victim-healthy(z1) & victim-at(z1,l2) ]" in out and "holds" in out
-    assert "Storm exact Pmax=?" in out and "targets (" in out
+    assert "targets (" in out
+    # one row per quantitative checker, and their values agree (Storm on doubles within 1e-9)
+    values = {line.split()[1]: float(line.split()[-3]) for line in out.splitlines() if line.startswith("--engine ")}
+    assert set(values) == {"storm", "storm-float", "explicit"}
+    assert values["storm"] == values["explicit"] and abs(values["storm-float"] - values["storm"]) <= 1e-9
