@@ -170,14 +170,15 @@ def test_every_quantitative_engine_gives_the_same_numbers(toy_run: Path) -> None
 
 def test_model_kind_checks_one_bound_of_the_lattice(toy_run: Path) -> None:
     first = dsl.read(toy_run / "h_and.capm")
-    models = {"and": first.model, "or": dsl.read(toy_run / "h_or.capm", ctx=first.ctx).model}
+    models = {"and": first.model, "or": dsl.read(toy_run / "h_or.capm", ctx=first.ctx).model,
+              "tilde": dsl.read(toy_run / "h_tilde.capm", ctx=first.ctx).model}
     init = first.init
     assert init is not None
     for kind, model in models.items():
         records = _records(str(toy_run), *[a for p in PROPERTIES for a in ("--property", p)], "--model-kind", kind)
         for text, record in zip(PROPERTIES, records, strict=True):
             expected = SymbolicEngine(model).check(parse_property(text, first.vocabulary, tuple(model)), init)
-            assert record["model"] == {"and": "h∧", "or": "h∨"}[kind]
+            assert record["model"] == {"and": "h∧", "or": "h∨", "tilde": "h̃"}[kind]
             assert record["verdict"] == expected.verdict
     res = capver("verify", str(TOY), "--property", "E [ F on(a,b) ]", "--model-kind", "or")
     assert res.returncode == 2 and "--model-kind or" in res.stderr and "run directory" in res.stderr

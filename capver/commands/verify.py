@@ -48,6 +48,8 @@ MODEL_KINDS = {
     "and": "every property on h∧ alone (the pessimistic model: observed transitions only)",
     "or": "every property on h∨ alone (the optimistic model)",
     "mle": "the maximum-likelihood model, which is h∧ (section 4.2): the same as 'and'",
+    "tilde": "every property on the Occam model h̃ (h_tilde.capm), between h∧ and h∨ and predicting where no "
+             "data is",
 }
 AUTO = "auto"
 
@@ -101,6 +103,12 @@ def run(args: argparse.Namespace) -> int:
         data_path = target / "dataset.jsonl"
         data = dataset_file.load(data_path, vocab=first.vocabulary).dataset if data_path.exists() else None
         models: dict[str, CompoundModel] = {"and": first.model, "or": second.model, "mle": first.model}
+        if args.model_kind == "tilde":
+            tilde = target / "h_tilde.capm"
+            if not tilde.exists():
+                raise UsageError(f"--model-kind tilde: {target} has no h_tilde.capm (runs of capver learn write it "
+                                 "since the Occam model was added)")
+            models["tilde"] = dsl.read(tilde, ctx=first.ctx, ctx_source=f"the first model ({target / 'h_and.capm'})").model
     elif args.model_kind != "lattice":
         raise UsageError(f"--model-kind {args.model_kind}: {target} is one model; the kinds are models of a run "
                          "directory (h_and.capm, h_or.capm)")
@@ -110,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     props = _properties(args, vocab, tuple(first.model))
     init, source = first.initial_state(args.init)
     checker = QUANTITATIVE_CHECKERS[_engine(args.engine)]()
-    on_model = {"and": "h∧", "or": "h∨", "mle": "h∧ (MLE)"}
+    on_model = {"and": "h∧", "or": "h∨", "mle": "h∧ (MLE)", "tilde": "h̃"}
     codes = []
     for prop in props:
         start = time.perf_counter()
