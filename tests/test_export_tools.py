@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import capver
 from capver import cli
@@ -57,6 +59,7 @@ from capver.model.state import State
 from capver.model.vocabulary import Atom, Literal
 
 MAX_REACHABLE = 150
+MODELS = sorted((Path(__file__).resolve().parents[1] / "models").glob("*.capm"))
 
 
 # =====================================================================================
@@ -247,7 +250,7 @@ def _pg_atom(lit: Any) -> Atom:
 
 
 def check_pddlgym(case: Learned, directory: Path) -> int:
-    """pddlgym loads the pddlgym flavour as written (PDDLEnv, operators as actions);
+    """pddlgym loads the pddlgym flavour as written (PDDLEnv, dynamic action space);
     from the exported initial state, on every state reachable in its own parsed
     effects, its valid actions are the exported actions of the capabilities with a
     changing prediction there, and each operator's parsed outcome distribution is the
@@ -260,8 +263,8 @@ def check_pddlgym(case: Learned, directory: Path) -> int:
     export = export_pddlgym(model, init=case.init, goal=case.goal, name=case.which)
     dpath, _ = export.write(directory)
     with quiet():
-        env = PDDLEnv(str(dpath), str(directory / "problems"), operators_as_actions=True,
-                      dynamic_action_space=True, raise_error_on_invalid_action=True)
+        env = PDDLEnv(str(dpath), str(directory / "problems"), dynamic_action_space=True,
+                      raise_error_on_invalid_action=True)
         env.fix_problem_index(0)
         env.reset()
     names = Names(model, export)
@@ -515,8 +518,7 @@ def test_run_directory_export_is_solved_by_fast_downward_and_loaded_by_pddlgym(r
     from pddlgym.core import PDDLEnv
 
     with quiet():
-        env = PDDLEnv(str(gym_out / "domain.pddl"), str(gym_out / "problems"), operators_as_actions=True,
-                      dynamic_action_space=True)
+        env = PDDLEnv(str(gym_out / "domain.pddl"), str(gym_out / "problems"), dynamic_action_space=True)
         obs, _ = env.reset()
     assert obs.literals
     # a second export into the same folder overwrites only capver's own files
@@ -556,3 +558,75 @@ def test_empty_problem_only_when_asked(run_dir: Path, tmp_path: Path) -> None:
     assert rc == 0, err
     assert "(:goal (and))" in (tmp_path / "o" / "problem.pddl").read_text()
     assert "goal: none (--empty-problem)" in out
+
+
+# =====================================================================================
+# probabilities, requirements, names and sizes
+# =====================================================================================
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 40), min_size=2, max_size=7), st.integers(1, 3))
+def test_written_decimals_sum_to_one_and_stay_close(weights: list[int], scale: int) -> None:
+    total = sum(weights) * scale
+    probs = [Fraction(w * scale, total) for w in weights]
+    written = written_probabilities(probs)
+    assert sorted(w.index for w in written) == list(range(len(probs)))
+    assert sum(Fraction(w.text) for w in written) == 1  # no tool invents a remainder
+    running = 0.0
+    for w in written:
+        running += float(w.text)
+    assert running <= 1.0  # pddlgym asserts this, adding left to right
+    for w in written:
+        assert w.exact == probs[w.index] and Fraction(w.text) > 0
+        assert w.is_exact == (Fraction(w.text) == w.exact)
+        assert abs(Fraction(w.text) - w.exact) <= Fraction(len(probs), 10**6)
+        assert "/" not in w.text and "e" not in w.text
+
+
+def test_pddlgym_float_sum_is_exactly_one_for_thirds() -> None:
+    written = written_probabilities([Fraction(1, 3)] * 3)
+    assert sorted(w.text for w in written) == ["0.333333", "0.333333", "0.333334"]
+    assert sum(float(w.text) for w in written) == 1.0
+
+
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
+def test_loki_strict_reads_every_flavour_of_the_shipped_models(path: Path, tmp_path: Path) -> None:
+    """Loki's strict mode refuses a requirement that is used but not declared, and one
+    that is declared but not used: every flavour declares exactly what it uses."""
+    parsed = dsl.read(path)
+    vocab = parsed.vocabulary
+    goal = (Literal(vocab.atoms[0]), Literal(vocab.atoms[-1], False))
+    init = parsed.init or 0
+    pp = export_ppddl(parsed.model, init=init, goal=goal, name=parsed.name)
+    acts = {pp.names.actions[c] for c, cm in parsed.model.items() if cm.rules and c not in pp.stats.idle}
+    check_loki(*pp.write(tmp_path / "pp"), acts)
+    kept = export_ppddl(parsed.model, init=init, goal=goal, name=parsed.name, keep_idle=True)
+    check_loki(*kept.write(tmp_path / "kept"), {kept.names.actions[c] for c, cm in parsed.model.items() if cm.rules})
+    gym = export_pddlgym(parsed.model, init=init, goal=goal, name=parsed.name)
+    check_loki(*gym.write(tmp_path / "gym"), set(gym.actions))
+    for strips in (True, False):
+        det = export_determinized(parsed.model, init=init, goal=goal, name=parsed.name, strips=strips)
+        check_loki(*det.write(tmp_path / f"det{strips}"), set(det.actions))
+
+
+@pytest.mark.slow
+def test_tireworld_h_or_determinised_size_and_names(tmp_path: Path) -> None:
+    """Issue 17: the determinised Tireworld h∨ is at most 5× its PPDDL file; no name
+    doubles a not- prefix."""
+    result = capver.learn(capver.load_setting("lao", domain="tireworld"), method="mcqs-e", max_steps=300, seed=0)
+    st_ = result.assessment.setting
+    init = st_.alpha(st_.initial_states[0])
+    model = result.model("h_or")
+    goal = reachable_goal(result.model("h_and"), init)
+    pp = export_ppddl(model, init=init, goal=goal, name="h_or")
+    det = export_determinized(model, init=init, goal=goal, name="h_or", strips=False)
+    ratio = len(det.domain.encode()) / len(pp.domain.encode())
+    assert ratio <= 5, ratio
+    for text in (pp.domain, det.domain, export_pddlgym(model, init=init, goal=goal, name="h_or").domain):
+        assert "not-not" not in text
+    assert "achieve-flattire" in pp.domain  # the capability ~not-flattire
+    plan = fast_downward(*det.write(tmp_path), tmp_path, timeout=300)
+    assert plan is not None
+    pp.write(tmp_path / "pp")
+    replay_on_ppddl(Learned("tireworld", "h_or", model, init, goal), det, tmp_path / "pp", plan)

@@ -5,7 +5,7 @@ of a ``capver learn`` run, as files that planners and PPDDL tools read as writte
 * flavour ``ppddl`` (default): ``domain.pddl`` / ``problem.pddl``, PPDDL with decimal
   probabilities (``--exact-fractions`` for capver's own reader);
 * flavour ``pddlgym``: ``domain.pddl`` / ``problems/problem.pddl`` that
-  ``pddlgym.core.PDDLEnv(..., operators_as_actions=True)`` loads;
+  ``pddlgym.core.PDDLEnv(domain, problems, dynamic_action_space=True)`` loads;
 * ``--determinize``: also ``domain_det.pddl`` / ``problem_det.pddl``, the
   all-outcomes determinisation for classical planners (``--strips`` for planners
   without negative or disjunctive preconditions, e.g. pyperplan); ``--plan`` solves it
@@ -67,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--flavor", "--flavour", dest="flavor", metavar="FLAVOR", default="ppddl",
                         help="ppddl: domain.pddl / problem.pddl (PPDDL with conditional effects); pddlgym: "
                         "domain.pddl / problems/problem.pddl for pddlgym.core.PDDLEnv(domain, problems, "
-                        "operators_as_actions=True) (conditional effects compiled away)")
+                        "dynamic_action_space=True) (conditional effects compiled away)")
     parser.add_argument("--exact-fractions", action="store_true",
                         help="write probabilities as exact fractions (1/3) for capver's own PPDDL reader; other "
                         "tools read only the default decimals")

@@ -17,8 +17,11 @@ and deleted by a model effect ends up true (apply(s, η) = (s ∖ η⁻) ∪ η�
 η⁻ ∖ η⁺ is written as deletions, so every tool's reading of such conflicts agrees.
 
 **pddlgym** (:func:`export_pddlgym`).  pddlgym 0.0.7 reads neither ``when`` nor
-disjunctive preconditions (it would treat ``(or ...)`` as a conjunction), so the
-conditional effects are compiled away: one action per (capability, region, cube of the
+disjunctive preconditions (it would treat ``(or ...)`` as a conjunction), and its
+prover refuses an atom with a repeated argument in a precondition, so the conditional
+effects are compiled away, atoms like ``(adjacent l1 l1)`` become nullary predicates,
+and each action has pddlgym's action predicate (listed in an ``; (:actions ...)``
+comment) in its precondition: one action per (capability, region, cube of the
 region's irredundant cover), whose precondition is that cube and whose effect is the
 region's distribution.  In every state the applicable actions of a capability all
 belong to its one matching region, so each gives exactly Pr_h(·|s,c).
@@ -471,13 +474,17 @@ class _Printer:
             self._atoms[i] = Atom(pname, ())
         self.nullary = list(renamed.values())
 
-    def vocabulary_sections(self, predicate_extra: Sequence[tuple[str, str]] = ()) -> list[str]:
+    def vocabulary_sections(
+        self, predicate_extra: Sequence[tuple[str, str]] = (), *, only_nullary: bool = False
+    ) -> list[str]:
         """(:types), (:constants), (:predicates) lines; ``predicate_extra`` adds
         (PDDL name, capver predicate whose signature it copies).  Every parameter is
         typed on its own (``?x1 - block ?x2 - block``): pddlgym refuses the grouped
         form ``?x1 ?x2 - block``."""
         vocab, names = self.vocab, self.names
         lines: list[str] = []
+        if only_nullary:  # no types, constants or parameters at all
+            return ["  (:predicates"] + [f"    ({pname})" for pname in dict.fromkeys(self.nullary)] + ["  )"]
         typing = len(vocab.types) > 1
         declared = [(names.types[t], names.types[p or ROOT_TYPE]) for t, p in vocab.types.items() if t != ROOT_TYPE]
         if declared:
@@ -517,10 +524,13 @@ _PPDDL_NOTES = (
     "distribution in every state is therefore the model's Pr_h(. | s, c)."
 )
 _GYM_NOTES = (
-    "pddlgym flavour (load with pddlgym.core.PDDLEnv(domain, problems_dir, operators_as_actions=True)): "
+    "pddlgym flavour (load with pddlgym.core.PDDLEnv(domain, problems_dir, dynamic_action_space=True)): "
     "conditional effects and disjunctions are compiled away. Each capability becomes one action per "
-    "(region, cube of the region's irredundant cover); its precondition is that cube and its effect the "
-    "region's outcome distribution, so every applicable action of a capability gives Pr_h(. | s, c)."
+    "(region, cube of the region's irredundant cover); its precondition is pddlgym's action literal and "
+    "that cube, and its effect the region's outcome distribution, so every applicable action of a "
+    "capability gives Pr_h(. | s, c). The action predicates are listed in the actions comment "
+    "below, where pddlgym reads them (it takes the first such list in the file). Actions are not operators_as_actions: pddlgym 0.0.7's action space "
+    "for those writes the domain back as PDDL and cannot write probabilistic effects."
 )
 _DET_NOTES = (
     "All-outcomes determinisation: for each capability and each effect it has with positive probability "
@@ -783,10 +793,14 @@ def export_pddlgym(
     pr = _Printer(model, names)
     b = model.ctx.bdd
     alloc = NameAllocator(PDDL_RULE, names.taken)
-    repeated = {i: a for i, a in enumerate(model.vocabulary.atoms) if len(set(a.args)) < len(a.args)}
-    nullary = {i: alloc.take("-".join([names.predicates[a.predicate], *(names.objects[x] for x in a.args)]))
-               for i, a in repeated.items()}
+    # pddlgym's prover binds every constant to itself up front and then checks only
+    # nullary literals: a precondition (fire l1) would always hold.  So every atom is
+    # a nullary predicate here (which also avoids its refusal of (adjacent l1 l1)).
+    nullary = {i: (names.predicates[a.predicate] if not a.args else
+                   alloc.take("-".join([names.predicates[a.predicate], *(names.objects[x] for x in a.args)])))
+               for i, a in enumerate(model.vocabulary.atoms)}
     pr.rename_atoms(nullary)
+    pr.used.discard(":typing")
     idle = _idle_capabilities(model)
     body: list[str] = []
     table: dict[str, GymAction] = {}
@@ -807,21 +821,24 @@ def export_pddlgym(
                     n = alloc.take(base + (f"-{q}" if len(pieces) > 1 else ""))
                     lines = [_cube_noop(pr, sub)] if c in idle else pr.distribution(dist, False)
                     table[n] = GymAction(n, c, k, sub)
-                    body += _gym_action(n, pr.cube(sub), lines)
+                    # pddlgym's action literal (n) is part of the precondition
+                    body += _gym_action(n, f"(and ({n})" + pr.cube(sub)[len("(and"):], lines)
     _, goal_text = _goal(pr, goal, negative=True)
     notes = [_GYM_NOTES, _probability_note(False)]
     notes += [n for n in (_idle_note(idle, keep_idle), _norules_note(model)) if n]
-    if repeated:
-        notes.append(f"{len(repeated)} atoms with a repeated argument (pddlgym's prover refuses them in "
-                     "preconditions) are nullary predicates here, e.g. "
-                     + ", ".join(f"{a} as ({nullary[i]})" for i, a in list(repeated.items())[:3]) + ".")
-    extra = [("atom", str(a), f"({nullary[i]})") for i, a in repeated.items()]
+    notes.append("Every atom is a nullary predicate here (listed below): pddlgym 0.0.7's prover checks only "
+                 "nullary literals of a ground precondition, and refuses an atom with a repeated argument.")
+    extra = [("atom", str(a), f"({nullary[i]})") for i, a in enumerate(model.vocabulary.atoms)
+             if str(a) != nullary[i]]
     lines = _header("pddlgym PPDDL domain", name, notes, names.table(extra))
+    # pddlgym reads its action predicates from this comment; other tools ignore it
+    lines += [";", "; (:actions " + " ".join(table) + ")"]
+    pr.nullary += list(table)
     lines += ["", f"(define (domain {names.domain})", f"  {pr.requirements()}"]
-    lines += pr.vocabulary_sections() + body + [")"]
+    lines += pr.vocabulary_sections(only_nullary=True) + body + [")"]
     problem = _problem_text(names, pr, init, goal, name, goal_text)
     stats = ExportStats(len(table), tuple(idle), keep_idle, tuple(c for c, cm in model.items() if not cm.rules))
-    renamed = MappingProxyType({a: Atom(nullary[i], ()) for i, a in repeated.items()})
+    renamed = MappingProxyType({a: Atom(nullary[i], ()) for i, a in enumerate(model.vocabulary.atoms)})
     return PDDLGymExport("\n".join(lines) + "\n", problem, names, MappingProxyType(table), init, goal, stats, renamed)
 
 
