@@ -55,7 +55,7 @@ from capver.io.ppddl_export import (
     written_probabilities,
 )
 from capver.model.capability_model import CompoundModel, rule_mixture
-from capver.model.state import State
+from capver.model.state import NO_EFFECT, State
 from capver.model.vocabulary import Atom, Literal
 
 MAX_REACHABLE = 150
@@ -143,6 +143,13 @@ def written_distribution(model: CompoundModel, c: str, s: State) -> dict[State, 
     return {}
 
 
+def changes_possible(model: CompoundModel, c: str, s: State) -> bool:
+    """Whether s lies in a region of c whose outcomes are not all the empty effect
+    (the pddlgym flavour has actions only there)."""
+    b = model.ctx.bdd
+    return any(b.evaluate(u, s) and rule_mixture(rules) != {NO_EFFECT: 1} for u, rules in model[c].regions())
+
+
 def assert_close_to_pr_h(model: CompoundModel, c: str, s: State, written: dict[State, Fraction]) -> None:
     exact = model[c].distribution(s)
     assert set(written) == set(exact)
@@ -177,7 +184,7 @@ def quiet() -> Iterator[None]:
 # =====================================================================================
 
 
-def check_plado(case: Learned, directory: Path) -> int:
+def check_plado(case: Learned, directory: Path, limit: int = MAX_REACHABLE) -> int:
     """plado reads the PPDDL flavour as written; its successor distributions are the
     written ones on every reachable state.  Returns the pairs compared."""
     from plado.parser import normalize_conditions, normalize_effects, parse
@@ -200,7 +207,7 @@ def check_plado(case: Learned, directory: Path) -> int:
     action_of = {n: c for c, n in names.actions.items()}
     aag, sg = ApplicableActionsGenerator(task), SuccessorGenerator(task)
     compared = 0
-    for x in reachable(model, case.init):
+    for x in reachable(model, case.init, limit):
         assert x & static == case.init & static  # what no action changes stays as in the problem
         ps = task.initial_state.duplicate()
         for i in range(task.num_fluent_predicates):
@@ -249,7 +256,7 @@ def _pg_atom(lit: Any) -> Atom:
     return Atom(lit.predicate.name, tuple(str(v).split(":")[0] for v in lit.variables))
 
 
-def check_pddlgym(case: Learned, directory: Path) -> int:
+def check_pddlgym(case: Learned, directory: Path, limit: int = MAX_REACHABLE) -> int:
     """pddlgym loads the pddlgym flavour as written (PDDLEnv, dynamic action space);
     from the exported initial state, on every state reachable in its own parsed
     effects, its valid actions are the exported actions of the capabilities with a
@@ -275,7 +282,7 @@ def check_pddlgym(case: Learned, directory: Path) -> int:
     todo = [start]
     compared = 0
     rng = np.random.default_rng(0)
-    while todo and len(seen) < MAX_REACHABLE:
+    while todo and len(seen) < limit:
         state = todo.pop(0)
         atoms = {_pg_atom(lit) for lit in state.literals}
         s = names.state(iter(atoms))
@@ -284,8 +291,7 @@ def check_pddlgym(case: Learned, directory: Path) -> int:
         by_cap: dict[str, list[str]] = {}
         for lit in valid:
             by_cap.setdefault(export.actions[lit.predicate.name].capability, []).append(lit.predicate.name)
-        want = {c for c in changing if written_distribution(model, c, s) not in ({}, {s: Fraction(1)})
-                or any(s2 != s for s2 in written_distribution(model, c, s))}
+        want = {c for c in changing if changes_possible(model, c, s)}
         assert set(by_cap) == want, vocab.format_state(s)
         for c, acts in sorted(by_cap.items()):
             expected = written_distribution(model, c, s)
@@ -422,7 +428,7 @@ def replay_on_ppddl(case: Learned, det: DeterminizedExport, ppddl_dir: Path, pla
 # =====================================================================================
 
 
-def run_all_tools(case: Learned, tmp: Path) -> dict[str, object]:
+def run_all_tools(case: Learned, tmp: Path, limit: int = MAX_REACHABLE, plado: bool = True) -> dict[str, object]:
     """Every tool on the files of ``case``; returns what each did, for the README table."""
     report: dict[str, object] = {}
     pp = export_ppddl(case.model, init=case.init, goal=case.goal, name=case.which)
@@ -432,9 +438,10 @@ def run_all_tools(case: Learned, tmp: Path) -> dict[str, object]:
     probs = check_loki(ppdir / "domain.pddl", ppdir / "problem.pddl", acts)
     assert all(p > 0 for p in probs)
     report["loki ppddl"] = len(probs)
-    report["plado"] = check_plado(case, tmp / "plado")
+    if plado:
+        report["plado"] = check_plado(case, tmp / "plado", limit)
     gym_dir = tmp / "gym"
-    report["pddlgym"] = check_pddlgym(case, gym_dir)
+    report["pddlgym"] = check_pddlgym(case, gym_dir, limit)
     gym = export_pddlgym(case.model, init=case.init, goal=case.goal, name=case.which)
     check_loki(gym_dir / "domain.pddl", gym_dir / "problems" / "problem.pddl", set(gym.actions))
 
@@ -473,8 +480,14 @@ def test_first_responders_h_and_every_tool(tmp_path: Path) -> None:
     [("first_responders", "h_or"), ("blocks", "h_and"), ("blocks", "h_or")],
 )
 def test_learned_models_every_tool(domain: str, which: str, tmp_path: Path) -> None:
-    report = run_all_tools(learned(domain, which, 300), tmp_path)
-    assert report["plado"] and report["pddlgym"]
+    # Fewer states than the default case, since CI runs the slow tests too.  plado
+    # reads the Blocksworld files as well, but takes about 4 minutes on them (237 s
+    # for 25 states of h∧, measured), so its distributions are compared on First
+    # Responders only; Loki and pddlgym cover Blocksworld.
+    # pddlgym checks every one of the 2,682 actions of Blocksworld h∨ per state (~14 s a state): 3 states.
+    limit = 3 if (domain, which) == ("blocks", "h_or") else 25
+    report = run_all_tools(learned(domain, which, 300), tmp_path, limit=limit, plado=domain != "blocks")
+    assert report["pddlgym"] and (domain == "blocks" or report["plado"])
 
 
 # =====================================================================================

@@ -843,6 +843,9 @@ def export_pddlgym(
 
 
 def _gym_action(name: str, precondition: str, effect: Sequence[str]) -> list[str]:
+    if effect[0] == "(probabilistic":
+        # pddlgym steps only an effect that is a conjunction or a single literal
+        effect = ["(and", *("  " + x for x in effect), ")"]
     return [f"  (:action {name}", "    :parameters ()", f"    :precondition {precondition}",
             "    :effect", *("      " + x for x in effect), "    )"]
 
