@@ -27,7 +27,7 @@ DEFAULT_NAME = "report.html"
 CERTIFICATE = "certificate.json"
 VERDICTS = "verify.json"
 # Linked from the page in this order; those the run lacks are listed as not present.
-LINKED = ("h_and.capm", "h_or.capm", "report.txt", "dataset.jsonl", "eval.jsonl", "curve.csv", "curve.png",
+LINKED = ("h_and.capm", "h_or.capm", "h_tilde.capm", "report.txt", "dataset.jsonl", "eval.jsonl", "curve.csv", "curve.png",
           "run.json", CERTIFICATE, VERDICTS)
 
 
