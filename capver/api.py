@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from capver.agents.base import Agent
 from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset
 from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import LearnConfig, Learner, Progress, Setting
+from capver.engines.occam import run_occam_model
 from capver.engines.verification import quantitative
 from capver.engines.verification.agent_verdict import LatticeVerdict, decide
 from capver.engines.verification.quantitative import QuantitativeResult
@@ -50,7 +51,7 @@ from capver.settings import Assessment, build_assessment
 
 __all__ = ["LearnResult", "gym_setting", "learn", "load_setting"]
 
-BOUNDS = ("h_and", "h_or")
+BOUNDS = ("h_and", "h_or", "h_tilde")
 
 
 def load_setting(agent: str = "lao", *, seed: int = 0, **options: Any) -> Assessment:
@@ -80,22 +81,33 @@ def gym_setting(
 
 @dataclass(frozen=True, slots=True)
 class LearnResult:
-    """What :func:`learn` found: the lattice bounds h∧ ⪯ h⋆ ⪯ h∨ and the data."""
+    """What :func:`learn` found: the lattice bounds h∧ ⪯ h⋆ ⪯ h∨, the data, and (built
+    on first use) the Occam model h̃ between them."""
 
     assessment: Assessment
     h_and: CompoundModel
     h_or: CompoundModel
     data: TransitionDataset
     progress: Progress
+    seed: int = 0
+    _tilde: dict[str, CompoundModel] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def h_tilde(self) -> CompoundModel:
+        """The Occam model h̃ exactly as ``capver learn`` writes it for this seed."""
+        if "h_tilde" not in self._tilde:
+            self._tilde["h_tilde"] = run_occam_model(self.h_and, self.seed).model
+        return self._tilde["h_tilde"]
 
     def model(self, which: str = "h_and") -> CompoundModel:
         if which not in BOUNDS:
             raise UsageError(f"which={which!r}: expected one of {BOUNDS}")
-        return self.h_and if which == "h_and" else self.h_or
+        return self.h_and if which == "h_and" else self.h_or if which == "h_or" else self.h_tilde
 
     def to_dsl(self, which: str = "h_and") -> str:
         """The model in capver's readable DSL (``dsl.read`` gives it back exactly)."""
-        return dsl.emit(self.model(which), name="pessimistic" if which == "h_and" else "optimistic")
+        names = {"h_and": "pessimistic", "h_or": "optimistic", "h_tilde": "occam"}
+        return dsl.emit(self.model(which), name=names[which])
 
     def check(self, relation: str = "refines") -> Verdict:
         """z3's proof (or counterexample) of a relation between h∧ and h∨: ``refines``
@@ -158,4 +170,4 @@ def learn(
     )
     learner = Learner(assessment.ctx, assessment.setting, config, np.random.default_rng(seed), grow=assessment.grow)
     progress = learner.run()
-    return LearnResult(assessment, learner.h_and, learner.h_or, learner.data, progress)
+    return LearnResult(assessment, learner.h_and, learner.h_or, learner.data, progress, seed)

@@ -31,6 +31,7 @@ def test_the_python_block_runs(block: str, tmp_path: Path, capsys: pytest.Captur
     runpy.run_path(str(script), run_name="readme")
     out = capsys.readouterr().out
     assert "; Capability model pessimistic" in out
+    assert "; Capability model occam" in out
     assert "'agreement': 1.0" in out  # the LAO* agent on Blocksworld is deterministic
     assert "\nholds\n" in out  # the agent was seen to stack a on b
     assert "executions; step budget 300" in out and "'domain.pddl'" in out
