@@ -428,7 +428,9 @@ def replay_on_ppddl(case: Learned, det: DeterminizedExport, ppddl_dir: Path, pla
 # =====================================================================================
 
 
-def run_all_tools(case: Learned, tmp: Path, limit: int = MAX_REACHABLE, plado: bool = True) -> dict[str, object]:
+def run_all_tools(
+    case: Learned, tmp: Path, limit: int = MAX_REACHABLE, plado: bool = True, up: bool = True
+) -> dict[str, object]:
     """Every tool on the files of ``case``; returns what each did, for the README table."""
     report: dict[str, object] = {}
     pp = export_ppddl(case.model, init=case.init, goal=case.goal, name=case.which)
@@ -452,10 +454,11 @@ def run_all_tools(case: Learned, tmp: Path, limit: int = MAX_REACHABLE, plado: b
     assert fd_plan is not None
     replay_on_ppddl(case, adl, ppdir, fd_plan)
     report["fast downward"] = len(fd_plan)
-    up_plan = unified_planning(*adl_files)
-    assert up_plan is not None
-    replay_on_ppddl(case, adl, ppdir, up_plan)
-    report["unified-planning"] = len(up_plan)
+    if up:
+        up_plan = unified_planning(*adl_files)
+        assert up_plan is not None
+        replay_on_ppddl(case, adl, ppdir, up_plan)
+        report["unified-planning"] = len(up_plan)
 
     strips = export_determinized(case.model, init=case.init, goal=case.goal, name=case.which)
     strips_files = strips.write(tmp / "strips")
@@ -484,9 +487,12 @@ def test_learned_models_every_tool(domain: str, which: str, tmp_path: Path) -> N
     # reads the Blocksworld files as well, but takes about 4 minutes on them (237 s
     # for 25 states of h∧, measured), so its distributions are compared on First
     # Responders only; Loki and pddlgym cover Blocksworld.
-    # pddlgym checks every one of the 2,682 actions of Blocksworld h∨ per state (~14 s a state): 3 states.
-    limit = 3 if (domain, which) == ("blocks", "h_or") else 25
-    report = run_all_tools(learned(domain, which, 300), tmp_path, limit=limit, plado=domain != "blocks")
+    # pddlgym checks every one of the 2,682 actions of Blocksworld h∨ per state (~14 s a
+    # state): 3 states there, and unified-planning (which reads the other three models)
+    # is left out of that case to keep the slow tests within CI's time.
+    big = (domain, which) == ("blocks", "h_or")
+    report = run_all_tools(learned(domain, which, 300), tmp_path, limit=3 if big else 25,
+                           plado=domain != "blocks", up=not big)
     assert report["pddlgym"] and (domain == "blocks" or report["plado"])
 
 

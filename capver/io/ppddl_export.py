@@ -74,6 +74,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 import re
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -287,6 +288,20 @@ def written_probabilities(probs: Sequence[Fraction], *, exact_fractions: bool = 
         units[i] += 1
     texts = [_decimal_text(u, places) for u in units]
     order = _float_order(texts)
+    if _float_sum([texts[i] for i in order]) > 1.0:
+        # no order adds up to at most 1.0 in floating point: move one unit between two
+        # rounded entries (each stays within 2 units of its exact value) and retry
+        for i, j in itertools.permutations(rounded, 2):
+            if units[i] <= 1:
+                continue
+            trial = list(units)
+            trial[i] -= 1
+            trial[j] += 1
+            cand = [_decimal_text(u, places) for u in trial]
+            cand_order = _float_order(cand)
+            if _float_sum([cand[k] for k in cand_order]) <= 1.0:
+                texts, order = cand, cand_order
+                break
     return [WrittenProbability(i, texts[i], probs[i], exact[i] is not None) for i in order]
 
 
@@ -299,7 +314,9 @@ def _float_order(texts: Sequence[str]) -> list[int]:
         candidates = itertools.permutations(range(n))
     else:
         by_size = sorted(range(n), key=lambda i: float(texts[i]))
-        candidates = [tuple(range(n)), tuple(by_size), tuple(reversed(by_size))]
+        rng = random.Random(n)  # seeded: the same file every time
+        shuffles = [tuple(rng.sample(range(n), n)) for _ in range(200)]
+        candidates = [tuple(range(n)), tuple(by_size), tuple(reversed(by_size)), *shuffles]
     fallback: list[int] | None = None
     for order in candidates:
         total = _float_sum([texts[i] for i in order])
