@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from capver.agents.base import Agent
 from capver.engines.evaluation import reachable_states
 from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import Setting
@@ -122,7 +123,15 @@ def _minigrid(kind: str) -> Callable[[SettingArgs, np.random.Generator], Assessm
         sim = minigrid_simulator()
         alpha = MiniGridRepresentation()
         layouts = [start_state(lay) for lay in iter_layouts(rng, args.layouts)]
-        agent = TabularRLAgent() if kind == "rl" else SearchAgent()
+        agent: Agent
+        if kind == "llm":
+            from capver.agents.llm import LLMAgent, LLMConfig
+
+            # Endpoint, model, key and cache come from CAPVER_LLM_* (capver.agents.llm);
+            # the endpoint's sampling seed is the run's seed.
+            agent = LLMAgent(LLMConfig.from_environ(seed=args.seed))
+        else:
+            agent = TabularRLAgent() if kind == "rl" else SearchAgent()
         caps = tuple(Capability.for_intent(i) for i in training_intents())
         # Θ = ∞ for MiniGrid, as in section 4.2.
         setting = Setting(agent, sim, alpha, caps, tuple(layouts), ExecutionBudget(max_steps=args.step_cap, theta=None))
@@ -137,6 +146,7 @@ SETTINGS: dict[str, Callable[[SettingArgs, np.random.Generator], Assessment]] = 
     "model": _model,
     "minigrid-rl": _minigrid("rl"),
     "minigrid-search": _minigrid("search"),
+    "llm": _minigrid("llm"),
 }
 
 
