@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import time
 from collections.abc import Iterator
@@ -233,4 +234,10 @@ def test_capver_learn_agent_llm_end_to_end_and_rerun_pays_nothing(srv: LocalChat
     second = run("b")
     assert second.returncode == 0, second.stderr
     assert srv.stats()["chat_requests"] == paid  # every answer came from the cache
+    # Token accounting in the summary and report.txt: the first run paid, the re-run did not.
+    # (Within one run, a state met again with the same recent history is a cache hit too.)
+    m = re.search(r"(\d+) LLM calls \((\d+) cached, 0 retries\), (\d+) prompt", first.stdout)
+    assert m is not None and int(m[1]) - int(m[2]) == paid and int(m[3]) > 0, first.stdout
+    assert f"{m[1]} LLM calls ({m[1]} cached, 0 retries), 0 prompt + 0 completion tokens paid" in second.stdout
+    assert "Endpoint usage of this invocation: " in (tmp_path / "a" / "report.txt").read_text()
     assert (tmp_path / "b" / "h_and.capm").read_text() == (tmp_path / "a" / "h_and.capm").read_text()

@@ -219,7 +219,8 @@ def run(args: argparse.Namespace) -> int:
                       f"coverage {row['coverage_agreement']:.4f}")
         else:
             status = f"[{manifest.method}] queries {p.queries}, transitions {p.unique_transitions}"
-        report.update(p.steps, status)
+        usage = agent_usage(lr.setting.agent)
+        report.update(p.steps, status + (f", {usage}" if usage else ""))
 
     interrupted = False
     failure: BaseException | None = None
@@ -266,7 +267,17 @@ def run(args: argparse.Namespace) -> int:
         + f"; learning {learn_seconds:.1f} s, writing {write_seconds:.1f} s, "
         f"total {time.monotonic() - started:.1f} s. Wrote {out}/"
     )
+    if (usage := agent_usage(assessment.setting.agent)) is not None:
+        print(f"{assessment.name}: {usage} in this invocation")
     return 0
+
+
+def agent_usage(agent: object) -> str | None:
+    """The endpoint accounting of an agent that keeps one (the LLM agent's ``usage``:
+    calls, cache hits, retries, tokens paid), in words; None for other agents."""
+    usage = getattr(agent, "usage", None)
+    describe = getattr(usage, "describe", None)
+    return str(describe()) if callable(describe) else None
 
 
 def _write_outputs(learner: Learner, curve: Curve, record: Callable[[], object], title: str, out: Path,
@@ -286,7 +297,10 @@ def _write_outputs(learner: Learner, curve: Curve, record: Callable[[], object],
         dsl.write(learner.h_and, out / "h_and.capm", name="pessimistic", init=init)
         dsl.write(learner.h_or, out / "h_or.capm", name="optimistic", init=init)
         dsl.write(tilde, out / certificate.TILDE, name="occam", init=init)
-    replace_text(out / "report.txt", capability_report(learner.h_and, learner.h_or, tilde))
+    text = capability_report(learner.h_and, learner.h_or, tilde)
+    if (usage := agent_usage(st.agent)) is not None:
+        text += f"\nEndpoint usage of this invocation: {usage}.\n"
+    replace_text(out / "report.txt", text)
     with report.phase("certifying h∧ ⪯ h̃ ⪯ h∨" + (" and h∧ ⪯ h⋆ ⪯ h∨" if truth is not None else "") + " with z3"):
         models = {"h_and.capm": learner.h_and, "h_or.capm": learner.h_or, certificate.TILDE: tilde}
         cert = certificate.certify(out, truth, models)
