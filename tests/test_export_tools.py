@@ -523,7 +523,8 @@ def test_run_directory_export_is_solved_by_fast_downward_and_loaded_by_pddlgym(r
     out = tmp_path / "pddl"
     rc, text, err = capver_cli(["export", str(run_dir), "--out", str(out), "--goal", goal, "--determinize"])
     assert rc == 0, err
-    for which in ("h_and", "h_or"):
+    assert (run_dir / "h_tilde.capm").is_file()  # capver learn writes the Occam model too
+    for which in ("h_and", "h_or", "h_tilde"):
         assert f"wrote {out / which / 'domain_det.pddl'}" in text
         problem = (out / which / "problem.pddl").read_text()
         assert "(:init\n" in problem and "(:goal (and (" in problem  # the setting's state, the named goal

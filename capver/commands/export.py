@@ -47,12 +47,13 @@ from capver.model.vocabulary import Literal
 FLAVORS = ("ppddl", "pddlgym")
 MANIFEST = "capver-export.json"
 RUN_MODELS = ("h_and", "h_or")
+OPTIONAL_RUN_MODELS = ("h_tilde",)  # the Occam model, in runs made since it was added
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", metavar="MODEL.capm|RUN_DIR",
-                        help="capability-model file, or a capver learn run directory (exports its h_and and h_or, "
-                        "each into a subfolder of --out, from the setting's initial state)")
+                        help="capability-model file, or a capver learn run directory (exports its h_and, h_or and, when "
+                        "present, h_tilde, each into a subfolder of --out, from the setting's initial state)")
     parser.add_argument("--out", metavar="DIR", required=True,
                         help="directory for the files (created if missing; it may hold only files capver export "
                         "wrote there, unless --force)")
@@ -109,7 +110,8 @@ def _sources(arg: str) -> list[_Source]:
         missing = [f"{m}.capm" for m in RUN_MODELS if not (p / f"{m}.capm").is_file()]
         if missing:
             raise UsageError(f"{arg}: not a capver learn run directory (no {' or '.join(missing)})")
-        return [_Source(p / f"{m}.capm", m, dsl.read(p / f"{m}.capm")) for m in RUN_MODELS]
+        names = RUN_MODELS + tuple(m for m in OPTIONAL_RUN_MODELS if (p / f"{m}.capm").is_file())
+        return [_Source(p / f"{m}.capm", m, dsl.read(p / f"{m}.capm")) for m in names]
     return [_Source(p, "", dsl.read(p))]
 
 
