@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -148,8 +149,11 @@ def test_retries_are_bounded(srv: LocalChatServer) -> None:
     assert srv.stats()["chat_requests"] == 3
 
 
-def test_a_refused_connection_is_retried_then_reported(srv: LocalChatServer) -> None:
-    client = ChatClient(LLMConfig("http://127.0.0.1:9/v1", "scripted", timeout=1.0, max_retries=1, backoff=0.0))
+def test_a_refused_connection_is_retried_then_reported() -> None:
+    with socket.socket() as s:  # a port nobody listens on any more
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    client = ChatClient(LLMConfig(f"http://127.0.0.1:{port}/v1", "scripted", timeout=1.0, max_retries=1, backoff=0.0))
     with pytest.raises(LLMEndpointError, match="connection failed"):
         client.complete([{"role": "user", "content": "hello"}])
     assert client.usage.http_requests == 2
@@ -241,3 +245,11 @@ def test_capver_learn_agent_llm_end_to_end_and_rerun_pays_nothing(srv: LocalChat
     assert f"{m[1]} LLM calls ({m[1]} cached, 0 retries), 0 prompt + 0 completion tokens paid" in second.stdout
     assert "Endpoint usage of this invocation: " in (tmp_path / "a" / "report.txt").read_text()
     assert (tmp_path / "b" / "h_and.capm").read_text() == (tmp_path / "a" / "h_and.capm").read_text()
+
+
+def test_capver_learn_agent_llm_without_an_endpoint_says_which_variable(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CAPVER_LLM_")}
+    r = subprocess.run(capver_command() + ["learn", "--agent", "llm", "--out", str(tmp_path / "run")], env=env,
+                       capture_output=True, text=True, timeout=60, check=False)
+    assert r.returncode != 0 and "CAPVER_LLM_BASE_URL is not set" in r.stderr + r.stdout
+    assert not (tmp_path / "run").exists()
