@@ -89,6 +89,7 @@ from capver.io.names import IdentifierRule, NameAllocator, build_name_map
 from capver.logic.bdd import Cube, Node, isop
 from capver.logic.condition import Condition, ConditionKind, LogicContext
 from capver.model.capability_model import CompoundModel, rule_mixture
+from capver.model.properties import terminating_places
 from capver.model.state import NO_EFFECT, Capability, Effect, State
 from capver.model.vocabulary import ROOT_TYPE, Atom, Literal, Vocabulary
 
@@ -228,18 +229,6 @@ class PDDLNames:
 # =====================================================================================
 
 
-def _terminating_places(p: Fraction) -> int | None:
-    """Decimal places of ``p`` when its expansion terminates, else None."""
-    d, twos, fives = p.denominator, 0, 0
-    while d % 2 == 0:
-        d //= 2
-        twos += 1
-    while d % 5 == 0:
-        d //= 5
-        fives += 1
-    return max(twos, fives) if d == 1 else None
-
-
 def _float_sum(texts: Sequence[str]) -> float:
     total = 0.0
     for t in texts:
@@ -274,7 +263,7 @@ def written_probabilities(probs: Sequence[Fraction], *, exact_fractions: bool = 
         raise ValueError(f"probabilities {probs} do not sum to 1")
     if exact_fractions:
         return [WrittenProbability(i, _fraction(p), p, True) for i, p in enumerate(probs)]
-    exact = [_terminating_places(p) for p in probs]
+    exact = [terminating_places(p) for p in probs]
     places = max([MIN_DECIMALS, *(e for e in exact if e is not None)])
     for p, e in zip(probs, exact, strict=True):
         if e is None:

@@ -75,6 +75,7 @@ __all__ = [
     "path_text",
     "probability_text",
     "query_text",
+    "terminating_places",
     "to_text",
 ]
 
@@ -433,19 +434,24 @@ def path_text(path: PathFormula) -> str:
     raise TypeError(f"not a path formula: {path!r}")
 
 
-def probability_text(p: Fraction) -> str:
-    """``p`` exactly: a decimal when it has a finite one (0.95), else ``n/d``."""
-    d = p.denominator
-    twos = fives = 0
+def terminating_places(p: Fraction) -> int | None:
+    """The number of decimal places of ``p`` when its decimal expansion terminates
+    (its denominator has no prime factor but 2 and 5), else None."""
+    d, twos, fives = p.denominator, 0, 0
     while d % 2 == 0:
         d //= 2
         twos += 1
     while d % 5 == 0:
         d //= 5
         fives += 1
-    if d != 1:
+    return max(twos, fives) if d == 1 else None
+
+
+def probability_text(p: Fraction) -> str:
+    """``p`` exactly: a decimal when it has a finite one (0.95), else ``n/d``."""
+    places = terminating_places(p)
+    if places is None:
         return f"{p.numerator}/{p.denominator}"
-    places = max(twos, fives)
     if places == 0:
         return str(p.numerator)
     digits = str(abs(p.numerator) * 10**places // p.denominator).rjust(places + 1, "0")
