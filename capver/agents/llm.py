@@ -42,7 +42,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -186,7 +186,8 @@ class ChatClient:
     updated under a lock and cache files are written atomically, so several
     executions may share one client."""
 
-    def __init__(self, config: LLMConfig, sleep: Any = time.sleep) -> None:
+    def __init__(self, config: LLMConfig, sleep: Callable[[float], None] = time.sleep) -> None:
+        # ``sleep`` is how the client waits between retries (tests record the backoff).
         self.config = config
         self._sleep = sleep
         self._lock = threading.Lock()
