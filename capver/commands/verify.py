@@ -119,6 +119,13 @@ def run(args: argparse.Namespace) -> int:
     init, source = first.initial_state(args.init)
     checker = QUANTITATIVE_CHECKERS[_engine(args.engine)]()
     on_model = {"and": "h∧", "or": "h∨", "mle": "h∧ (MLE)", "tilde": "h̃"}
+    engines: dict[int, SymbolicEngine] = {}  # one per model: reachable sets are reused across properties
+
+    def engine(m: CompoundModel) -> SymbolicEngine:
+        hit = engines.get(id(m))
+        if hit is None:
+            hit = engines[id(m)] = SymbolicEngine(m)
+        return hit
     codes = []
     for prop in props:
         start = time.perf_counter()
@@ -137,12 +144,13 @@ def run(args: argparse.Namespace) -> int:
             line, record, code = _quantitative_line(prop, q, on_model[kind] if second is not None else "the model")
         elif second is None or args.model_kind != "lattice":
             model = first.model if second is None else models[args.model_kind]
-            result = SymbolicEngine(model).check(prop, init)
+            result = engine(model).check(prop, init)
             on = "the model" if second is None else on_model[args.model_kind]
             line, record, code = _model_line(prop, result, vocab, on)
             witness = result.witness
         else:
-            verdict = decide(prop, first.model, second.model, data, init)
+            verdict = decide(prop, first.model, second.model, data, init,
+                             engines=(engine(first.model), engine(second.model)))
             line, record, code = _agent_line(prop, verdict, vocab)
             witness = verdict.witness
         if args.replay and second is not None and witness is not None and witness.steps:

@@ -53,10 +53,13 @@ class LatticeVerdict:
 
 
 def decide(prop: Property, h_and: CompoundModel, h_or: CompoundModel, data: TransitionDataset | None,
-           init: State) -> LatticeVerdict:
+           init: State, *, engines: tuple[SymbolicEngine, SymbolicEngine] | None = None) -> LatticeVerdict:
+    """The verdict for the agent; ``engines`` are BDD engines of h∧ and h∨ to reuse
+    (their reachable sets are kept) when several properties are checked."""
     query, _ = qualitative_query(prop)
-    on_and = SymbolicEngine(h_and).check(prop, init)
-    on_or = SymbolicEngine(h_or).check(prop, init)
+    eng_and, eng_or = engines if engines is not None else (SymbolicEngine(h_and), SymbolicEngine(h_or))
+    on_and = eng_and.check(prop, init)
+    on_or = eng_or.check(prop, init)
     existential = isinstance(query, ExistsPath) and isinstance(query.path, Eventually | Until)
     invariant = isinstance(query, ForallPath) and isinstance(query.path, Globally)
     if existential:
