@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from plado_reader import PladoReader
 
 from capver import cli, synthetic
 from capver.engines.lattice import LatticeBuilder
@@ -198,11 +199,6 @@ def assert_plado_agrees(model: CompoundModel, states: Sequence[State], tmp: Path
 
     plado keeps predicates that no effect changes as static facts of the problem, so
     the states are grouped by their static part, with one problem per group."""
-    from plado.parser import normalize_conditions, normalize_effects, parse
-    from plado.semantics.applicable_actions_generator import ApplicableActionsGenerator
-    from plado.semantics.successor_generator import SuccessorGenerator
-    from plado.semantics.task import Task
-
     vocab = model.vocabulary
     checked = 0
     todo = list(states)
@@ -213,42 +209,15 @@ def assert_plado_agrees(model: CompoundModel, states: Sequence[State], tmp: Path
         domain_text = export.domain
         (tmp / "domain.pddl").write_text(export.domain)
         (tmp / "problem.pddl").write_text(export.problem)
-        d, p = parse(str(tmp / "domain.pddl"), str(tmp / "problem.pddl"))
-        normalize_conditions(d, p)
-        normalize_effects(d)
-        task = Task(d, p)
-        names = export.names
-        fluent = {task.predicates[i].name: i for i in range(task.num_fluent_predicates)}
-        static = sum(1 << i for i, a in enumerate(vocab.atoms) if names.atom(a).predicate not in fluent)
-        group = [x for x in todo if x & static == todo[0] & static]
-        todo = [x for x in todo if x & static != todo[0] & static]
-        aag, sg = ApplicableActionsGenerator(task), SuccessorGenerator(task)
-        obj = {o: k for k, o in enumerate(task.objects)}
-        back = {(names.atom(a).predicate, names.atom(a).args): i for i, a in enumerate(vocab.atoms)}
-        action_of = {n: c for c, n in names.actions.items()}
+        reader = PladoReader(tmp / "domain.pddl", tmp / "problem.pddl", export.names, vocab)
+        group = [x for x in todo if x & reader.static == todo[0] & reader.static]
+        todo = [x for x in todo if x & reader.static != todo[0] & reader.static]
         for x in group:
-            ps = task.initial_state.duplicate()
-            for i in range(task.num_fluent_predicates):
-                ps.atoms[i] = set()
-            for a in vocab.atoms_of(x):
-                pa = names.atom(a)
-                if pa.predicate in fluent:
-                    ps.atoms[fluent[pa.predicate]].add(tuple(obj[o] for o in pa.args))
-            applicable = {task.actions[ga[0]].name: ga for ga in aag(ps)}
-            want = {names.actions[c] for c, cm in model.items() if cm.distribution(x)}
+            applicable = reader.distributions(x)
+            want = {export.names.actions[c] for c, cm in model.items() if cm.distribution(x)}
             assert set(applicable) == want, vocab.format_state(x)
-            for name, ga in applicable.items():
-                got: dict[State, Fraction] = {}
-                for succ, prob in sg(ps, ga):
-                    s2 = x & static
-                    for i in range(task.num_fluent_predicates):
-                        for args in succ.atoms[i]:
-                            s2 |= 1 << back[(task.predicates[i].name, tuple(task.objects[o] for o in args))]
-                    got[s2] = got.get(s2, Fraction(0)) + Fraction(prob)
-                # plado lists no successor at all when no atomic effect fires (e.g. no
-                # (when ...) condition holds): the state stays as it is.
-                got = {k: v for k, v in got.items() if v} or {x: Fraction(1)}
-                assert got == model[action_of[name]].distribution(x), (name, vocab.format_state(x))
+            for name, got in applicable.items():
+                assert got == model[reader.capability_of[name]].distribution(x), (name, vocab.format_state(x))
                 checked += 1
     return checked
 

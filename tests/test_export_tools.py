@@ -38,6 +38,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from plado_reader import PladoReader
 
 import capver
 from capver import cli
@@ -187,49 +188,17 @@ def quiet() -> Iterator[None]:
 def check_plado(case: Learned, directory: Path, limit: int = MAX_REACHABLE) -> int:
     """plado reads the PPDDL flavour as written; its successor distributions are the
     written ones on every reachable state.  Returns the pairs compared."""
-    from plado.parser import normalize_conditions, normalize_effects, parse
-    from plado.semantics.applicable_actions_generator import ApplicableActionsGenerator
-    from plado.semantics.successor_generator import SuccessorGenerator
-    from plado.semantics.task import Task
-
     model, vocab = case.model, case.model.vocabulary
     export = export_ppddl(model, init=case.init, goal=case.goal, name=case.which)
-    dpath, ppath = export.write(directory)
-    d, p = parse(str(dpath), str(ppath))
-    normalize_conditions(d, p)
-    normalize_effects(d)
-    task = Task(d, p)
-    names = export.names
-    fluent = {task.predicates[i].name: i for i in range(task.num_fluent_predicates)}
-    static = sum(1 << i for i, a in enumerate(vocab.atoms) if names.atom(a).predicate not in fluent)
-    obj = {o: k for k, o in enumerate(task.objects)}
-    back = {(names.atom(a).predicate, names.atom(a).args): i for i, a in enumerate(vocab.atoms)}
-    action_of = {n: c for c, n in names.actions.items()}
-    aag, sg = ApplicableActionsGenerator(task), SuccessorGenerator(task)
+    reader = PladoReader(*export.write(directory), export.names, vocab)
     compared = 0
     for x in reachable(model, case.init, limit):
-        assert x & static == case.init & static  # what no action changes stays as in the problem
-        ps = task.initial_state.duplicate()
-        for i in range(task.num_fluent_predicates):
-            ps.atoms[i] = set()
-        for a in vocab.atoms_of(x):
-            pa = names.atom(a)
-            if pa.predicate in fluent:
-                ps.atoms[fluent[pa.predicate]].add(tuple(obj[o] for o in pa.args))
-        applicable = {task.actions[ga[0]].name: ga for ga in aag(ps)}
-        want = {names.actions[c] for c, cm in model.items() if cm.distribution(x) and c not in export.stats.idle}
+        assert x & reader.static == case.init & reader.static  # what no action changes stays as in the problem
+        applicable = reader.distributions(x)
+        want = {export.names.actions[c] for c, cm in model.items() if cm.distribution(x) and c not in export.stats.idle}
         assert set(applicable) == want, vocab.format_state(x)
-        for name, ga in applicable.items():
-            got: dict[State, Fraction] = {}
-            for succ, prob in sg(ps, ga):
-                s2 = x & static
-                for i in range(task.num_fluent_predicates):
-                    for args in succ.atoms[i]:
-                        s2 |= 1 << back[(task.predicates[i].name, tuple(task.objects[o] for o in args))]
-                got[s2] = got.get(s2, Fraction(0)) + Fraction(prob)
-            # plado lists no successor when no atomic effect fires: the state stays
-            got = {k: v for k, v in got.items() if v} or {x: Fraction(1)}
-            c = action_of[name]
+        for name, got in applicable.items():
+            c = reader.capability_of[name]
             assert got == written_distribution(model, c, x), (name, vocab.format_state(x))
             assert_close_to_pr_h(model, c, x, got)
             compared += 1
