@@ -382,21 +382,11 @@ class SymbolicEngine:
 
     # -- reachability ------------------------------------------------------------------
     def _reachability(self, init: State) -> _Reach:
-        hit = self._reach.get(init)
-        if hit is None:
-            b = self.bdd
-            ring = b.minterm(init)
-            seen = ring
-            rings = [ring]
-            while True:
-                ring = b.conj(self.post(ring), b.neg(seen))
-                if ring == b.false:
-                    break
-                rings.append(ring)
-                seen = b.disj(seen, ring)
-            hit = _Reach(rings, seen)
-            self._reach[init] = hit
-        return hit
+        if init not in self._reach:
+            # Onion rings towards no goal run until no new state appears, and keep the
+            # whole reachable set.
+            self._onion(init, self.bdd.false, self.bdd.true, None)
+        return self._reach[init]
 
     def reachable(self, init: State | Iterable[State]) -> Node:
         """The states reachable from the initial state(s), as a BDD."""
