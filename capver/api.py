@@ -17,7 +17,6 @@ reachable from a result.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,8 +139,7 @@ class LearnResult:
             return decide(parsed, self.h_and, self.h_or, self.data, start)
         if engine not in QUANTITATIVE_CHECKERS:
             raise UsageError(f"engine={engine!r}: expected one of {', '.join(QUANTITATIVE_CHECKERS)}")
-        q = quantitative.check(parsed, self.h_and, start, QUANTITATIVE_CHECKERS[engine]())
-        return dataclasses.replace(q, bound=quantitative.confidence_bound(parsed, q.value, self.data, start, delta))
+        return quantitative.check(parsed, self.h_and, start, QUANTITATIVE_CHECKERS[engine](), data=self.data, delta=delta)
 
     def export(self, out: str | Path, *, which: str = "h_and", init: str = "", goal: str = "",
                determinize: bool = False) -> list[Path]:

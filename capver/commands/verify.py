@@ -134,13 +134,11 @@ def run(args: argparse.Namespace) -> int:
             kind = "mle" if args.model_kind == "lattice" else args.model_kind
             model = models[kind] if second is not None else first.model
             try:
-                q = quantitative.check(prop, model, init, checker)
+                # The bound is on the data's MLE model, h∧.
+                q = quantitative.check(prop, model, init, checker, data=data if kind in ("and", "mle") else None,
+                                       delta=args.delta, observed_only=args.bound_scope == "observed")
             except TypeError as exc:
                 raise UsageError(f"{prop.name}: {exc}") from None
-            if data is not None and kind in ("and", "mle"):
-                bound = quantitative.confidence_bound(prop, q.value, data, init, args.delta,
-                                                      observed_only=args.bound_scope == "observed")
-                q = dataclasses.replace(q, bound=bound)
             line, record, code = _quantitative_line(prop, q, on_model[kind] if second is not None else "the model")
         elif second is None or args.model_kind != "lattice":
             model = first.model if second is None else models[args.model_kind]

@@ -10,7 +10,7 @@ layer); :data:`capver.io.checkers.QUANTITATIVE_CHECKERS` names them all."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Protocol
 
@@ -93,11 +93,18 @@ class ExplicitChecker:
         return explicit.expected_executions(model, init, lambda s: holds(target, s, vocab), maximise)
 
 
-def check(prop: Property, model: CompoundModel, init: State,
-          checker: QuantitativeChecker | None = None) -> QuantitativeResult:
+def check(prop: Property, model: CompoundModel, init: State, checker: QuantitativeChecker | None = None, *,
+          data: TransitionDataset | None = None, delta: float = 0.05, observed_only: bool = False) -> QuantitativeResult:
     """The value of ``prop`` from ``init`` on ``model`` (restricted to the property's
-    capabilities), by ``checker`` (default: the explicit engine)."""
-    engine: QuantitativeChecker = checker if checker is not None else ExplicitChecker()
+    capabilities), by ``checker`` (default: the explicit engine); with the ``data``
+    ``model`` was learned from, also its :func:`confidence_bound` at 1 − ``delta``."""
+    result = _value(prop, model, init, checker if checker is not None else ExplicitChecker())
+    if data is None:
+        return result
+    return replace(result, bound=confidence_bound(prop, result.value, data, init, delta, observed_only=observed_only))
+
+
+def _value(prop: Property, model: CompoundModel, init: State, engine: QuantitativeChecker) -> QuantitativeResult:
     m = restricted(model, prop)
     q = prop.query
     if isinstance(q, ProbabilityQuery):
