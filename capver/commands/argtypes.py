@@ -50,6 +50,17 @@ def seconds(text: str) -> float:
     return value
 
 
+def open_unit_interval(text: str) -> float:
+    """A number strictly between 0 and 1, e.g. a confidence level's δ."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text}")
+    return value
+
+
 def refuse_to_overwrite(path: Path, option: str, force: bool = False) -> None:
     """No command overwrites a file it did not create: an existing ``path`` is an
     error unless the user passed ``--force``."""

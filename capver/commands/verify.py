@@ -25,7 +25,7 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
-from capver.commands.argtypes import non_negative
+from capver.commands.argtypes import non_negative, open_unit_interval
 from capver.engines.verification import quantitative, storm
 from capver.engines.verification.agent_verdict import AgentVerdict, LatticeVerdict, decide
 from capver.engines.verification.symbolic import QualitativeResult, SymbolicEngine, Witness
@@ -70,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="checker of quantitative properties: storm (Storm, exact rationals), storm-float "
                         "(Storm on doubles, sound, precision 1e-12), explicit (capver's explicit-state engine, exact); "
                         "auto: storm when stormpy is installed, else explicit")
-    parser.add_argument("--delta", type=_delta, default=0.05,
+    parser.add_argument("--delta", type=open_unit_interval, default=0.05,
                         help="on a run, the confidence 1 − δ of the upper bound given beside each Pmax of F "
                         "(Clopper–Pearson intervals with a union bound; unseen outcomes count as reaching the goal)")
     parser.add_argument("--bound-scope", choices=("sound", "observed"), default="sound",
@@ -82,16 +82,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="on a run: execute each witness / counterexample N times with the agent in its "
                         "simulator and report how often it reached the property's goal (default: 0, no replay)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the replays")
-
-
-def _delta(text: str) -> float:
-    try:
-        d = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
-    if not 0 < d < 1:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text}")
-    return d
 
 
 def run(args: argparse.Namespace) -> int:
