@@ -1,8 +1,10 @@
-"""The README is kept true: its Python block runs as written."""
+"""The README is kept true: its Python block, its shell session and the indented
+commands of its export and LLM sections run as written."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import runpy
 import shlex
@@ -42,6 +44,17 @@ def shell_lines() -> list[str]:
     return [line for block in blocks for line in block.strip().splitlines()]
 
 
+def indented_commands(heading: str) -> list[str]:
+    """The indented command lines of the README section that starts with ``heading``
+    (comment lines left out)."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index(heading)
+    end = text.find("\n#", start + len(heading))
+    section = text[start:end if end >= 0 else len(text)]
+    lines = [line.strip() for line in section.splitlines() if line.startswith("    ")]
+    return [line for line in lines if line and not line.startswith("#")]
+
+
 def setup_commands() -> list[str]:
     """The two set-up commands: the indented lines of the set-up section."""
     text = README.read_text(encoding="utf-8")
@@ -72,6 +85,34 @@ def test_every_shell_line_of_the_readme_runs(tmp_path: Path) -> None:
         assert res.returncode == 0, f"{line}\n{res.stdout[-2000:]}\n{res.stderr[-2000:]}"
     assert (tmp_path / "runs" / "blocks" / "report.html").stat().st_size > 10_000
     assert json.loads((tmp_path / "runs" / "blocks" / "run.json").read_text())["budget"]["max_steps"] == 200
+    # The export section's commands work on what the session exported: Fast Downward
+    # solves the run's determinised h∧ and pddlgym loads h∨ with its capabilities.
+    demo = indented_commands("### Exporting models to planners")
+    assert len(demo) == 3
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    res = subprocess.run(["bash", "-c", "\n".join(["set -e", *demo])], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=600, check=False)
+    assert res.returncode == 0, f"{res.stdout[-2000:]}\n{res.stderr[-2000:]}"
+    assert "Solution found" in res.stdout and "achieve-" in res.stdout
+
+
+@pytest.mark.slow
+def test_the_llm_learn_command_runs_as_written(tmp_path: Path) -> None:
+    """The LLM section's ``capver learn`` line as written, against the tests' local
+    chat-completions server (the section's ``export`` lines name the user's endpoint)."""
+    from llm_server import LocalChatServer
+
+    learn = [line for line in indented_commands("### LLM agents") if line.startswith("capver ")]
+    assert len(learn) == 1
+    argv = shlex.split(learn[0])
+    with LocalChatServer() as srv:
+        env = {**os.environ, "CAPVER_LLM_BASE_URL": srv.base_url, "CAPVER_LLM_MODEL": "scripted",
+               "CAPVER_LLM_CACHE": str(tmp_path / "cache")}
+        res = subprocess.run([sys.executable, "-m", "capver", *argv[1:]], cwd=tmp_path, env=env, capture_output=True,
+                             text=True, timeout=600, check=False)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "step budget 2000" in res.stdout and "LLM calls" in res.stdout
+    assert (tmp_path / "runs" / "llm" / "h_and.capm").exists()
 
 
 @pytest.mark.slow
