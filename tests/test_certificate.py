@@ -4,18 +4,12 @@ certify, refused when a model file or the certificate was changed afterwards."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli import capver
 
 from capver.io import certificate
-
-
-def capver(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "capver", *argv], capture_output=True, text=True, timeout=300,
-                          check=False)
 
 
 @pytest.fixture(scope="module")
