@@ -17,6 +17,7 @@ BENCHMARKS: dict[str, str] = {
     "occam": "capver.bench.occam",
     "introspection": "capver.bench.introspection",
     "verify": "capver.bench.verify",
+    "dprime": "capver.bench.dprime",
 }
 
 
