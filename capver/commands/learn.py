@@ -29,6 +29,7 @@ import numpy as np
 from capver.commands.argtypes import positive, seconds, theta
 from capver.commands.progress import ProgressReport
 from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset, tilde_scores
+from capver.engines.findings import run_findings
 from capver.engines.learning import LearnConfig, Learner, resumed_queries
 from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.occam import run_occam_model
@@ -297,7 +298,7 @@ def _write_outputs(learner: Learner, curve: Curve, record: Callable[[], object],
         dsl.write(learner.h_and, out / "h_and.capm", name="pessimistic", init=init)
         dsl.write(learner.h_or, out / "h_or.capm", name="optimistic", init=init)
         dsl.write(tilde, out / certificate.TILDE, name="occam", init=init)
-    text = capability_report(learner.h_and, learner.h_or, tilde)
+    text = capability_report(learner.h_and, learner.h_or, tilde, run_findings(learner.h_and, seed))
     if (usage := agent_usage(st.agent)) is not None:
         text += f"\nEndpoint usage of this invocation: {usage}.\n"
     replace_text(out / "report.txt", text)

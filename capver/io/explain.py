@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 from capver.engines.evaluation import achieving_model
+from capver.engines.findings import Finding, NeverAchieved, Reliable, SideEffect, SuccessDrop
 from capver.engines.occam import literals
 from capver.logic.condition import Condition, ConditionKind, LogicContext
 from capver.model.capability_model import CompoundModel, IntentSuccess, Rule, SuccessCase, intent_success
@@ -117,14 +118,68 @@ def rule_words(cap: Capability, r: Rule) -> str | None:
     return f"{when[0].upper()}{when[1:]}: {outcomes}"
 
 
+def _when(cond: Condition, limit: int = 160) -> str:
+    said = condition_words(cond, limit)
+    if said is None:
+        return f"under a condition of {literals(cond)} literals (no short one found)"
+    return said if said.startswith("in ") else f"when {said}"
+
+
+def finding_words(f: Finding) -> str:
+    """One finding of :mod:`capver.engines.findings` as a sentence."""
+    cap = f.capability
+    goal = intent_words(cap.intent)
+    if isinstance(f, NeverAchieved):
+        return (f"{cap.name}: never achieved {goal} in any of the {plural(f.tried, 'tried state')} where it did "
+                "not hold yet")
+    if isinstance(f, Reliable):
+        return f"{cap.name}: always achieved {goal}, in every outcome from all {plural(f.tried, 'tried state')}"
+    if isinstance(f, SuccessDrop):
+        return (f"{cap.name}: success drops to at most {_probability_words(f.low)} "
+                f"({plural(f.low_states, 'tried state')}) from at least {_probability_words(f.high)} "
+                f"({plural(f.high_states, 'tried state')}) {_when(f.condition)}")
+    if isinstance(f, SideEffect):
+        vocab = f.condition.ctx.vocab
+        parts = [f"makes {', '.join(map(str, vocab.atoms_of(bits)))} {value}"
+                 for bits, value in ((f.extra.add, "true"), (f.extra.delete, "false")) if bits]
+        what = " and ".join(parts)
+        share = f.states / f.achieving if f.achieving else 0.0
+        return (f"{cap.name}: also {what}, which {goal} does not ask for, in {f.states} of the {f.achieving} "
+                f"tried states ({share:.0%}) where it achieved {goal}, {_when(f.condition)}; from states alike in "
+                f"everything else that outcome changes, it achieved {goal} without it")
+    raise TypeError(f"not a finding: {f!r}")
+
+
+FINDING_HEADINGS: tuple[tuple[type, str], ...] = (
+    (NeverAchieved, "Capabilities never achieved"),
+    (SuccessDrop, "Conditions under which success drops"),
+    (SideEffect, "Side effects the intent does not ask for"),
+    (Reliable, "Capabilities that always succeeded"),
+)
+
+
+def findings_report(findings: Sequence[Finding]) -> list[str]:
+    """The report's "what the models reveal" section (section 4.2's E2)."""
+    lines = [("What the learned model reveals (from h∧'s observations; conditions are h̃-style short ones, a guess "
+              "where nothing was tried):")]
+    for kind, heading in FINDING_HEADINGS:
+        these = [f for f in findings if isinstance(f, kind)]
+        lines.append(f"  {heading}: {'none found' if not these else len(these)}")
+        lines += [f"  - {finding_words(f)}" for f in these]
+    return lines
+
+
 def _words(intent: Sequence[object]) -> str:
     return " and ".join(str(lit) for lit in intent) or "(execute it)"
 
 
-def capability_report(h_and: CompoundModel, h_or: CompoundModel, h_tilde: CompoundModel | None = None) -> str:
+def capability_report(h_and: CompoundModel, h_or: CompoundModel, h_tilde: CompoundModel | None = None,
+                      findings: Sequence[Finding] | None = None) -> str:
     """Each capability with its conditions and outcome probabilities in words: when
     the Occam model h̃ is given, first its short conditions (when the capability
-    works), then h∧'s rules (what was observed)."""
+    works), then h∧'s rules (what was observed).  ``findings``
+    (:func:`capver.engines.findings.run_findings`) come first, as the notable
+    capabilities and limitations."""
     # Imported here: the DSL writer imports this module for its rule comments.
     from capver.io.dsl import condition_text
 
@@ -141,6 +196,8 @@ def capability_report(h_and: CompoundModel, h_or: CompoundModel, h_tilde: Compou
         "Rule conditions are those of the pessimistic model h∧ (only observed behaviour).",
         "",
     ]
+    if findings is not None:
+        lines += [*findings_report(findings), ""]
     for name in sorted(h_and):
         m = h_and[name]
         cap = m.capability
