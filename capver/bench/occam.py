@@ -44,9 +44,11 @@ from capver.bench.learning import (
 )
 from capver.engines.evaluation import mean_abs_error
 from capver.engines.learning import LearnConfig, Learner
-from capver.engines.occam import rule_sizes, run_occam_model
+from capver.engines.lifting import LIFT_SALT, LiftedOccam, lifted_occam_model, lifted_rule_sizes
+from capver.engines.occam import OccamModel, rule_sizes, run_occam_model
 from capver.engines.verify import refines
 from capver.model.capability_model import CompoundModel
+from capver.model.dataset import TransitionDataset
 from capver.model.state import State
 from capver.settings import Assessment, SettingError, model_assessment
 
@@ -93,13 +95,26 @@ def _advance(lr: Learner, steps: int, clock: list[float]) -> None:
 
 
 def _tilde(h_and: CompoundModel, seed: int) -> tuple[CompoundModel, float, dict[str, int]]:
+    model, seconds, chosen, _ = _occam(h_and, seed)
+    return model, seconds, chosen
+
+
+def _occam(h_and: CompoundModel, seed: int) -> tuple[CompoundModel, float, dict[str, int], OccamModel]:
     t = time.perf_counter()
     occ = run_occam_model(h_and, seed)
     chosen: dict[str, int] = {}
     for c in occ.choices.values():
         if c.minimiser:
             chosen[c.minimiser] = chosen.get(c.minimiser, 0) + 1
-    return occ.model, time.perf_counter() - t, chosen
+    return occ.model, time.perf_counter() - t, chosen, occ
+
+
+def _lifted(h_and: CompoundModel, data: TransitionDataset, seed: int, ground: OccamModel) -> tuple[LiftedOccam, float]:
+    """The lifted h̃ from the ground one (as run_lifted_model, without building the
+    ground h̃ twice) and the seconds the lifting took on top of it."""
+    t = time.perf_counter()
+    occ = lifted_occam_model(h_and, data, np.random.default_rng([seed, LIFT_SALT]), ground)
+    return occ, time.perf_counter() - t
 
 
 # ------------------------------------------------------------------------------ part 1
@@ -117,20 +132,28 @@ class SizeResult:
     build_seconds: float
     z3_seconds: float
     proved: bool
+    lifted_median: float = 0.0
+    lifted_max: int = 0
+    lifted_groundings: int = 0  # capabilities predicted by lifted rules
+    capabilities: int = 0
+    lifted_proved: bool = True
 
 
 def run_size(setting: str, seed: int, budget: int) -> SizeResult:
     a = build_setting(setting)
     lr = _learner(a, "mcqs-s", seed, budget)
     _advance(lr, budget, [0.0])
-    tilde, build, chosen = _tilde(lr.h_and, seed)
+    tilde, build, chosen, occ = _occam(lr.h_and, seed)
     t = time.perf_counter()
     proved = refines(lr.h_and, tilde).holds and refines(tilde, lr.h_or).holds
     z3 = time.perf_counter() - t
-    sa, st = rule_sizes(lr.h_and), rule_sizes(tilde)
+    lifted, _ = _lifted(lr.h_and, lr.data, seed, occ)
+    lifted_proved = refines(lr.h_and, lifted.model).holds and refines(lifted.model, lr.h_or).holds
+    sa, st, sl = rule_sizes(lr.h_and), rule_sizes(tilde), lifted_rule_sizes(lifted)
     return SizeResult(setting, seed, lr.progress.steps, len(sa), statistics.median(sa) if sa else 0,
                       max(sa, default=0), statistics.median(st) if st else 0, max(st, default=0), chosen, build, z3,
-                      proved)
+                      proved, statistics.median(sl) if sl else 0, max(sl, default=0), len(lifted.lifted_names),
+                      len(lr.h_and), lifted_proved)
 
 
 # ------------------------------------------------------------------------------ part 2
@@ -143,7 +166,11 @@ class QacePoint:
     executions: int
     learn_seconds: float
     tilde_seconds: float
-    errors: dict[str, float]  # "and"/"tilde" × "all"/"applicable"/"tried"
+    errors: dict[str, float]  # "and"/"tilde"/"lifted"/"unchecked" × "all"/"applicable"/"tried"
+    lift_seconds: float = 0.0
+    kept_ground: tuple[tuple[str, str], ...] = ()  # groundings that kept their ground rules, and why
+    lifted_groundings: int = 0
+    proved: bool | None = None  # z3: h∧ ⪯ lifted h̃ ⪯ h∨ (checked at the last point only)
 
 
 def run_qace_points(method: str, seed: int, points: Sequence[int]) -> list[QacePoint]:
@@ -157,15 +184,21 @@ def run_qace_points(method: str, seed: int, points: Sequence[int]) -> list[QaceP
     out = []
     for target in points:
         _advance(lr, target, clock)
-        tilde, build, _ = _tilde(lr.h_and, seed)
+        tilde, build, _, occ = _occam(lr.h_and, seed)
+        lifted, lift = _lifted(lr.h_and, lr.data, seed, occ)
         tried = [t for t in transitions if lr.data.count_sc(t.s, t.c)]
         errors = {}
-        for name, h in (("and", lr.h_and), ("tilde", tilde)):
+        for name, h in (("and", lr.h_and), ("tilde", tilde), ("lifted", lifted.model),
+                        ("unchecked", lifted.unchecked())):
             errors[f"{name}/all"] = mean_abs_error(h, truth, transitions)
             errors[f"{name}/applicable"] = mean_abs_error(h, truth, applicable)
             errors[f"{name}/tried"] = mean_abs_error(h, truth, tried)
+        proved = None
+        if target == max(points):
+            proved = refines(lr.h_and, lifted.model).holds and refines(lifted.model, lr.h_or).holds
         p = lr.progress
-        out.append(QacePoint(method, seed, target, p.steps, p.executions, clock[0], build, errors))
+        out.append(QacePoint(method, seed, target, p.steps, p.executions, clock[0], build, errors, lift,
+                             tuple(sorted(lifted.kept_ground.items())), len(lifted.lifted_names), proved))
     return out
 
 
@@ -181,6 +214,9 @@ class HeldOut:
     majority: float
     h_and: float
     proved: bool
+    lifted: float = 0.0
+    lifted_proved: bool = True
+    unchecked: float = 0.0
 
 
 def _support(m: CompoundModel, s: State, c: str) -> frozenset[State]:
@@ -198,9 +234,12 @@ def run_heldout(domain: str, method: str, seed: int, steps: int) -> HeldOut:
     assert a.truth is not None and a.reachable is not None
     lr = _learner(a, method, seed, steps)
     _advance(lr, steps, [0.0])
-    tilde, _, _ = _tilde(lr.h_and, seed)
+    tilde, _, _, occ = _occam(lr.h_and, seed)
     proved = refines(lr.h_and, tilde).holds and refines(tilde, lr.h_or).holds
-    right = {"tilde": 0, "majority": 0, "and": 0}
+    lifted, _ = _lifted(lr.h_and, lr.data, seed, occ)
+    unchecked = lifted.unchecked()
+    lifted_proved = refines(lr.h_and, lifted.model).holds and refines(lifted.model, lr.h_or).holds
+    right = {"tilde": 0, "majority": 0, "and": 0, "lifted": 0, "unchecked": 0}
     n = 0
     for c, m in lr.h_and.items():
         tried = set(lr.data.states_of(c))
@@ -212,11 +251,14 @@ def run_heldout(domain: str, method: str, seed: int, steps: int) -> HeldOut:
             n += 1
             want = _support(a.truth, s, c)
             right["tilde"] += _support(tilde, s, c) == want
+            right["lifted"] += _support(lifted.model, s, c) == want
+            right["unchecked"] += _support(unchecked, s, c) == want
             right["and"] += _support(lr.h_and, s, c) == want
             guess = frozenset() if top is None else frozenset(eta.apply(s) for _, eta in top.effects)
             right["majority"] += guess == want
     share = {k: v / n if n else 0.0 for k, v in right.items()}
-    return HeldOut(domain, method, seed, lr.progress.steps, n, share["tilde"], share["majority"], share["and"], proved)
+    return HeldOut(domain, method, seed, lr.progress.steps, n, share["tilde"], share["majority"], share["and"], proved,
+                   share["lifted"], lifted_proved, share["unchecked"])
 
 
 # ------------------------------------------------------------------------------ driver
@@ -245,9 +287,15 @@ def _mean(xs: Sequence[float]) -> float:
     return float(np.mean(xs)) if xs else float("nan")
 
 
+def _verdict(flags: Sequence[bool | None]) -> str:
+    checked = [f for f in flags if f is not None]
+    return "—" if not checked else "proved" if all(checked) else "REFUTED"
+
+
 def size_table(results: Sequence[SizeResult]) -> list[str]:
     head = ["setting", "seeds", "steps", "rules", "h∧ median lits", "h∧ max lits", "h̃ median lits", "h̃ max lits",
-            "minimisers chosen", "h̃ build s", "z3 s", "h∧ ⪯ h̃ ⪯ h∨"]
+            "lifted h̃ median lits", "lifted h̃ max lits", "lifted groundings / capabilities",
+            "minimisers chosen", "h̃ build s", "z3 s", "h∧ ⪯ h̃ ⪯ h∨", "h∧ ⪯ lifted h̃ ⪯ h∨"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for setting in dict.fromkeys(r.setting for r in results):
         rs = [r for r in results if r.setting == setting]
@@ -259,41 +307,65 @@ def size_table(results: Sequence[SizeResult]) -> list[str]:
             setting, str(len(rs)), f"{_mean([r.steps for r in rs]):.0f}", f"{_mean([r.rules for r in rs]):.0f}",
             f"{_mean([r.and_median for r in rs]):.1f}", str(max(r.and_max for r in rs)),
             f"{_mean([r.tilde_median for r in rs]):.1f}", str(max(r.tilde_max for r in rs)),
+            f"{_mean([r.lifted_median for r in rs]):.1f}", str(max(r.lifted_max for r in rs)),
+            f"{_mean([r.lifted_groundings for r in rs]):.0f} / {_mean([r.capabilities for r in rs]):.0f}",
             ", ".join(f"{k} {v}" for k, v in sorted(chosen.items())),
             f"{_mean([r.build_seconds for r in rs]):.2f}", f"{_mean([r.z3_seconds for r in rs]):.2f}",
-            "proved" if all(r.proved for r in rs) else "REFUTED",
+            _verdict([r.proved for r in rs]), _verdict([r.lifted_proved for r in rs]),
         ]) + " |")
     return lines
 
 
+QACE_MODELS = (("and", "h∧"), ("tilde", "h̃"), ("lifted", "lifted h̃"), ("unchecked", "lifted, unchecked"))
+
+
 def qace_table(points: Sequence[QacePoint]) -> list[str]:
-    head = ["method", "interactions", "seeds", "steps", "executions", "learn s", "h̃ build s",
-            "h∧ all", "h̃ all", "h∧ applicable", "h̃ applicable", "h∧ tried", "h̃ tried"]
+    head = ["method", "interactions", "seeds", "steps", "executions", "learn s", "h̃ build s", "lifting s",
+            "lifted groundings", "kept ground"]
+    head += [f"{label} {kind}" for kind in ("all", "applicable", "tried") for _, label in QACE_MODELS]
+    head += ["h∧ ⪯ lifted h̃ ⪯ h∨"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for method in dict.fromkeys(p.method for p in points):
         for target in dict.fromkeys(p.target for p in points):
             ps = [p for p in points if p.method == method and p.target == target]
             cells = [method, str(target), str(len(ps)), f"{_mean([p.steps for p in ps]):.0f}",
                      f"{_mean([p.executions for p in ps]):.0f}", f"{_mean([p.learn_seconds for p in ps]):.1f}",
-                     f"{_mean([p.tilde_seconds for p in ps]):.2f}"]
+                     f"{_mean([p.tilde_seconds for p in ps]):.2f}", f"{_mean([p.lift_seconds for p in ps]):.2f}",
+                     f"{_mean([p.lifted_groundings for p in ps]):.1f}",
+                     f"{_mean([len(p.kept_ground) for p in ps]):.1f}"]
             for kind in ("all", "applicable", "tried"):
-                for name in ("and", "tilde"):
+                for name, _ in QACE_MODELS:
                     cells.append(f"{_mean([p.errors[f'{name}/{kind}'] for p in ps]):.4f}")
+            cells.append(_verdict([p.proved for p in ps]))
             lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
+def kept_lines(points: Sequence[QacePoint]) -> list[str]:
+    """Which groundings kept their ground rules at each method's last point, and why."""
+    lines = []
+    for method in dict.fromkeys(p.method for p in points):
+        last = max(p.target for p in points if p.method == method)
+        for p in points:
+            if p.method == method and p.target == last:
+                lines.append(f"- {method}, seed {p.seed}, {p.target} interactions: {len(p.kept_ground)} of "
+                             f"{len(p.kept_ground) + p.lifted_groundings} pooled groundings kept ground rules")
+                lines += [f"  - `{c}`: {why}" for c, why in p.kept_ground]
+    return lines
+
+
 def heldout_table(results: Sequence[HeldOut]) -> list[str]:
-    head = ["hidden truth", "method", "seeds", "steps", "untried (s,c) scored", "h̃ right", "majority right",
-            "h∧ right", "h∧ ⪯ h̃ ⪯ h∨"]
+    head = ["hidden truth", "method", "seeds", "steps", "untried (s,c) scored", "h̃ right", "lifted h̃ right",
+            "lifted, unchecked right", "majority right", "h∧ right", "h∧ ⪯ h̃ ⪯ h∨", "h∧ ⪯ lifted h̃ ⪯ h∨"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key in dict.fromkeys((r.domain, r.method) for r in results):
         rs = [r for r in results if (r.domain, r.method) == key]
         lines.append("| " + " | ".join([
             f"primitive {key[0]}", key[1], str(len(rs)), f"{_mean([r.steps for r in rs]):.0f}",
             f"{_mean([r.pairs for r in rs]):.0f}", f"{_mean([r.tilde for r in rs]):.4f}",
+            f"{_mean([r.lifted for r in rs]):.4f}", f"{_mean([r.unchecked for r in rs]):.4f}",
             f"{_mean([r.majority for r in rs]):.4f}", f"{_mean([r.h_and for r in rs]):.4f}",
-            "proved" if all(r.proved for r in rs) else "REFUTED",
+            _verdict([r.proved for r in rs]), _verdict([r.lifted_proved for r in rs]),
         ]) + " |")
     return lines
 
@@ -359,6 +431,12 @@ def main(argv: list[str] | None = None) -> int:
         f"## QACE setting ({QACE_SETTING}): mean |P_true − P_h| over all true transitions, applicable and tried pairs",
         "",
         *qace_table(qace),
+        "",
+        ("Lifted h̃: h̃'s conditions learned on the pooled observations of every grounding of a schema; "
+         "\"lifted, unchecked\" grounds the lifted rules for every grounding, also where they contradict its data "
+         "(outside h∨: never written or certified). Groundings that kept their ground rules:"),
+        "",
+        *kept_lines(qace),
         "",
         "## Held-out accuracy at untried reachable (s, c) (successor set right), model-backed agent",
         "",

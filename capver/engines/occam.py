@@ -185,7 +185,8 @@ def literals(cond: Condition) -> int:
     return sum(c.mask.bit_count() for c in cond.cover)
 
 
-def _condition(ctx: LogicContext, f: Node) -> Condition:
+def formula_condition(ctx: LogicContext, f: Node) -> Condition:
+    """A FORMULA condition of the BDD ``f`` (SMT from its irredundant cover)."""
     cover = isop(ctx.bdd, f)
     return Condition(ctx, ConditionKind.FORMULA, smt=ctx.smt.cover(cover), bdd=f)
 
@@ -264,7 +265,7 @@ def occam_capability(
         if fs is None:
             continue
         check_conditions(ctx, blocks, fs)
-        fits[name] = [_condition(ctx, f) for f in fs]
+        fits[name] = [formula_condition(ctx, f) for f in fs]
         accuracy[name] = heldout_accuracy(ctx, blocks, minimiser, folds) if folds else None
     if not fits:
         raise OccamError(f"capability {m.name}: no minimiser runs with the {ctx.bdd.name} backend")

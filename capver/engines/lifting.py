@@ -1,0 +1,380 @@
+"""Lifting the Occam model h̃ over objects (issue 12, part 2; the lattice of
+section 3.1 and :mod:`capver.engines.occam`).
+
+Ground capabilities that are instances of one *schema* — the same primitive action
+with other arguments (``drive(f1,l1,l2)``, ``drive(f1,l2,l1)``), or the same intent
+with other objects (``on(a,b)``, ``on(b,c)``) — usually behave alike, yet the ground
+h̃ learns each from its own few tried states.  Here every ground capability's
+observations are rewritten over the schema's typed parameters, pooled, and h̃'s
+conditions are learned once on the pooled lifted data with the same minimisers and
+the same k-fold choice; effect probabilities are the MLE of the pooled counts.
+
+The lifted vocabulary of a schema (:func:`lifted_vocabulary`) has the atoms whose
+arguments are parameters or *constants* — objects that are never an argument of any
+grounding of the schema (``have-water(f1)`` for ``load-medical-unit``).  An atom that
+relates a parameter to another object that some other grounding takes as argument
+(``victim-at(?v, l2)``) is left out: under one grounding it would be a parameter
+atom, under another a constant one, so substituting objects for variables (the PDDL
+meaning of a lifted rule, and how the DSL's ``:parameters`` are read) would no longer
+be the inverse of lifting.  With this choice lift_σ is a bijection between the lifted
+atoms and their groundings under σ, so grounding a lifted condition by substitution
+gives exactly f_φ(lift_σ(s)).
+
+A grounding keeps its ground rules (ground h̃) when the grounded lifted rules
+contradict its own data, named in :attr:`LiftedOccam.kept_ground`: at a tried state
+they would predict another set of successors than was observed there, or they
+predict an effect never observed for this capability (h∨ admits only those at
+untried states).  Every grounding that uses the lifted rules therefore satisfies
+pcond ⊆ f ⊆ ocond with the observed effect sets, so h∧ ⪯ h̃ ⪯ h∨ still holds, and
+the certificate proves it with z3 on the ground model as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from capver.engines.occam import (
+    MINIMISERS,
+    Choice,
+    Minimiser,
+    OccamModel,
+    formula_condition,
+    literals,
+    occam_capability,
+    run_occam_model,
+)
+from capver.errors import VocabularyError
+from capver.logic.bdd import Cube, disjoin
+from capver.logic.condition import Condition, LogicContext
+from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
+from capver.model.dataset import TransitionDataset
+from capver.model.state import Capability, Effect, State, observed_effect
+from capver.model.vocabulary import Atom, Literal, Vocabulary
+
+LiftedLiteral = tuple[Atom, bool]
+"""An atom over variables and constants, and its sign."""
+
+
+@dataclass(frozen=True, slots=True)
+class Schema:
+    """A capability schema: a name, typed parameters and a lifted intent.  With an
+    intent its groundings are named by :meth:`Capability.for_intent`; without one
+    (a primitive action) ``name(o1,…,ok)``."""
+
+    name: str
+    params: tuple[tuple[str, str], ...]  # (variable, type), variables spelled ``?x``
+    intent: tuple[LiftedLiteral, ...] = ()
+    action: Atom | None = None  # a primitive schema's name pattern, e.g. drive(?f,?l,?l)
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        return tuple(v for v, _ in self.params)
+
+    def substitute(self, atom: Atom, binding: Sequence[str]) -> Atom:
+        sub = dict(zip(self.variables, binding, strict=True))
+        return Atom(atom.predicate, tuple(sub.get(a, a) for a in atom.args))
+
+    def capability(self, binding: Sequence[str]) -> Capability:
+        """The ground capability of one binding (objects for the parameters, in order)."""
+        if self.action is not None:
+            return Capability(str(self.substitute(self.action, binding)), ())
+        return Capability.for_intent(tuple(Literal(self.substitute(a, binding), pos) for a, pos in self.intent))
+
+
+def _variable_names(types: Sequence[str]) -> tuple[str, ...]:
+    """``?l`` for one location, ``?l1 ?l2`` for two; the full type name when two
+    types share their first letter."""
+    initial = {t: (t[:1].lower() if t[:1].isalpha() else "x") for t in types}
+    for t in set(types):
+        if sum(1 for u in set(types) if initial[u] == initial[t]) > 1:
+            initial[t] = t.lower()
+    bases = [initial[t] for t in types]
+    out = []
+    for i, b in enumerate(bases):
+        if bases.count(b) == 1:
+            out.append(f"?{b}")
+        else:
+            out.append(f"?{b}{bases[:i + 1].count(b)}")
+    return tuple(out)
+
+
+def schema_of(cap: Capability, vocab: Vocabulary) -> tuple[Schema, tuple[str, ...]] | None:
+    """The schema of a ground capability and its binding (its distinct arguments in
+    order of appearance), or None when its name does not show its arguments (then it
+    stays ground).  Repeated arguments (``drive(f1,l1,l1)``) make their own schema."""
+    action: Atom | None = None
+    if cap.intent:
+        args = [a for lit in cap.intent for a in lit.atom.args]
+    else:
+        try:
+            action = Atom.parse(cap.name)
+        except VocabularyError:
+            return None
+        args = list(action.args)
+    objs = tuple(dict.fromkeys(args))
+    if not objs or any(o not in vocab.objects for o in objs):
+        return None
+    types = tuple(vocab.objects[o] for o in objs)
+    variables = _variable_names(types)
+    sub = dict(zip(objs, variables, strict=True))
+    intent = tuple((Atom(lit.atom.predicate, tuple(sub[a] for a in lit.atom.args)), lit.positive)
+                   for lit in cap.intent)
+    if action is not None:
+        action = Atom(action.predicate, tuple(sub[a] for a in action.args))
+        name = str(action)
+    else:
+        name = Capability.for_intent(tuple(Literal(a, p) for a, p in intent)).name
+    schema = Schema(name, tuple(zip(variables, types, strict=True)), intent, action)
+    if schema.capability(objs).name != cap.name:
+        return None
+    return schema, objs
+
+
+# ------------------------------------------------------------------------------ vocabulary
+@dataclass(frozen=True, slots=True)
+class LiftedVocabulary:
+    """The lifted atoms of a schema and, per binding, the ground atom index of each
+    lifted atom (substitution; a bijection onto its image)."""
+
+    vocab: Vocabulary
+    ground_index: Mapping[tuple[str, ...], tuple[int, ...]]
+
+    def lift_state(self, binding: tuple[str, ...], s: State) -> State:
+        out = 0
+        for j, i in enumerate(self.ground_index[binding]):
+            if s >> i & 1:
+                out |= 1 << j
+        return out
+
+    def image(self, binding: tuple[str, ...]) -> int:
+        """The mask of ground atoms that the lifted vocabulary sees under ``binding``."""
+        m = 0
+        for i in self.ground_index[binding]:
+            m |= 1 << i
+        return m
+
+    def lift_effect(self, binding: tuple[str, ...], eta: Effect) -> Effect | None:
+        """η over the lifted atoms, or None when it touches an atom they cannot see."""
+        if (eta.add | eta.delete) & ~self.image(binding):
+            return None
+        return Effect(self.lift_state(binding, eta.add), self.lift_state(binding, eta.delete))
+
+    def ground_mask(self, binding: tuple[str, ...], m: int) -> int:
+        out = 0
+        for j, i in enumerate(self.ground_index[binding]):
+            if m >> j & 1:
+                out |= 1 << i
+        return out
+
+    def ground_effect(self, binding: tuple[str, ...], eta: Effect) -> Effect:
+        return Effect(self.ground_mask(binding, eta.add), self.ground_mask(binding, eta.delete))
+
+
+def lifted_vocabulary(vocab: Vocabulary, schema: Schema, bindings: Sequence[tuple[str, ...]]) -> LiftedVocabulary:
+    """Atoms over the parameters and the constants (objects no binding uses) whose
+    substitution is a ground atom of ``vocab`` under every binding."""
+    used = {o for b in bindings for o in b}
+    found: dict[Atom, int] = {}
+    for b in bindings:
+        back = dict(zip(b, schema.variables, strict=True))
+        for a in vocab.atoms:
+            if any(o in used and o not in back for o in a.args):
+                continue
+            lifted = Atom(a.predicate, tuple(back.get(o, o) for o in a.args))
+            found[lifted] = found.get(lifted, 0) + 1
+    atoms = [a for a, n in found.items() if n == len(bindings)]
+    objects = {o: t for o, t in vocab.objects.items() if o not in used}
+    objects.update(dict(schema.params))
+    lv = Vocabulary.build(vocab.predicates.values(), objects=objects, types=dict(vocab.types), atoms=atoms)
+    index = {b: tuple(vocab.index(schema.substitute(a, b)) for a in atoms) for b in bindings}
+    return LiftedVocabulary(lv, index)
+
+
+# ------------------------------------------------------------------------------ lifted rules
+@dataclass(frozen=True, slots=True)
+class LiftedCapability:
+    """Rules over a schema's lifted vocabulary and the bindings whose ground
+    capability is exactly their grounding."""
+
+    schema: Schema
+    ctx: LogicContext  # over the lifted vocabulary
+    lifted: LiftedVocabulary
+    rules: tuple[Rule, ...]
+    bindings: tuple[tuple[str, ...], ...]
+
+
+def ground_capability(lc: LiftedCapability, binding: tuple[str, ...], ctx: LogicContext) -> CapabilityModel:
+    """The ground capability model of one binding: each lifted rule's cover with the
+    objects substituted for the variables (constants stay), effects likewise."""
+    b = ctx.bdd
+    rules = []
+    for r in lc.rules:
+        cubes = (Cube(lc.lifted.ground_mask(binding, c.mask), lc.lifted.ground_mask(binding, c.value))
+                 for c in r.condition.cover)
+        f = disjoin(b, (b.cube(c) for c in cubes))
+        effects = tuple(sorted(((p, lc.lifted.ground_effect(binding, e)) for p, e in r.effects), key=lambda pe: pe[1]))
+        rules.append(Rule(formula_condition(ctx, f), effects))
+    return CapabilityModel(lc.schema.capability(binding), tuple(rules))
+
+
+def contradiction(m: CapabilityModel, data: TransitionDataset) -> str | None:
+    """Why the capability model ``m`` contradicts the data of its capability (None
+    when it does not): at a tried state it must predict exactly the observed
+    successors, and anywhere only effects observed for the capability (what h∨
+    admits at an untried state)."""
+    c = m.name
+    seen = {observed_effect(s, s2) for s in data.states_of(c) for s2 in data.successors(s, c)}
+    vocab = data.vocab
+    if m.rules and not seen:
+        return "never tried (h∨ admits nothing)"
+    for r in m.rules:
+        for _, e in r.effects:
+            if e not in seen:
+                return f"predicts the effect {e.format(vocab)} never observed for it"
+    for s in sorted(data.states_of(c)):
+        want = set(data.successors(s, c))
+        got = set(m.distribution(s))
+        if got != want:
+            return (f"at the tried state {vocab.format_state(s)} it was observed to reach "
+                    f"{len(want)} successor(s), the lifted rules predict {len(got)}")
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class LiftedOccam:
+    """h̃ lifted over objects: the ground model (every capability, lifted groundings
+    and kept ground ones), the lifted capabilities, the groundings that kept their
+    ground rules with the reason, and the minimiser choices per schema."""
+
+    model: CompoundModel
+    lifted: tuple[LiftedCapability, ...]
+    kept_ground: Mapping[str, str]
+    choices: Mapping[str, Choice] = field(default_factory=dict)
+    candidates: tuple[LiftedCapability, ...] = ()  # every schema's rules with all its pooled bindings
+
+    def unchecked(self) -> CompoundModel:
+        """Every pooled binding grounded from its schema's rules, contradicting its
+        own data or not: *outside* the lattice in general (it may predict effects a
+        grounding was never seen to have), so never written or certified — the
+        benchmark's measure of what the lattice's bound h̃ ⪯ h∨ costs."""
+        ctx = self.model.ctx
+        return self.model.replace(ground_capability(lc, b, ctx) for lc in self.candidates for b in lc.bindings)
+
+    @property
+    def lifted_names(self) -> frozenset[str]:
+        return frozenset(lc.schema.capability(b).name for lc in self.lifted for b in lc.bindings)
+
+
+def schemas(caps: Sequence[Capability], vocab: Vocabulary) -> dict[Schema, list[tuple[str, ...]]]:
+    """Capabilities grouped by schema (bindings in the given order); schemas with a
+    single grounding are left out (nothing to pool)."""
+    groups: dict[Schema, list[tuple[str, ...]]] = {}
+    for c in caps:
+        sb = schema_of(c, vocab)
+        if sb is not None:
+            groups.setdefault(sb[0], []).append(sb[1])
+    return {s: bs for s, bs in groups.items() if len(bs) > 1}
+
+
+def _pooled(lv: LiftedVocabulary, schema: Schema, bindings: Sequence[tuple[str, ...]], data: TransitionDataset,
+            kept: dict[str, str]) -> dict[State, dict[Effect, int]]:
+    pooled: dict[State, dict[Effect, int]] = {}
+    for b in bindings:
+        c = schema.capability(b).name
+        rows: list[tuple[State, Effect, int]] = []
+        for s, succ in data.view(c).items():
+            for s2, n in succ.items():
+                e = lv.lift_effect(b, observed_effect(s, s2))
+                if e is None:
+                    kept[c] = "an observed effect touches atoms outside the schema's lifted vocabulary"
+                    break
+                rows.append((lv.lift_state(b, s), e, n))
+            if c in kept:
+                break
+        if c in kept:
+            continue
+        for L, e, n in rows:
+            cell = pooled.setdefault(L, {})
+            cell[e] = cell.get(e, 0) + n
+    return pooled
+
+
+def _lifted_h_and(ctx: LogicContext, schema: Schema, pooled: Mapping[State, Mapping[Effect, int]]) -> CapabilityModel:
+    """The pooled lifted data as a pessimistic model: one block per observed effect
+    set (the union over the groundings at each lifted state), MLE on pooled counts."""
+    blocks: dict[frozenset[Effect], list[State]] = {}
+    for L in sorted(pooled):
+        blocks.setdefault(frozenset(pooled[L]), []).append(L)
+    rules = []
+    for label in sorted(blocks, key=lambda k: sorted(k)):
+        counts: dict[Effect, int] = {}
+        for L in blocks[label]:
+            for e, n in pooled[L].items():
+                counts[e] = counts.get(e, 0) + n
+        total = sum(counts.values())
+        rules.append(Rule.make(Condition.pessimistic(ctx, blocks[label]),
+                               ((Fraction(n, total), e) for e, n in counts.items())))
+    return CapabilityModel(Capability(schema.name, ()), tuple(rules))
+
+
+def lifted_occam_model(
+    h_and: CompoundModel, data: TransitionDataset, rng: np.random.Generator, ground: OccamModel,
+    minimisers: Mapping[str, Minimiser] = MINIMISERS, k: int = 5,
+) -> LiftedOccam:
+    """h̃ lifted over objects, from the ground h̃ ``ground`` (kept for the groundings
+    the lifted rules contradict and for capabilities without a schema)."""
+    ctx = h_and.ctx
+    vocab = ctx.vocab
+    caps = [h_and[c].capability for c in h_and]
+    kept: dict[str, str] = {}
+    candidates: list[LiftedCapability] = []
+    lifted: list[LiftedCapability] = []
+    replaced: list[CapabilityModel] = []
+    choices: dict[str, Choice] = {}
+    for schema, bindings in sorted(schemas(caps, vocab).items(), key=lambda sb: sb[0].name):
+        lv = lifted_vocabulary(vocab, schema, bindings)
+        lctx = LogicContext(lv.vocab, ctx.bdd.name)
+        pooled = _pooled(lv, schema, bindings, data, kept)
+        if not pooled:
+            continue
+        tilde, choice = occam_capability(_lifted_h_and(lctx, schema, pooled), rng, minimisers, k)
+        choices[schema.name] = choice
+        lc = LiftedCapability(schema, lctx, lv, tilde.rules,
+                              tuple(b for b in bindings if schema.capability(b).name not in kept))
+        candidates.append(lc)
+        good = []
+        for b in bindings:
+            name = schema.capability(b).name
+            if name in kept:
+                continue
+            m = ground_capability(lc, b, ctx)
+            why = contradiction(m, data)
+            if why is None:
+                good.append(b)
+                replaced.append(m)
+            else:
+                kept[name] = why
+        if good:
+            lifted.append(LiftedCapability(schema, lctx, lv, tilde.rules, tuple(good)))
+    return LiftedOccam(ground.model.replace(replaced), tuple(lifted), kept, choices, tuple(candidates))
+
+
+LIFT_SALT = 13
+"""Mixed into a run's seed for the lifted folds (as :data:`capver.engines.occam.RUN_SALT`)."""
+
+
+def run_lifted_model(h_and: CompoundModel, data: TransitionDataset, seed: int) -> LiftedOccam:
+    """Lifted h̃ as ``capver learn`` writes it and ``capver eval`` rebuilds it."""
+    return lifted_occam_model(h_and, data, np.random.default_rng([seed, LIFT_SALT]), run_occam_model(h_and, seed))
+
+
+def lifted_rule_sizes(occ: LiftedOccam) -> list[int]:
+    """Literals per rule as the lifted DSL prints the model: each schema's rules once,
+    the ground rules of every capability that is not a lifted grounding."""
+    names = occ.lifted_names
+    sizes = [literals(r.condition) for lc in occ.lifted for r in lc.rules]
+    return sizes + [literals(r.condition) for c, m in occ.model.items() if c not in names for r in m.rules]
