@@ -140,6 +140,35 @@ def _minigrid(kind: str) -> Callable[[SettingArgs, np.random.Generator], Assessm
     return build
 
 
+def _tabletop_llm(args: SettingArgs, rng: np.random.Generator) -> Assessment:
+    from capver.agents.llm import LLMConfig
+    from capver.agents.saycan import SayCanAgent, instructions
+    from capver.envs.tabletop import TabletopConfig, TabletopRepresentation, TabletopSimulator, random_scene
+
+    config = TabletopConfig()
+    scenes = tuple(random_scene(config, rng) for _ in range(args.layouts))
+    # Endpoint, model, key and cache come from CAPVER_LLM_* as for the ReAct agent;
+    # the endpoint's sampling seed is the run's seed.
+    agent = SayCanAgent(config, LLMConfig.from_environ(seed=args.seed))
+    alpha = TabletopRepresentation(config)
+    setting = Setting(agent, TabletopSimulator(config, scenes[0], seed=args.seed), alpha, instructions(config), scenes,
+                      ExecutionBudget(max_steps=args.step_cap, theta=None))
+    return Assessment("tabletop-llm", LogicContext(alpha.vocabulary), setting)
+
+
+def _crafter(args: SettingArgs, rng: np.random.Generator) -> Assessment:
+    from capver.agents.crafter_agents import CrafterSkillAgent, crafter_capabilities
+    from capver.envs.crafter_env import CrafterRepresentation, CrafterSimulator
+
+    # One world, generated from the run's seed; x₀ is its start.  Θ = ∞ as the issue
+    # asks; the agent gives up after 100 steps, so executions stay under the step cap.
+    sim = CrafterSimulator(world_seed=args.seed)
+    alpha = CrafterRepresentation()
+    setting = Setting(CrafterSkillAgent(), sim, alpha, crafter_capabilities(), (sim.initial_state,),
+                      ExecutionBudget(max_steps=args.step_cap, theta=None))
+    return Assessment("crafter", LogicContext(alpha.vocabulary), setting)
+
+
 SETTINGS: dict[str, Callable[[SettingArgs, np.random.Generator], Assessment]] = {
     "lao": _lao,
     "primitive": _primitive,
@@ -147,7 +176,24 @@ SETTINGS: dict[str, Callable[[SettingArgs, np.random.Generator], Assessment]] = 
     "minigrid-rl": _minigrid("rl"),
     "minigrid-search": _minigrid("search"),
     "llm": _minigrid("llm"),
+    "crafter": _crafter,
+    "tabletop-llm": _tabletop_llm,
 }
+
+
+@dataclass(frozen=True, slots=True)
+class SettingSpec:
+    """A setting by name: what a worker of an executor (another process, a Ray
+    actor on another machine) needs to build the setting :func:`build_assessment`
+    builds here for the same arguments and seed, instead of being sent a live
+    agent and simulator.  Picklable and hashable: it keys the worker's cache."""
+
+    agent: str
+    args: SettingArgs
+    seed: int
+
+    def __call__(self) -> Setting:
+        return build_assessment(self.agent, self.args, np.random.default_rng(self.seed)).setting
 
 
 def build_assessment(agent: str, args: SettingArgs, rng: np.random.Generator) -> Assessment:

@@ -39,8 +39,10 @@ learning time (evaluation excluded) at which it first drops to
 0.009), or the best value reached — for h∧ and, beside it, for h̃ (whose time adds
 the seconds spent building h̃ at that checkpoint).
 
-Run: ``capver bench learning [--quick] [--jobs 2] [--out DIR]``; writes
-``table.md``, ``runs.csv`` and one PNG per setting and metric into ``--out``.
+Run: ``capver bench learning [--quick] [--jobs 2] [--executor local|threads|ray [--address ADDR]]
+[--out DIR]``; writes ``table.md``, ``runs.csv`` and one PNG per setting and metric into
+``--out``.  The runs and the D′ chunks beyond the first go to ``--jobs`` workers of the
+executor (capver.engines.executors); the results do not depend on which.
 """
 
 from __future__ import annotations
@@ -48,7 +50,6 @@ from __future__ import annotations
 import argparse
 import csv
 import hashlib
-import multiprocessing
 import sys
 import time
 import zlib
@@ -59,7 +60,9 @@ from pathlib import Path
 import numpy as np
 
 from capver.bench.cli import BenchParser, summary
-from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset, mean_abs_error, tilde_scores
+from capver.engines.eval_collection import collect_eval_chunked
+from capver.engines.evaluation import checkpoint_scores, mean_abs_error, tilde_scores
+from capver.engines.executors import EXECUTORS, Executor, LocalExecutor, make_executor
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.occam import run_occam_model
@@ -67,7 +70,7 @@ from capver.io.curves import plot_curves
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
 from capver.model.state import Capability, Transition
-from capver.settings import Assessment, SettingArgs, SettingError, build_assessment
+from capver.settings import Assessment, SettingArgs, SettingError, SettingSpec, build_assessment
 
 DEFAULT_SETTINGS = ("lao:first_responders", "lao:blocks", "lao:tireworld", "minigrid-rl")
 DEFAULT_BUDGETS: dict[str, int] = {
@@ -155,11 +158,15 @@ class EvalSet:
         return d
 
 
-def collect_eval_set(setting: str, n_sequences: int) -> EvalSet:
-    """D′ for ``setting``, from a fixed seed (section 4.2's independent dataset)."""
+def collect_eval_set(setting: str, n_sequences: int, executor: Executor | None = None) -> EvalSet:
+    """D′ for ``setting``, from a fixed seed (section 4.2's independent dataset);
+    chunks beyond the first on ``executor`` (default: this process)."""
     a = build_setting(setting)
     a.setting.sim.reset(EVAL_SEED)
-    d = collect_eval_dataset(a.setting, a.setting.capabilities, n_sequences, np.random.default_rng(EVAL_SEED))
+    agent, args = parse_setting(setting)
+    with LocalExecutor() if executor is None else _borrowed(executor) as ex:
+        d = collect_eval_chunked(a.setting, a.setting.capabilities, n_sequences, EVAL_SEED, ex,
+                                 SettingSpec(agent, args, SETTING_SEED))
     counts = tuple(sorted((t.s, t.c, t.s_next, n) for t, n in d.items()))
     return EvalSet(setting, tuple(a.setting.capabilities), counts)
 
@@ -384,6 +391,23 @@ class Job:
     qace_threshold: float = 0.0
 
 
+class _borrowed:
+    """An executor the caller owns: not closed on leaving the block."""
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+
+    def __enter__(self) -> Executor:
+        return self.executor
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+def _run_job_task(_: None, job: Job) -> RunResult:
+    return run_job(job)
+
+
 def run_job(job: Job) -> RunResult:
     """Module-level so that a process pool can pickle it."""
     if job.spec.kind == "qace":
@@ -393,28 +417,23 @@ def run_job(job: Job) -> RunResult:
     return run_curve(job.spec, job.eval_set)
 
 
-def run_jobs(jobs: Sequence[Job], n_procs: int, log: Callable[[str], None]) -> list[RunResult]:
-    """Independent runs, in a pool of ``n_procs`` processes (in this one for 1); the
-    expensive methods are started first so the pool stays busy to the end.  The
-    results come back in the order of ``jobs``."""
+def run_jobs(jobs: Sequence[Job], n_procs: int, log: Callable[[str], None],
+             executor: Executor | None = None) -> list[RunResult]:
+    """Independent runs on ``executor``, by default a local pool of ``n_procs``
+    processes (this one for 1); the expensive methods are started first so the
+    workers stay busy to the end.  The results come back in the order of ``jobs``."""
     cost = {"mcqs-e": 0, "mcqs-s": 1, "random": 2}
     order = sorted(jobs, key=lambda j: (j.spec.kind != "qace", cost.get(j.spec.method, 3)))
     results: list[RunResult] = []
 
-    def done(r: RunResult) -> None:
+    def done(_: int, r: RunResult) -> None:
         results.append(r)
         s = r.spec
         log(f"[{len(results)}/{len(jobs)}] {s.setting} {s.label} seed {s.seed}: {r.rows[-1]['steps']} steps, "
             f"{r.learn_seconds:.1f}s learning ({r.stop_reason})")
 
-    if n_procs <= 1:
-        for j in order:
-            done(run_job(j))
-    else:
-        # spawn: BDD and z3 state of this process must not be shared with forks.
-        with multiprocessing.get_context("spawn").Pool(n_procs) as pool:
-            for r in pool.imap_unordered(run_job, order):
-                done(r)
+    with LocalExecutor(n_procs) if executor is None else _borrowed(executor) as ex:
+        ex.map(_run_job_task, order, on_result=done)
     index = {j.spec: i for i, j in enumerate(jobs)}
     return sorted(results, key=lambda r: index[r.spec])
 
@@ -832,7 +851,12 @@ def build_parser() -> BenchParser:
     p.add_argument("--tilde", type=int, default=10, metavar="K",
                    help="score the Occam model h̃ at K checkpoints of each curve run, the last among them, and at "
                         "every QACE checkpoint (0: never; default 10; h∧'s numbers do not depend on it)")
-    p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2; 1: no pool)")
+    p.add_argument("--jobs", type=int, default=2,
+                   help="workers: processes, threads or Ray actors (default 2; local with 1: this process)")
+    p.add_argument("--executor", choices=sorted(EXECUTORS), default="local",
+                   help="where the runs and D′ chunks go: local processes, threads or ray (default local)")
+    p.add_argument("--address", default=None, metavar="ADDR",
+                   help="--executor ray: the cluster to join (HOST:6379 or 'auto'; default: a new local instance)")
     p.add_argument("--out", type=Path, default=Path("bench-learning"),
                    help="output directory (default bench-learning)")
     p.add_quick(QUICK, "a smoke run: every part on tiny budgets")
@@ -892,10 +916,14 @@ def main(argv: list[str] | None = None) -> int:
 
     start = time.perf_counter()
     eval_sets = {}
-    for s in args.settings:
-        eval_sets[s] = e = collect_eval_set(s, args.eval_sequences)
-        log(f"D′ {s}: {args.eval_sequences} sequences, {e.size} executions, {len(e.counts)} unique transitions")
-    results = run_jobs(plan_jobs(args, budgets, eval_sets), args.jobs, log)
+    executor = make_executor(args.executor, args.jobs, args.address)
+    try:
+        for s in args.settings:
+            eval_sets[s] = e = collect_eval_set(s, args.eval_sequences, executor)
+            log(f"D′ {s}: {args.eval_sequences} sequences, {e.size} executions, {len(e.counts)} unique transitions")
+        results = run_jobs(plan_jobs(args, budgets, eval_sets), args.jobs, log, executor)
+    finally:
+        executor.close()
     for r in results:
         if r.spec.kind == "curve" and r.eval_fingerprint != eval_sets[r.spec.setting].fingerprint:
             raise RuntimeError(f"{r.spec}: evaluated against a different D′")
@@ -933,7 +961,7 @@ def main(argv: list[str] | None = None) -> int:
             "",
             *qace_table(summarize_qace(results, args.qace_threshold), args.qace_threshold),
         ]
-    lines += ["", (f"Total wall-clock {total:.0f} s with {args.jobs} process(es); learn s excludes evaluation, "
+    lines += ["", (f"Total wall-clock {total:.0f} s with {args.jobs} {args.executor} worker(s); learn s excludes evaluation, "
               "wall s includes it (setting construction excluded).")]
     text = "\n".join(lines) + "\n"
     (out / "table.md").write_text(text)

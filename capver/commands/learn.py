@@ -28,9 +28,11 @@ import numpy as np
 
 from capver.commands.argtypes import positive, seconds, theta
 from capver.commands.progress import ProgressReport
-from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset, tilde_scores
+from capver.engines.eval_collection import collect_eval_chunked
+from capver.engines.evaluation import checkpoint_scores, tilde_scores
+from capver.engines.executors import EXECUTORS, Executor, make_executor
 from capver.engines.findings import run_findings
-from capver.engines.learning import LearnConfig, Learner, resumed_queries
+from capver.engines.learning import LearnConfig, Learner, ParallelExecutions, resumed_queries
 from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.occam import run_occam_model
 from capver.errors import RunFileError, UsageError
@@ -41,7 +43,7 @@ from capver.io.explain import capability_report
 from capver.io.run_file import RunBudget, RunManifest
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
-from capver.settings import SETTINGS, Assessment, SettingArgs, build_assessment
+from capver.settings import SETTINGS, Assessment, SettingArgs, SettingSpec, build_assessment
 
 DEFAULT_MAX_STEPS = 2000
 """The budget of a run given none: about a minute of MCQS-S on the bundled domains."""
@@ -82,6 +84,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="output directory: new or empty, or with --resume a capver learn run")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_executor_arguments(parser)
+
+
+def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--executor", choices=sorted(EXECUTORS), default="local",
+                        help="where executions of a query and D′ chunks run: local (this process, or --concurrency "
+                        "processes), threads (for agents waiting on an endpoint) or ray (default local)")
+    parser.add_argument("--address", default=None, metavar="ADDR",
+                        help="--executor ray: the cluster to join (e.g. HOST:6379 or 'auto'; default: a new local one)")
+    parser.add_argument("--concurrency", type=positive, default=1, metavar="N",
+                        help="executions of one query in flight at once, and workers of the executor (default 1: "
+                        "the executions of a query run one after another in this process; with N > 1 or another "
+                        "executor they run in rounds with their own random streams, the same run on every executor)")
 
 
 def setting_args(args: argparse.Namespace) -> SettingArgs:
@@ -123,13 +138,15 @@ def check_out(out: Path, resume: bool, manifest: RunManifest, given: RunBudget |
     return RunManifest(manifest.agent, manifest.setting, manifest.method, budget)
 
 
-def eval_dataset(a: Assessment, out: Path, n: int, seed: int, report: ProgressReport) -> TransitionDataset:
-    """D′, stored in ``out/eval.jsonl`` so that a resumed run uses the same one."""
+def eval_dataset(a: Assessment, out: Path, n: int, seed: int, report: ProgressReport,
+                 executor: Executor, spec: SettingSpec) -> TransitionDataset:
+    """D′, stored in ``out/eval.jsonl`` so that a resumed run uses the same one;
+    chunks beyond the first are collected by ``executor``'s workers."""
     path = out / "eval.jsonl"
     if path.exists():
         return dataset_file.load(path, vocab=a.ctx.vocab, strict=True).dataset
     with report.phase(f"collecting the evaluation dataset D′ ({n} sequences of 10–30 capabilities)"):
-        d = collect_eval_dataset(a.setting, a.setting.capabilities, n, np.random.default_rng(seed + 10_007))
+        d = collect_eval_chunked(a.setting, a.setting.capabilities, n, seed + 10_007, executor, spec)
     with dataset_file.DatasetWriter.open(path, a.ctx.vocab, resume=False) as w:
         for c in d.capabilities:
             w.write_capability(c)
@@ -161,6 +178,14 @@ class Curve:
 
 
 def run(args: argparse.Namespace) -> int:
+    executor = make_executor(args.executor, args.concurrency, args.address)
+    try:
+        return _run(args, executor)
+    finally:
+        executor.close()
+
+
+def _run(args: argparse.Namespace, executor: Executor) -> int:
     out: Path = args.out
     report = ProgressReport("capver learn", quiet=args.quiet)
     manifest = check_out(out, args.resume, RunManifest(args.agent, setting_args(args), args.method), given_budget(args))
@@ -173,7 +198,9 @@ def run(args: argparse.Namespace) -> int:
     report.say(f"capver learn: {assessment.name}, method {manifest.method}, budget {manifest.budget.describe()}"
                + (" (resumed)" if args.resume else ""))
     ctx = assessment.ctx
-    d_eval = eval_dataset(assessment, out, args.eval_sequences, args.seed, report)
+    # Workers build the setting themselves from its name, arguments and seed.
+    spec = SettingSpec(args.agent, manifest.setting, args.seed)
+    d_eval = eval_dataset(assessment, out, args.eval_sequences, args.seed, report, executor, spec)
     with warnings.catch_warnings():
         # Reported below in one line of ours, without the library's source location.
         warnings.simplefilter("ignore", dataset_file.TornRecordWarning)
@@ -189,7 +216,9 @@ def run(args: argparse.Namespace) -> int:
     )
     # A resumed run continues with a different stream of random choices.
     rng = np.random.default_rng([args.seed, len(data)])
-    learner = Learner(ctx, assessment.setting, config, rng, data=data, sink=writer, grow=assessment.grow)
+    parallel = None if args.executor == "local" and args.concurrency == 1 else ParallelExecutions(executor, spec)
+    learner = Learner(ctx, assessment.setting, config, rng, data=data, sink=writer, grow=assessment.grow,
+                      parallel=parallel)
     learner.progress.queries = resumed_queries(writer.loaded.meta)
     curve = Curve.load(out / "curve.csv")
     started = time.monotonic()

@@ -161,3 +161,16 @@ def execute(
         if worker is not None:
             worker.close()
     return Execution(Transition(s0, capability.name, traj[-1]), steps, tuple(traj), reason, failure)
+
+
+def derived_streams(entropy: tuple[int, ...]) -> tuple[np.random.Generator, int]:
+    """The agent's Generator and the simulator's reset seed of one unit of parallel
+    work (an execution of a query, a chunk of D′), from its own entropy words.
+
+    Work run on several workers cannot share one stream of random choices: the
+    stream would be consumed in completion order.  Each unit therefore gets two
+    independent children of ``SeedSequence(entropy)``, and reseeds the simulator
+    with the second (``reset(seed)`` seeds a simulator's own randomness, e.g. the
+    PPDDL outcome sampler), so its outcome depends on its entropy alone."""
+    agent_seq, sim_seq = np.random.SeedSequence(entropy).spawn(2)
+    return np.random.default_rng(agent_seq), int(sim_seq.generate_state(1)[0])

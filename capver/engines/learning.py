@@ -17,10 +17,24 @@ Each iteration:
 
 ξ is set from the number of queries since the last discovery of a new transition,
 ξ = min(ξ_cap, ξ_step · k) (section 4.2: "up to 10⁻⁵").
+
+The n executions of a query run one after another in this process by default: each
+sees the transitions the ones before it added, and all of them draw from the
+learner's one stream of random choices.  With :class:`ParallelExecutions` (issue 13,
+part 5; issue 14's ``--concurrency``) they advance in *rounds* instead: in each
+round every execution still going asks its own copy of π for its next capability
+(all asking with D as it stood after the previous round, in execution order), the
+capability executions of the round run on an executor's workers, and their results
+are recorded in execution order.  Each capability execution gets its own streams,
+derived from an entropy word the learner draws per query and the execution's
+(index, step), and a simulator reseeded from them, so the run is the same on any
+executor with any number of workers; it differs from the default's run, whose
+executions share one stream.
 """
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -30,17 +44,18 @@ from typing import Any, Protocol
 import numpy as np
 
 from capver.agents.base import Agent
-from capver.engines.execution import Execution, ExecutionBudget, execute
+from capver.engines.execution import Execution, ExecutionBudget, derived_streams, execute
+from capver.engines.executors import Executor, Setup
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.mcqs import QUERY_METHODS
-from capver.engines.mcqs.base import SynthesisConfig, SynthesisInput
+from capver.engines.mcqs.base import QueryPolicy, SynthesisConfig, SynthesisInput
 from capver.engines.mcts import MCTSConfig
 from capver.envs.base import Representation, Simulator
 from capver.errors import CapverError
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
-from capver.model.state import Capability, Transition
+from capver.model.state import Capability, State, Transition
 
 
 class RecordSink(Protocol):
@@ -64,6 +79,47 @@ class Setting:
     # model-backed simulators): then every state of a reloaded dataset can be
     # reverted to, so a resumed run loses no starting points.
     symbolic_states: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ParallelExecutions:
+    """Run the executions of each query in rounds on ``executor``; every worker
+    builds its own setting once with ``setting`` (picklable, e.g. a
+    :class:`capver.settings.SettingSpec`) and receives per capability execution
+    only the capability, the start state and the entropy of its streams."""
+
+    executor: Executor
+    setting: Setup
+
+
+@dataclass(frozen=True, slots=True)
+class SeededExecution:
+    """One capability execution of a round, as shipped to a worker."""
+
+    capability: Capability
+    x0: Any
+    entropy: tuple[int, ...]
+
+
+def execute_seeded(setting: Setting, task: SeededExecution) -> tuple[Execution, Any]:
+    """Module-level so that every executor can ship it by name: the execution and
+    the environment state it ended in (the next execution of its chain starts
+    there)."""
+    rng, sim_seed = derived_streams(task.entropy)
+    setting.sim.reset(sim_seed)
+    ex = execute(setting.agent, setting.sim, setting.alpha, task.capability, task.x0, rng, setting.budget)
+    return ex, setting.sim.get_state()
+
+
+@dataclass(slots=True)
+class _Chain:
+    """One execution of a query in progress (rounds mode)."""
+
+    policy: QueryPolicy
+    x: Any
+    s: State
+    step: int = 0
+    surprised: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,8 +213,10 @@ class Learner:
         data: TransitionDataset | None = None,
         sink: RecordSink | None = None,
         grow: Callable[[Transition], Iterable[Capability]] | None = None,
+        parallel: ParallelExecutions | None = None,
     ) -> None:
         self.ctx = ctx
+        self.parallel = parallel
         self.setting = setting
         self.config = config
         self.rng = rng
@@ -257,6 +315,23 @@ class Learner:
         s0, x0 = self.sample_initial_state()
         policy = self.synth.synthesize(s0, self.synthesis_input(), self.rng)
         self._query_tag = {"query": p.queries}
+        if self.parallel is None:
+            self._execute_sequentially(policy, s0, x0)
+        else:
+            self._execute_rounds(policy, s0, x0, self.parallel)
+        p.queries += 1
+        new_transitions = p.unique_transitions > unique_before
+        moved = self._max_probability_change(before, log_start)
+        if new_transitions:
+            p.since_discovery = 0
+        else:
+            p.since_discovery += 1
+        if new_transitions or moved > self.config.prob_tolerance:
+            p.since_change = 0
+        else:
+            p.since_change += 1
+
+    def _execute_sequentially(self, policy: QueryPolicy, s0: State, x0: Any) -> None:
         for _ in range(self.config.executions_per_query):
             x, s, surprised = x0, s0, False
             step = 0
@@ -274,17 +349,33 @@ class Learner:
                     break
             if self._budget_hit():
                 break
-        p.queries += 1
-        new_transitions = p.unique_transitions > unique_before
-        moved = self._max_probability_change(before, log_start)
-        if new_transitions:
-            p.since_discovery = 0
-        else:
-            p.since_discovery += 1
-        if new_transitions or moved > self.config.prob_tolerance:
-            p.since_change = 0
-        else:
-            p.since_change += 1
+
+    def _execute_rounds(self, policy: QueryPolicy, s0: State, x0: Any, parallel: ParallelExecutions) -> None:
+        """The query's executions in rounds on the executor (see the module's
+        docstring); stops recording at the first execution that hits a budget."""
+        entropy = int(self.rng.integers(2**63))
+        # π keeps per-execution state (where in its tree it is); the copies share
+        # the plan it was synthesized with and the learner's stream for re-plans.
+        chains = [_Chain(policy if j == 0 else copy.copy(policy), x0, s0)
+                  for j in range(self.config.executions_per_query)]
+        active = list(range(len(chains)))
+        while active:
+            batch: list[tuple[int, SeededExecution]] = []
+            for j in active:
+                ch = chains[j]
+                c = ch.policy.next(ch.s, ch.step, ch.surprised, self.synthesis_input())
+                if c is not None:
+                    batch.append((j, SeededExecution(self.capability_table[c], ch.x, (entropy, j, ch.step))))
+            results = parallel.executor.map(execute_seeded, [task for _, task in batch], setup=parallel.setting)
+            for (j, _), (ex, x) in zip(batch, results, strict=True):
+                ch = chains[j]
+                ch.surprised = self._observe(ex)
+                ch.x, ch.s = x, ex.transition.s_next
+                self.snapshots.setdefault(ch.s, x)
+                ch.step += 1
+                if self._budget_hit():
+                    return
+            active = [j for j, _ in batch]
 
     def _budget_hit(self) -> bool:
         cfg = self.config
