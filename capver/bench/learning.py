@@ -115,17 +115,17 @@ CURVE_FIELDS = (
 
 # ------------------------------------------------------------------------------ settings
 def parse_setting(name: str) -> tuple[str, SettingArgs]:
-    """``lao:DOMAIN`` / ``primitive:DOMAIN`` / ``minigrid-rl`` / ``minigrid-search`` as
+    """``lao:DOMAIN`` / ``primitive:DOMAIN`` / ``minigrid-rl`` / ``minigrid-search`` / ``crafter`` as
     the (agent, arguments) :func:`capver.settings.build_assessment` takes."""
     agent, _, domain = name.partition(":")
     if agent in ("lao", "primitive"):
         if not domain:
             raise SettingError(f"setting {name!r}: expected {agent}:DOMAIN, e.g. {agent}:first_responders")
         return agent, SettingArgs(domain=domain, seed=SETTING_SEED)
-    if agent in ("minigrid-rl", "minigrid-search") and not domain:
+    if agent in ("minigrid-rl", "minigrid-search", "crafter") and not domain:
         return agent, SettingArgs(seed=SETTING_SEED)
     raise SettingError(
-        f"setting {name!r}: expected lao:DOMAIN, primitive:DOMAIN, minigrid-rl or minigrid-search"
+        f"setting {name!r}: expected lao:DOMAIN, primitive:DOMAIN, minigrid-rl, minigrid-search or crafter"
     )
 
 
