@@ -111,6 +111,9 @@ class Node(Generic[S, A]):
     untried: list[A] = field(default_factory=list)
     edges: dict[A, Edge[S, A]] = field(default_factory=dict)
     order: list[A] = field(default_factory=list)
+    # (action, edge) in ``order`` once every action is expanded: the UCT argmax of a
+    # fully expanded node then runs without a dictionary lookup per action.
+    ordered: list[tuple[A, Edge[S, A]]] | None = None
 
 
 class MCTS(Generic[S, A]):
@@ -133,9 +136,14 @@ class MCTS(Generic[S, A]):
         self.nodes_created += 1
         acts: list[A] = [] if terminal or depth >= self.config.horizon else list(self.problem.actions(s))
         # Untried actions are expanded in a random order so that ties between equally
-        # unexplored capabilities are not always broken the same way.
-        order = [acts[i] for i in self.rng.permutation(len(acts))] if acts else []
-        return Node(s, depth, terminal or not acts, untried=order, order=list(acts))
+        # unexplored capabilities are not always broken the same way.  Shuffling a copy
+        # makes the same swaps from the same draws as indexing by
+        # ``rng.permutation(len(acts))`` (numpy shuffles both with one Fisher–Yates
+        # loop), at under half the cost: no array, no numpy integers.
+        order = list(acts)
+        if len(order) > 1:
+            self.rng.shuffle(order)
+        return Node(s, depth, terminal or not acts, untried=order, order=acts)
 
     def search(self, root_state: S, root: Node[S, A] | None = None) -> Node[S, A]:
         root = root if root is not None else self.new_node(root_state, 0)
@@ -200,6 +208,8 @@ class MCTS(Generic[S, A]):
     def _select(self, node: Node[S, A]) -> A:
         if node.untried and self.prior is None:
             return node.untried.pop()
+        if self.prior is None:
+            return self._uct_expanded(node)
         if node.untried:
             # pUCT scores every action from the start: expand the best-scoring one.
             for b in node.untried:
@@ -208,6 +218,27 @@ class MCTS(Generic[S, A]):
         a = self._argmax(node, explore=True)
         assert a is not None
         return a
+
+    def _uct_expanded(self, node: Node[S, A]) -> A:
+        """argmax UCT of a node whose actions are all expanded (no prior): the same
+        choice as :meth:`_argmax` with ``explore``, ties to the first action listed."""
+        ordered = node.ordered
+        if ordered is None or len(ordered) != len(node.edges):
+            edges = node.edges
+            ordered = node.ordered = [(a, edges[a]) for a in node.order if a in edges]
+        log_n = math.log(max(node.visits, 1))
+        lam = self.config.exploration
+        mean = self.config.backup is Backup.MEAN
+        sqrt = math.sqrt
+        best, best_v = ordered[0][0], -math.inf
+        for a, e in ordered:
+            n = e.visits
+            if n == 0:
+                return a  # the first never-visited action scores +inf
+            v = (e.total / n if mean else e.best) + lam * sqrt(log_n / n)
+            if v > best_v:
+                best, best_v = a, v
+        return best
 
     def _iterate(self, root: Node[S, A]) -> None:
         cfg = self.config

@@ -23,7 +23,7 @@ hot path); masses below :data:`PRUNE` are dropped.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
@@ -44,6 +44,15 @@ class MetaState:
 
     rho1: Dist
     rho2: Dist
+    # Meta-states key the step memo and the search tree's children, so their hash
+    # (over every (state, mass) pair) is computed once.
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.rho1, self.rho2)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @staticmethod
     def point(s: State) -> MetaState:
@@ -74,6 +83,32 @@ def delta_sd(rho1: Dist, rho2: Dist) -> float:
     return sum(0.5 * p for s, p in rho1 if s in diff) + sum(0.5 * p for s, p in rho2 if s in diff)
 
 
+Step = tuple[MetaState, float, bool]
+"""T†(s†, c) with its reward δ_TV and whether it is settled."""
+
+
+class StepMemo:
+    """Steps of the distinguishing MDP kept across the searches of one learning run
+    (issue 13: MCQS-E re-plans after most surprises, and each re-plan used to start
+    from an empty memo).
+
+    τ_c depends only on c's two models, ξ and |D_SC(·, c)|.  The lattice builder
+    replaces c's model objects whenever a count of c changes, so a table of steps
+    stays valid exactly as long as c's two model objects and ξ are the same; a
+    change of any of them starts a fresh table for c.  Results are therefore
+    identical to computing every step anew."""
+
+    def __init__(self, limit: int = 500_000) -> None:
+        self.limit = limit  # entries per capability before its table is dropped (memory bound)
+        self._tables: dict[str, tuple[object, object, float, dict[object, object]]] = {}
+
+    def table(self, c: str, m1: object, m2: object, xi: float) -> dict[object, object]:
+        entry = self._tables.get(c)
+        if entry is None or entry[0] is not m1 or entry[1] is not m2 or entry[2] != xi or len(entry[3]) > self.limit:
+            entry = self._tables[c] = (m1, m2, xi, {})
+        return entry[3]
+
+
 class DistinguishingMDP:
     """P†(·, h₁, h₂) for fixed models and dataset (h₁ = h∧, h₂ = h∨ in MCQS)."""
 
@@ -84,15 +119,25 @@ class DistinguishingMDP:
         data: TransitionDataset,
         capabilities: Sequence[str],
         xi: float = 0.0,
+        memo: StepMemo | None = None,
     ) -> None:
         self.h1 = h1
         self.h2 = h2
         self.data = data
         self.capability_names = tuple(capabilities)
         self.xi = xi
-        # Rollouts revisit the same meta-states many times within one search, and the
-        # models are fixed for the life of this object, so steps are memoised.
-        self._steps: dict[tuple[MetaState, str], MetaState] = {}
+        # Searches revisit the same meta-states many times, and the models are fixed
+        # for the life of this object, so steps are memoised per capability — in
+        # ``memo`` when given, which outlives this object (see StepMemo).
+        self._memo = memo if memo is not None else StepMemo()
+        self._tables: dict[str, dict[object, object]] = {}
+
+    def memo_table(self, c: str) -> dict[object, object]:
+        """The memo of c's steps under these models (see :class:`StepMemo`)."""
+        t = self._tables.get(c)
+        if t is None:
+            t = self._tables[c] = self._memo.table(c, self.h1.get(c), self.h2.get(c), self.xi)
+        return t
 
     def missing_mass(self, s: State, c: str) -> float:
         """ξ·Pr_m(s, c) with Pr_m(s, c) = 1/(1 + |D_SC(s, c)|)."""
@@ -125,11 +170,18 @@ class DistinguishingMDP:
 
     def step(self, meta: MetaState, c: str) -> MetaState:
         """T†(⟨ρ₁, ρ₂⟩, c)."""
-        key = (meta, c)
-        nxt = self._steps.get(key)
-        if nxt is None:
-            nxt = self._steps[key] = MetaState(self.step_one(meta.rho1, c, 1), self.step_one(meta.rho2, c, 2))
-        return nxt
+        return self.step_reward(meta, c)[0]
+
+    def step_reward(self, meta: MetaState, c: str) -> Step:
+        """(T†(⟨ρ₁, ρ₂⟩, c), its δ_TV, whether it is settled), memoised."""
+        table = self._tables.get(c)
+        if table is None:
+            table = self.memo_table(c)
+        hit = table.get(meta)
+        if hit is None:
+            nxt = MetaState(self.step_one(meta.rho1, c, 1), self.step_one(meta.rho2, c, 2))
+            hit = table[meta] = (nxt, self.reward(nxt), nxt.settled)
+        return hit  # type: ignore[return-value]
 
     def reward(self, meta: MetaState) -> float:
         """R†(⟨ρ₁, ρ₂⟩) = δ_TV(ρ₁, ρ₂)."""

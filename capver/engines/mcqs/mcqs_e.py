@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from capver.engines.mcqs.base import SynthesisConfig, SynthesisInput
-from capver.engines.mcqs.distinguishing import DistinguishingMDP, MetaState
+from capver.engines.mcqs.distinguishing import DistinguishingMDP, MetaState, StepMemo
 from capver.engines.mcts import MCTS, Backup, MCTSConfig, Node
 from capver.model.state import State
 
@@ -47,8 +47,7 @@ class _MetaProblem:
         return self.mdp.capability_names
 
     def transition(self, s: MetaState, a: str, rng: np.random.Generator) -> tuple[MetaState, float, bool]:
-        nxt = self.mdp.step(s, a)
-        return nxt, self.mdp.reward(nxt), nxt.settled
+        return self.mdp.step_reward(s, a)
 
     def key(self, s: MetaState) -> Hashable:
         return s
@@ -76,18 +75,21 @@ def plan_exact(
     return path, best, root
 
 
-def plan_with_supports(s0: State, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator) -> ExactPlan:
-    """The query's plan: the argmax-UCT principal path and its predicted supports."""
-    engine, mdp, root = _search(s0, inp, config, rng)
+def plan_with_supports(
+    s0: State, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator, memo: StepMemo | None = None
+) -> ExactPlan:
+    """The query's plan: the argmax-UCT principal path and its predicted supports
+    (``memo``: distinguishing-MDP steps shared with earlier searches of the run)."""
+    engine, mdp, root = _search(s0, inp, config, rng, memo)
     path, best, metas = _principal(engine, mdp, root, True)
     expected = tuple(frozenset(s for rho in (m.rho1, m.rho2) for s, _ in rho if s >= 0) for m in metas)
     return ExactPlan(tuple(path), best, expected)
 
 
 def _search(
-    s0: State, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator
+    s0: State, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator, memo: StepMemo | None = None
 ) -> tuple[MCTS[MetaState, str], DistinguishingMDP, Node[MetaState, str]]:
-    mdp = DistinguishingMDP(inp.h_and, inp.h_or, inp.data, inp.capability_names, inp.xi)
+    mdp = DistinguishingMDP(inp.h_and, inp.h_or, inp.data, inp.capability_names, inp.xi, memo)
     engine: MCTS[MetaState, str] = MCTS(_MetaProblem(mdp), config, rng)
     return engine, mdp, engine.search(MetaState.point(s0))
 
@@ -130,8 +132,11 @@ def child_reward(mdp: DistinguishingMDP, node: Node[MetaState, str]) -> float:
 
 
 class ExactPolicy:
-    def __init__(self, plan: ExactPlan, config: MCTSConfig, rng: np.random.Generator) -> None:
+    def __init__(
+        self, plan: ExactPlan, config: MCTSConfig, rng: np.random.Generator, memo: StepMemo | None = None
+    ) -> None:
         self.original = plan
+        self.memo = memo
         self.plan = plan
         self.offset = 0  # the step at which the current plan started
         self.config = config
@@ -148,7 +153,7 @@ class ExactPolicy:
         i = step - self.offset
         if surprised and (i >= len(self.plan.expected) or s not in self.plan.expected[i]):
             cfg = dataclasses.replace(self.config, horizon=remaining)
-            self.plan = plan_with_supports(s, current, cfg, self.rng)
+            self.plan = plan_with_supports(s, current, cfg, self.rng, self.memo)
             self.replans += 1
             self.offset, i = step, 0
             if self.plan.value <= 0.0:
@@ -161,7 +166,10 @@ class MCQSExact:
 
     def __init__(self, config: SynthesisConfig = SynthesisConfig()) -> None:
         self.config = config
+        # One memo for the synthesizer's life (one learning run): every search of the
+        # run reuses the steps whose models have not changed since.
+        self.memo = StepMemo()
 
     def synthesize(self, s0: State, inp: SynthesisInput, rng: np.random.Generator) -> ExactPolicy:
         mcts = dataclasses.replace(self.config.mcts, backup=Backup.MAX, rollout=self.config.exact_rollouts)
-        return ExactPolicy(plan_with_supports(s0, inp, mcts, rng), mcts, rng)
+        return ExactPolicy(plan_with_supports(s0, inp, mcts, rng, self.memo), mcts, rng, self.memo)
