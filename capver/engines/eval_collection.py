@@ -66,8 +66,8 @@ def collect_chunk(setting: Setting, chunk: EvalChunk) -> ChunkCounts:
     return ChunkCounts(tuple(d.items()), d.simulator_steps)
 
 
-def chunk_sizes(n_sequences: int) -> list[int]:
-    return [min(EVAL_CHUNK, n_sequences - start) for start in range(0, n_sequences, EVAL_CHUNK)]
+def chunk_sizes(n_sequences: int, chunk: int = EVAL_CHUNK) -> list[int]:
+    return [min(chunk, n_sequences - start) for start in range(0, n_sequences, chunk)]
 
 
 def collect_eval_chunked(
@@ -77,11 +77,14 @@ def collect_eval_chunked(
     seed: int,
     executor: Executor,
     worker_setting: Setup,
+    chunk: int = EVAL_CHUNK,
 ) -> TransitionDataset:
     """D′ of ``n_sequences`` sequences: chunk 0 here on ``setting``, the others on
     ``executor``'s workers (each builds its setting with ``worker_setting``), at the
     same time when the executor has workers of its own."""
-    sizes = chunk_sizes(n_sequences)
+    if n_sequences < 1 or chunk < 1:
+        raise ValueError(f"n_sequences and chunk must be positive, got {n_sequences} and {chunk}")
+    sizes = chunk_sizes(n_sequences, chunk)
     caps = tuple(capabilities)
     chunks = [EvalChunk(k, size, seed, caps) for k, size in enumerate(sizes) if k > 0]
 
@@ -97,9 +100,9 @@ def collect_eval_chunked(
             pending = waiter.submit(remote)
             d = collect_eval_dataset(setting, caps, sizes[0], np.random.default_rng(seed))
             results = pending.result()
-    for chunk in results:
-        steps = chunk.steps
-        for t, n in chunk.counts:
+    for part in results:
+        steps = part.steps
+        for t, n in part.counts:
             d.add(t, count=n, steps=steps)
             steps = 0
     return d
