@@ -14,6 +14,7 @@ the live game like a player that sees only its 9×7 view:
   ``place_*``, ``make_*``, ``sleep``), re-planning every step because creatures move;
 * when nothing suitable is in view it explores: straight lines in random directions
   (from the passed-in generator), never onto lava;
+* whatever the sub-goal, it first hits back at a zombie standing next to it;
 * it stops when A's counter has gone up (``done``), when the player is dead, or after
   ``patience`` steps (``gave up``).
 
@@ -158,12 +159,27 @@ class CrafterSkillAgent:
         for item, amount in skill.needs:
             if player.inventory[item] < amount:
                 return Stop(f"lacks {item}")
-        action = _POLICIES[skill.kind](self, skill, _View(game), rng)
+        view = _View(game)
+        action = self._defend(view) if skill.kind != "attack" else None
+        if action is None:
+            action = _POLICIES[skill.kind](self, skill, view, rng)
         if isinstance(action, int):
             self._steps += 1
         return action
 
     # -- sub-policies -------------------------------------------------------------------
+    def _defend(self, view: _View) -> Action | None:
+        """Hit back at a zombie next to the player, whatever the sub-goal: a zombie
+        keeps attacking every few steps and would otherwise end most episodes."""
+        px, py = view.pos
+        around = {(px + dx, py + dy) for dx, dy in DIRECTIONS} & view.creature_cells(_CREATURE["zombie"])
+        if not around:
+            return None
+        if view.front in around:
+            return DO
+        c = min(around)
+        return MOVE[(c[0] - px, c[1] - py)]
+
     def _collect(self, skill: Skill, view: _View, rng: np.random.Generator) -> Action | Stop:
         if skill.target in WALKABLE:  # grass (saplings): face a free grass cell
             return self._face(view, lambda c: view.material(c) == skill.target and view.free(c), DO, rng)

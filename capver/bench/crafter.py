@@ -1,0 +1,144 @@
+"""Benchmark: the Crafter setting of issue 14 — snapshot costs, capability executions
+per second of the scripted sub-goal agent, and the aggregation the coarse α causes.
+
+Part 1 times :meth:`~capver.envs.crafter_env.CrafterSimulator.get_state` and
+``set_state`` (at x₀ and at a state 100 random steps later) against a deep copy of
+the ``crafter.Env``, the generic way to snapshot an environment without a state API.
+
+Part 2 collects D′ exactly as ``capver learn`` and ``capver bench learning`` do
+(sequences of 10–30 uniformly random capabilities from x₀, Θ = ∞, each execution
+capped at ``--step-cap`` steps) and reports executions per second (wall-clock and
+CPU), steps per execution and, per capability, how often the agent achieved it.
+
+Part 3 measures the aggregation on the same D′: how many distinct environment states
+(snapshots, compared exactly) the symbolic states at execution boundaries — the
+states D′'s transitions start and end in — stand for.
+
+Run: ``capver bench crafter [--sequences 300] [--step-cap 100] [--seed 0] [--quick]``.
+"""
+
+from __future__ import annotations
+
+import copy
+import statistics
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from capver.agents.crafter_agents import CrafterSkillAgent, crafter_capabilities
+from capver.bench.cli import BenchParser, summary
+from capver.engines.execution import ExecutionBudget, execute
+from capver.envs.crafter_env import CrafterRepresentation, CrafterSimulator, CrafterState
+
+QUICK: dict[str, int] = {"sequences": 10, "calls": 100}
+
+
+def _per_call_us(fn: Any, n: int) -> float:
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - start) / n * 1e6
+
+
+def bench_snapshots(seed: int, calls: int) -> list[tuple[str, float, float, int]]:
+    """(state, get µs, set µs, objects) at x₀ and 100 random steps later, and the deep copy."""
+    sim = CrafterSimulator(seed)
+    rng = np.random.default_rng(seed)
+    later = sim.initial_state
+    for _ in range(100):
+        if sim.dead:
+            break
+        later = sim.step(int(rng.integers(len(sim.available_actions()))))
+    rows = []
+    for name, x in (("x0", sim.initial_state), ("after 100 random steps", later)):
+        sim.set_state(x)
+        get_us = _per_call_us(sim.get_state, calls)
+        set_us = _per_call_us(lambda x=x: sim.set_state(x), calls)
+        rows.append((name, get_us, set_us, len(x.objects)))
+    sim.set_state(sim.initial_state)
+    n = max(1, calls // 20)
+    deep_us = _per_call_us(lambda: copy.deepcopy(sim.env), n)
+    rows.append(("deepcopy of crafter.Env", deep_us, deep_us, len(sim.initial_state.objects)))
+    return rows
+
+
+def bench_dprime(seed: int, sequences: int, step_cap: int) -> dict[str, Any]:
+    """D′ as capver collects it, timed, with the env states behind each symbolic state."""
+    sim = CrafterSimulator(seed)
+    alpha = CrafterRepresentation()
+    agent = CrafterSkillAgent()
+    caps = crafter_capabilities()
+    budget = ExecutionBudget(max_steps=step_cap, theta=None)
+    rng = np.random.default_rng(10_007)
+    behind: dict[int, set[CrafterState]] = defaultdict(set)
+    outcomes: dict[str, Counter[str]] = defaultdict(Counter)
+    steps = executions = 0
+    wall = cpu = 0.0
+    for i in range(sequences):
+        x = sim.initial_state
+        behind[alpha(x)].add(x)
+        for _ in range(int(rng.integers(10, 31))):
+            c = caps[int(rng.integers(len(caps)))]
+            w0, c0 = time.perf_counter(), time.process_time()
+            ex = execute(agent, sim, alpha, c, x, rng, budget)
+            x = sim.get_state()
+            wall += time.perf_counter() - w0
+            cpu += time.process_time() - c0
+            behind[ex.transition.s_next].add(x)
+            outcomes[c.name][ex.stop_reason.split(" of ")[0]] += 1
+            steps += ex.steps
+            executions += 1
+        if (i + 1) % max(1, sequences // 10) == 0:
+            print(f"  D′: {i + 1}/{sequences} sequences, {executions} executions", file=sys.stderr, flush=True)
+    sizes = sorted(len(v) for v in behind.values())
+    return {
+        "executions": executions, "steps": steps, "wall": wall, "cpu": cpu, "outcomes": outcomes,
+        "symbolic": len(sizes), "environment": sum(sizes), "sizes": sizes,
+    }
+
+
+def build_parser() -> BenchParser:
+    p = BenchParser("crafter", summary(__doc__))
+    p.add_argument("--sequences", type=int, default=300, help="D′ sequences (default 300, as capver learn)")
+    p.add_argument("--step-cap", type=int, default=100, help="step cap per execution (default 100)")
+    p.add_argument("--calls", type=int, default=2000, help="calls per snapshot micro-benchmark (default 2000)")
+    p.add_argument("--seed", type=int, default=0, help="world seed (default 0, as capver learn --agent crafter)")
+    p.add_quick(QUICK, "a smoke run: fewer D′ sequences and snapshot calls")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse(argv)
+    print("## Snapshots (µs per call)\n")
+    print("| state | get | set | objects |")
+    print("|---|---|---|---|")
+    for name, get_us, set_us, objs in bench_snapshots(args.seed, args.calls):
+        print(f"| {name} | {get_us:,.0f} | {set_us:,.0f} | {objs} |")
+    r = bench_dprime(args.seed, args.sequences, args.step_cap)
+    n, steps = r["executions"], r["steps"]
+    print(f"\n## Executions (Θ = ∞, step cap {args.step_cap}, {args.sequences} D′ sequences)\n")
+    print("| executions | steps/exec | exec/s wall | exec/s CPU | steps/s CPU |")
+    print("|---|---|---|---|---|")
+    print(f"| {n:,} | {steps / n:.1f} | {n / r['wall']:,.0f} | {n / r['cpu']:,.0f} | {steps / r['cpu']:,.0f} |")
+    print("\n| capability | executions | achieved | how the others ended |")
+    print("|---|---|---|---|")
+    for cap in sorted(r["outcomes"]):
+        counts: Counter[str] = r["outcomes"][cap]
+        total = sum(counts.values())
+        rest = ", ".join(f"{k} {v}" for k, v in counts.most_common() if k != "done")
+        print(f"| {cap} | {total} | {counts['done'] / total:.2f} | {rest} |")
+    sizes = r["sizes"]
+    print("\n## Aggregation on D′ (environment states per symbolic state, at execution boundaries)\n")
+    print("| symbolic states | environment states | mean | median | max |")
+    print("|---|---|---|---|---|")
+    print(f"| {r['symbolic']:,} | {r['environment']:,} | {r['environment'] / r['symbolic']:.1f} | "
+          f"{statistics.median(sizes):g} | {sizes[-1]:,} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
