@@ -6,6 +6,9 @@ It runs as a separate process (``python tests/llm_server.py``; it prints
 deterministic MiniGrid policy that reads the state back out of the prompt (the map
 and the facts :func:`capver.agents.llm.render_state` writes) and plans by
 breadth-first search over poses.  ``usage`` counts whitespace-separated words.
+A prompt with a ``Candidate skills:`` list (the SayCan tabletop agent,
+capver.agents.saycan) is answered instead by :func:`tabletop_scores`: a JSON object of
+skill scores from a scripted tabletop planner.
 
 Test hooks (JSON over HTTP, so the tests drive the process the way a client would):
 
@@ -183,6 +186,57 @@ def policy(prompt: str) -> tuple[str, str]:
     return f"I do not know how to make {lit} true.", "done"
 
 
+# -- the scripted tabletop planner (SayCan) -----------------------------------------------------
+
+
+def tabletop_scores(prompt: str) -> dict[str, float]:
+    """Scores for the candidate skills of a SayCan prompt: 0.9 for the next skill of a
+    simple plan read off the scene, 0.3 for putting the held block down on the table
+    when that plan places it elsewhere, 0.05 for ``done`` (0.95 once the instruction
+    holds), 0.01 for the rest.  Like a language model it does not check whether the
+    robot can do it: it proposes placing into a full bowl or onto a block in a bowl,
+    and the agent's affordance has to stop that."""
+    lines = prompt.splitlines()
+    m = re.search(r"\((put_in|stack)\((\w+),(\w+)\)\)\s*$", lines[lines.index("Scene:") - 1])
+    if m is None:
+        raise ValueError("no instruction")
+    _, block, target = m.groups()
+    support: dict[str, str] = {}
+    held = None
+    for line in lines[lines.index("Scene:") + 1:lines.index("Candidate skills:")]:
+        g = re.fullmatch(r"- (\w+): (on the table|in the gripper|in (\w+)|on (\w+)|holding (\w+)|.*)", line)
+        if g is None:
+            continue
+        name, where = g.group(1), g.group(2)
+        if name == "gripper":
+            held = g.group(5)
+        elif where == "on the table":
+            support[name] = "table"
+        elif where == "in the gripper":
+            support[name] = "gripper"
+        elif g.group(3) or g.group(4):
+            support[name] = g.group(3) or g.group(4)
+    candidates = lines[lines.index("Candidate skills:") + 1:]
+    scores = dict.fromkeys(candidates, 0.01)
+    if support.get(block) == target:
+        return {**dict.fromkeys(candidates, 0.0), "done": 0.95}
+
+    def on_top(x: str) -> str | None:
+        return next((b for b, s in support.items() if s == x), None)
+
+    if held is not None and held != block:
+        nxt = f"place({held}, table)"
+    elif held == block:
+        nxt = f"place({block}, {target})"
+        scores[f"place({block}, table)"] = 0.3
+    else:  # clear the block, then the target block, then pick the block
+        top = on_top(block) or (on_top(target) if target in support else None)
+        nxt = f"pick({top or block})"
+    scores[nxt] = 0.9
+    scores["done"] = 0.05
+    return scores
+
+
 # -- the HTTP server ----------------------------------------------------------------------------
 
 
@@ -267,6 +321,11 @@ class Handler(BaseHTTPRequestHandler):
             content = "I think I should go somewhere nice."
         elif fault == "illegal":
             content = "Thought: I will fly over the wall.\nAction: fly"
+        elif "Candidate skills:" in prompt:
+            try:
+                content = json.dumps(tabletop_scores(messages[-1]["content"]))
+            except (ValueError, KeyError, IndexError):
+                content = json.dumps({"done": 1.0})
         else:
             try:
                 thought, action = policy(messages[-1]["content"])

@@ -20,7 +20,9 @@ observations rather than by h∨'s guesses about untried states:
   from s, such that a strictly smaller outcome η′ ⊊ η also achieved the intent from a
   tried state s′ that agrees with s on every atom η touches.  The extra changes
   η ∖ η′ were then not needed for the intent (the same change of everything else was
-  seen without them) and touch no atom of the intent.  This is how the MiniGrid RL
+  seen without them).  Only changes to atoms about objects the intent does not
+  mention count (and to 0-ary atoms other than the intent's): a block that must move
+  may change its reach, a fetched key its room.  This is how the MiniGrid RL
   agent's "opens a door it does not need" habit shows: from states alike in the key,
   the agent's room and the door, it fetches the key both with and without opening the
   door.  The states where the side effect happens get a short condition like the
@@ -153,8 +155,11 @@ def _drop(m: CapabilityModel, obs: _Observed, rng: np.random.Generator) -> Succe
 
 def _side_effects(m: CapabilityModel, obs: _Observed, rng: np.random.Generator) -> list[SideEffect]:
     vocab = m.rules[0].condition.ctx.vocab
-    pos, neg = vocab.literals(m.capability.intent)
-    intent_atoms = pos | neg
+    mentioned = {o for lit in m.capability.intent for o in lit.atom.args}
+    # Atoms about an object the intent mentions may change as the intent needs (a
+    # moved block's reach, a fetched key's room): side effects are changes elsewhere.
+    related = sum(1 << i for i, a in enumerate(vocab.atoms)
+                  if set(a.args) & mentioned or any(a == lit.atom for lit in m.capability.intent))
     by_effect: dict[Effect, set[State]] = defaultdict(set)
     for s, good in obs.achieving.items():
         for eta in good:
@@ -166,8 +171,8 @@ def _side_effects(m: CapabilityModel, obs: _Observed, rng: np.random.Generator) 
             smaller = eta2 != eta and eta2.add & ~eta.add == 0 and eta2.delete & ~eta.delete == 0
             if not smaller:
                 continue
-            extra = Effect(eta.add & ~eta2.add, eta.delete & ~eta2.delete)
-            if (extra.add | extra.delete) & intent_atoms:
+            extra = Effect(eta.add & ~eta2.add & ~related, eta.delete & ~eta2.delete & ~related)
+            if not extra.add | extra.delete:
                 continue
             alike = {s2 & support for s2 in states2}
             for s in states:
