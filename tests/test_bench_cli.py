@@ -85,6 +85,8 @@ def test_the_full_defaults_are_the_recorded_ones() -> None:
         "learning": {"eval_sequences": 300, "iterations": 100, "horizon": 10, "qace_budget_steps": 500,
                      "max_seconds": 45.0, "qace_max_seconds": 60.0, "seeds": 3},
         "introspection": {"episodes": 5, "grid_episodes": 20, "timeout": 60.0, "k": 100},
+        "dprime": {"sequences": 100_000, "steps": 300, "eval_every": 50,
+                   "settings": ["lao:first_responders", "lao:blocks"]},
     }
     for name, values in expected.items():
         args = vars(_module(name).build_parser().parse([]))
