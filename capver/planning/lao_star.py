@@ -155,6 +155,8 @@ class LAOStar(Generic[S, A]):
         self._succ: dict[S, tuple[tuple[A, tuple[tuple[float, S], ...]], ...]] = {}
         self._pred: dict[S, list[S]] = {}
         self._best: dict[S, A | None] = {}
+        # the outcomes of _best[s], kept beside it: every pass walks them
+        self._best_outs: dict[S, tuple[tuple[float, S], ...]] = {}
         self._version = 0  # bumped on every expansion; dead-end analysis is per version
         self._analysed = -1
         self._changed = False
@@ -201,45 +203,49 @@ class LAOStar(Generic[S, A]):
         self._dead.add(s)
         self._value[s] = self.penalty
         self._best[s] = None
+        self._best_outs[s] = ()
 
     def _terminal(self, s: S) -> bool:
         return s in self._goals or s in self._dead
 
     def _backup(self, s: S) -> float:
         """Bellman backup of an expanded, non-terminal state; returns the residual."""
+        # The hot loop of every planning call (issue 13): the sums keep their order
+        # (q = 1 + p₁v₁ + p₂v₂ + …, left to right) so that values, and with them
+        # tie-breaking and the number of passes, do not depend on this rewrite.
         self.backups += 1
         v = self._value
+        succ = self._succ[s]
         best_q = math.inf
         qs = []
-        for _, outs in self._succ[s]:
+        for _, outs in succ:
             q = 1.0
             for p, t in outs:
                 q += p * v[t]
             qs.append(q)
-            best_q = min(best_q, q)
+            if q < best_q:  # noqa: PLR1730 - a comparison costs less than a call of min() here
+                best_q = q
         if best_q < self.penalty:
             limit = best_q + self.tie_tolerance
-            i = next(i for i, q in enumerate(qs) if q <= limit)
-            a = self._succ[s][i][0]
+            i = 0
+            while qs[i] > limit:
+                i += 1
+            a, best_outs = succ[i]
             new = best_q
         else:
-            a = None
+            a, best_outs = None, ()
             new = self.penalty
-        if self._best.get(s, a) != a:
+        best = self._best
+        if best.get(s, a) != a:
             self._changed = True
-        self._best[s] = a
+        best[s] = a
+        self._best_outs[s] = best_outs
         old = v[s]
         v[s] = new
         return abs(new - old)
 
     def _best_outcomes(self, s: S) -> tuple[tuple[float, S], ...]:
-        a = self._best.get(s)
-        if a is None:
-            return ()
-        for b, outs in self._succ[s]:
-            if b == a:
-                return outs
-        raise AssertionError("best action is not among the expanded actions")
+        return self._best_outs.get(s, ())
 
     def _pass(self, s0: S) -> tuple[bool, bool, float, int]:
         """One ILAO* pass; returns (expanded something, changed a best action,
@@ -251,21 +257,25 @@ class LAOStar(Generic[S, A]):
         residual = 0.0
         visited = {s0}
         stack: list[tuple[S, bool]] = [(s0, False)]
+        goals, dead, succ, best_outs = self._goals, self._dead, self._succ, self._best_outs
+        backup = self._backup
         while stack:
             s, post = stack.pop()
             if post:
-                residual = max(residual, self._backup(s))
+                r = backup(s)
+                if r > residual:  # noqa: PLR1730 - as in _backup
+                    residual = r
                 continue
-            if self._terminal(s):
+            if s in goals or s in dead:
                 continue
-            if s not in self._succ:
+            if s not in succ:
                 self._expand(s)
                 expanded = True
                 if not self._terminal(s):
-                    residual = max(residual, self._backup(s))
+                    residual = max(residual, backup(s))
                 continue
             stack.append((s, True))
-            for _, t in reversed(self._best_outcomes(s)):
+            for _, t in reversed(best_outs.get(s, ())):
                 if t not in visited:
                     visited.add(t)
                     stack.append((t, False))

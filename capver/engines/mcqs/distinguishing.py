@@ -191,9 +191,9 @@ class DistinguishingMDP:
         """C_s: capabilities with a rule that matches s in h₁ or h₂.  A capability
         never observed at all has no rules yet; its optimistic model is vacuous, so
         it is treated as valid everywhere (otherwise it could never be tried)."""
-        out = []
-        for c in self.capability_names:
-            m1, m2 = self.h1.get(c), self.h2.get(c)
-            if (m2 is None or not m2.rules) or m2.covers(s) or (m1 is not None and m1.covers(s)):
-                out.append(c)
-        return out
+        return [c for c in self.capability_names if self.is_valid(s, c)]
+
+    def is_valid(self, s: State, c: str) -> bool:
+        """c ∈ C_s (see :meth:`valid_capabilities`)."""
+        m1, m2 = self.h1.get(c), self.h2.get(c)
+        return (m2 is None or not m2.rules) or m2.covers(s) or (m1 is not None and m1.covers(s))

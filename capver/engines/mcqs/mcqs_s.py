@@ -23,17 +23,34 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 
 from capver.engines.mcqs.base import SynthesisConfig, SynthesisInput
-from capver.engines.mcqs.distinguishing import SINK1, SINK2, DistinguishingMDP
+from capver.engines.mcqs.distinguishing import SINK1, SINK2, DistinguishingMDP, StepMemo
 from capver.engines.mcts import MCTS, Backup, MCTSConfig, Node
 from capver.model.state import State
+
+Mixture = tuple[list[int], list[float], frozenset[int]]  # (support, CDF, Δ)
+
+
+class SampleMemo:
+    """What the searches of one learning run share (issue 13): per capability c, the
+    successor mixtures of c and whether c is valid in a state.  Both depend only on
+    c's two models (and, for the mixture, ξ and |D_SC(·, c)|, which change only with
+    c's models), so they stay valid while those are the same objects (see
+    :class:`~capver.engines.mcqs.distinguishing.StepMemo`)."""
+
+    def __init__(self) -> None:
+        self.mixtures = StepMemo()
+        self.valid = StepMemo()
 
 
 class _SampleProblem:
     deterministic = False
 
-    def __init__(self, mdp: DistinguishingMDP) -> None:
+    def __init__(self, mdp: DistinguishingMDP, memo: SampleMemo | None = None) -> None:
         self.mdp = mdp
-        self._cache: dict[tuple[int, str], tuple[list[int], list[float], frozenset[int]]] = {}
+        memo = memo if memo is not None else SampleMemo()
+        self._valid_memo = memo.valid
+        self._cache: dict[str, dict[int, Mixture]] = {}
+        self._valid_of: dict[str, dict[int, bool]] = {}
         self._valid: dict[int, list[str]] = {}
 
     def actions(self, s: State) -> Sequence[str]:
@@ -41,11 +58,24 @@ class _SampleProblem:
             return ()
         valid = self._valid.get(s)
         if valid is None:
-            valid = self._valid[s] = self.mdp.valid_capabilities(s)
+            valid = self._valid[s] = [c for c in self.mdp.capability_names if self._is_valid(s, c)]
         return valid
 
-    def _mixture(self, s: State, c: str) -> tuple[list[int], list[float], frozenset[int]]:
-        hit = self._cache.get((s, c))
+    def _is_valid(self, s: State, c: str) -> bool:
+        table = self._valid_of.get(c)
+        if table is None:
+            mdp = self.mdp
+            table = self._valid_of[c] = self._valid_memo.table(c, mdp.h1.get(c), mdp.h2.get(c), 0.0)  # type: ignore[assignment]
+        hit = table.get(s)
+        if hit is None:
+            hit = table[s] = self.mdp.is_valid(s, c)
+        return hit
+
+    def _mixture(self, s: State, c: str) -> Mixture:
+        table = self._cache.get(c)
+        if table is None:
+            table = self._cache[c] = self.mdp.memo_table(c)  # type: ignore[assignment]
+        hit = table.get(s)
         if hit is not None:
             return hit
         point = ((s, 1.0),)
@@ -55,7 +85,7 @@ class _SampleProblem:
         cdf = list(itertools.accumulate(0.5 * r1.get(x, 0.0) + 0.5 * r2.get(x, 0.0) for x in support))
         delta = frozenset(set(r1) ^ set(r2))
         out = (support, cdf, delta)
-        self._cache[(s, c)] = out
+        table[s] = out
         return out
 
     def transition(self, s: State, a: str, rng: np.random.Generator) -> tuple[int, float, bool]:
@@ -71,15 +101,24 @@ class _SampleProblem:
 
 
 def plan_sampled(
-    s0: State, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator
+    s0: State, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator, memo: SampleMemo | None = None
 ) -> tuple[MCTS[int, str], Node[int, str]]:
-    mdp = DistinguishingMDP(inp.h_and, inp.h_or, inp.data, inp.capability_names, inp.xi)
-    engine: MCTS[int, str] = MCTS(_SampleProblem(mdp), config, rng)
+    memo = memo if memo is not None else SampleMemo()
+    mdp = DistinguishingMDP(inp.h_and, inp.h_or, inp.data, inp.capability_names, inp.xi, memo.mixtures)
+    engine: MCTS[int, str] = MCTS(_SampleProblem(mdp, memo), config, rng)
     return engine, engine.search(s0)
 
 
 class SampledPolicy:
-    def __init__(self, engine: MCTS[int, str], root: Node[int, str], config: MCTSConfig, rng: np.random.Generator) -> None:
+    def __init__(
+        self,
+        engine: MCTS[int, str],
+        root: Node[int, str],
+        config: MCTSConfig,
+        rng: np.random.Generator,
+        memo: SampleMemo | None = None,
+    ) -> None:
+        self.memo = memo
         self.root = (engine, root)
         self.engine = engine
         self.node: Node[int, str] | None = root
@@ -108,7 +147,7 @@ class SampledPolicy:
                 rollout=self.config.rollout,
                 discount=self.config.discount,
             )
-            self.engine, node = plan_sampled(s, current, cfg, self.rng)
+            self.engine, node = plan_sampled(s, current, cfg, self.rng, self.memo)
             if not node.edges:
                 return None
         self.node = node
@@ -121,9 +160,10 @@ class MCQSSampled:
 
     def __init__(self, config: SynthesisConfig = SynthesisConfig()) -> None:
         self.config = config
+        self.memo = SampleMemo()  # shared by every search of this synthesizer's run
 
     def synthesize(self, s0: State, inp: SynthesisInput, rng: np.random.Generator) -> SampledPolicy:
         cfg = self.config.mcts
         cfg = MCTSConfig(cfg.iterations, cfg.horizon, cfg.exploration, Backup.MEAN, cfg.rollout, cfg.discount)
-        engine, root = plan_sampled(s0, inp, cfg, rng)
-        return SampledPolicy(engine, root, cfg, rng)
+        engine, root = plan_sampled(s0, inp, cfg, rng, self.memo)
+        return SampledPolicy(engine, root, cfg, rng, self.memo)
