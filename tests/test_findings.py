@@ -20,7 +20,7 @@ from cli import capver
 from capver.api import learn, load_setting
 from capver.engines.findings import NeverAchieved, Reliable, SideEffect, SuccessDrop, find, run_findings
 from capver.io import dsl
-from capver.io.explain import capability_report, finding_words
+from capver.io.explain import capability_report, finding_words, read_findings
 from capver.model.vocabulary import Atom
 from capver.settings import model_assessment
 
@@ -109,6 +109,17 @@ def test_the_report_lists_the_findings_under_their_headings(robot) -> None:
     assert "Capabilities that always succeeded: 4" in section
 
 
+def test_read_findings_gives_back_the_section(robot) -> None:
+    findings, result = robot
+    text = capability_report(result.h_and, result.h_or, None, findings)
+    groups = read_findings(text)
+    assert groups is not None and [h for h, _ in groups] == [
+        "Capabilities never achieved: 1", "Conditions under which success drops: 1",
+        "Side effects the intent does not ask for: 1", "Capabilities that always succeeded: 4"]
+    assert sum(len(items) for _, items in groups) == len(findings)
+    assert read_findings(capability_report(result.h_and, result.h_or)) is None
+
+
 def test_findings_are_read_off_h_and_only(robot) -> None:
     _, result = robot
     with pytest.raises(ValueError, match="pessimistic"):
@@ -125,6 +136,12 @@ def test_capver_learn_writes_the_findings_into_report_txt(tmp_path: Path) -> Non
     assert "- grab: success drops to at most" in report and "when not charged" in report
     assert "- grab: also makes door-open true" in report
     assert "- switch-on: never achieved light" in report
+    # capver report shows the same section on the HTML page.
+    r = capver("report", str(tmp_path / "run"))
+    assert r.returncode == 0, r.stderr
+    page = (tmp_path / "run" / "report.html").read_text()
+    assert "<h2>What the learned model reveals</h2>" in page
+    assert "<h3>Capabilities never achieved: 1</h3><ul><li>switch-on: never achieved light" in page
 
 
 @pytest.mark.slow

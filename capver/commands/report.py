@@ -21,6 +21,7 @@ from capver.commands.argtypes import refuse_to_overwrite
 from capver.errors import RunFileError
 from capver.io import dsl, run_file
 from capver.io.curves import read_curves
+from capver.io.explain import read_findings
 from capver.io.html_report import JsonFile, ReportInputs, curve_points, render
 
 DEFAULT_NAME = "report.html"
@@ -86,9 +87,12 @@ def run(args: argparse.Namespace) -> int:
     curve_path = directory / "curve.csv"
     curve = curve_points(read_curves([curve_path]), str(curve_path)) if curve_path.exists() else []
     links = {name: _href(directory / name, out) if (directory / name).exists() else None for name in LINKED}
+    report_txt = directory / "report.txt"
+    findings = read_findings(report_txt.read_text(encoding="utf-8")) if report_txt.exists() else None
     page = render(ReportInputs(
         manifest=manifest, h_and=h_and, curve=curve,
         certificate=_json_file(directory / CERTIFICATE), verdicts=_json_file(directory / VERDICTS), links=links,
+        findings=findings,
     ))
     _write(out, page)
     n = len(h_and) if h_and is not None else 0

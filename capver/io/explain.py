@@ -158,15 +158,37 @@ FINDING_HEADINGS: tuple[tuple[type, str], ...] = (
 )
 
 
+FINDINGS_TITLE = "What the learned model reveals"
+
+
 def findings_report(findings: Sequence[Finding]) -> list[str]:
     """The report's "what the models reveal" section (section 4.2's E2)."""
-    lines = [("What the learned model reveals (from h∧'s observations; conditions are h̃-style short ones, a guess "
+    lines = [(f"{FINDINGS_TITLE} (from h∧'s observations; conditions are h̃-style short ones, a guess "
               "where nothing was tried):")]
     for kind, heading in FINDING_HEADINGS:
         these = [f for f in findings if isinstance(f, kind)]
         lines.append(f"  {heading}: {'none found' if not these else len(these)}")
         lines += [f"  - {finding_words(f)}" for f in these]
     return lines
+
+
+def read_findings(report_text: str) -> list[tuple[str, list[str]]] | None:
+    """The section :func:`findings_report` wrote into ``report.txt``, back as
+    (heading line, finding sentences) pairs; None when the report has none (a run
+    written before findings existed)."""
+    lines = report_text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(FINDINGS_TITLE)), None)
+    if start is None:
+        return None
+    groups: list[tuple[str, list[str]]] = []
+    for line in lines[start + 1:]:
+        if not line.strip():
+            break
+        if line.startswith("  - ") and groups:
+            groups[-1][1].append(line[4:])
+        else:
+            groups.append((line.strip(), []))
+    return groups
 
 
 def _words(intent: Sequence[object]) -> str:

@@ -96,6 +96,8 @@ class ReportInputs:
     verdicts: JsonFile | None = None
     # File name → relative URL from the page, or None when the run lacks the file.
     links: Mapping[str, str | None] = field(default_factory=dict)
+    # report.txt's "what the learned model reveals" section (capver.io.explain.read_findings).
+    findings: Sequence[tuple[str, Sequence[str]]] | None = None
 
 
 def curve_points(rows: Iterable[Mapping[str, str]], source: str) -> list[CurvePoint]:
@@ -397,6 +399,18 @@ def _verification_section(inputs: ReportInputs) -> str:
             + "</section>")
 
 
+def _findings_section(groups: Sequence[tuple[str, Sequence[str]]] | None) -> str:
+    """Notable capabilities and limitations (issue 14's E2), as report.txt words them."""
+    if groups is None:
+        return f"<section><h2>What the learned model reveals</h2>{_not_present('report.txt findings')}</section>"
+    parts = ["<section><h2>What the learned model reveals</h2>"]
+    for heading, items in groups:
+        parts.append(f"<h3>{_e(heading)}</h3>")
+        if items:
+            parts.append("<ul>" + "".join(f"<li>{_e(x)}</li>" for x in items) + "</ul>")
+    return "".join(parts) + "</section>"
+
+
 def _capabilities_section(model: CompoundModel | None) -> str:
     if model is None:
         return f"<section><h2>Capabilities</h2>{_not_present('h_and.capm')}</section>"
@@ -548,6 +562,7 @@ def render(inputs: ReportInputs) -> str:
         # the curve), stacked on a narrow one.
         '<div class="row">', _summary_section(inputs.curve), _curve_section(inputs.curve), "</div>",
         _verification_section(inputs),
+        _findings_section(inputs.findings),
         _capabilities_section(inputs.h_and),
         _files_section(inputs.links),
         "</main></body></html>\n",
