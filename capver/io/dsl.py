@@ -20,10 +20,14 @@ shipped as ``capver.grammars``)::
 An ``(:atoms ...)`` section lists the ground atoms, in bit order, when they are
 not every type-consistent grounding in declaration order.
 
-:func:`emit` prints each condition from its BDD's irredundant cover, or as the
-negation of the cover of its complement when that is shorter (usual for the
-pessimistic h∧ of a large vocabulary; the optimistic h∨'s direct cover is usually
-the shorter), and writes probabilities as exact fractions, so that
+A ``(:derived (NAME) FORMULA)`` names a formula that later formulas use as the
+0-ary atom ``(NAME)``.  :func:`emit` prints a learned model (h∧, h∨) in this shared
+form (issue 13): its observed states by name, each capability's tried states once,
+and each rule as ``(and (tried-C) f)`` (h∧) or ``(or (not (tried-C)) f)`` (h∨) with
+f the irredundant cover that tells the rule's block from the capability's other
+tried states.  Other conditions (h̃, hand-written models) are printed from their
+BDD's irredundant cover, or as the negation of the cover of its complement when
+that is shorter.  Probabilities are written as exact fractions, so that
 ``parse(emit(h), ctx=h.ctx)`` predicts exactly the same Pr_h.  :func:`parse` turns
 every problem in the text into :class:`~capver.errors.DSLSyntaxError` or
 :class:`~capver.errors.DSLSemanticError` naming file, line, column and what was
@@ -48,7 +52,7 @@ from capver.io.explain import fraction_text, intent_words, plural, rule_summary,
 from capver.languages import caret, describe_syntax_error, grammar_parser, read_source
 from capver.languages import token as as_token
 from capver.languages import tree as as_tree
-from capver.logic.bdd import Cube
+from capver.logic.bdd import Cube, isop_of_interval, isop_of_states
 from capver.logic.condition import Condition, ConditionKind, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 from capver.model.state import Capability, Effect, State
@@ -104,9 +108,15 @@ Sexp = str | list["Sexp"]
 """A symbolic expression to print: a token, or a parenthesised list."""
 
 
-def emit(model: CompoundModel, *, name: str = "model", init: State | None = None) -> str:
+def emit(model: CompoundModel, *, name: str = "model", init: State | None = None, shared: bool = True) -> str:
     """The text of ``model`` in the capability-model language, with ``init`` as its
-    ``(:init ...)`` state when given."""
+    ``(:init ...)`` state when given.
+
+    With ``shared`` (the default) the lattice conditions of a learned model are
+    printed in the shared form (each capability's tried states once, as a derived
+    formula, and every rule by how it differs from them; see ``_SharedForm``);
+    ``shared=False`` prints every condition on its own, from its cover or its
+    complement's, as capver did before issue 13 (kept for ``capver bench modelfiles``)."""
     vocab = model.vocabulary
     _check_printable(vocab)
     out: list[str] = [*_header(name), "", f"(define (capability-model {quote(name)})"]
@@ -114,18 +124,25 @@ def emit(model: CompoundModel, *, name: str = "model", init: State | None = None
     if init is not None:
         out += _comment("The initial state (every atom not listed is false).", "  ")
         out += _wrapped_section(":init", [flat(_atom_sexp(a)) for a in vocab.atoms_of(init)], "  ")
+    form = _SharedForm(model) if shared else None
+    if form is not None:
+        out += form.state_lines()
     for cm in model.values():
         out.append("")
-        out += _capability_lines(model.ctx, cm)
+        if form is not None:
+            out += form.tried_lines(cm)
+        out += _capability_lines(model.ctx, cm, form)
     out[-1] += ")"
     return "\n".join(out) + "\n"
 
 
-def write(model: CompoundModel, path: str | Path, *, name: str | None = None, init: State | None = None) -> None:
+def write(
+    model: CompoundModel, path: str | Path, *, name: str | None = None, init: State | None = None, shared: bool = True
+) -> None:
     """Write ``model`` to ``path``; the model is named after the file unless ``name``
     is given."""
     p = Path(path)
-    p.write_text(emit(model, name=p.stem if name is None else name, init=init), encoding="utf-8")
+    p.write_text(emit(model, name=p.stem if name is None else name, init=init, shared=shared), encoding="utf-8")
 
 
 def quote(name: str) -> str:
@@ -459,46 +476,51 @@ def _condition_lines(cond: Condition, col: int) -> list[str]:
     return texts.lines(cover, negated, col)
 
 
-def _filled_and(items: Sequence[str], col: int) -> list[str]:
-    """``(and ...)`` at column ``col`` with its items filled into lines like a
-    paragraph (every item fits on a line of its own)."""
-    pad = " " * (col + 5)
+def _filled_and(items: Sequence[str], col: int, head: str = "and") -> list[str]:
+    """``(and ...)`` (or ``(head ...)``) at column ``col`` with its items filled into
+    lines like a paragraph (every item fits on a line of its own)."""
+    lead = len(head) + 2
+    pad = " " * (col + lead)
     lines = []
-    cur, end = "(and " + items[0], col + 5 + len(items[0])
+    cur, end = f"({head} " + items[0], col + lead + len(items[0])
     for item in items[1:]:
         if end + 1 + len(item) > WIDTH:
             lines.append(cur)
-            cur, end = pad + item, col + 5 + len(item)
+            cur, end = pad + item, col + lead + len(item)
         else:
             cur, end = cur + " " + item, end + 1 + len(item)
     return [*lines, cur + ")"]
 
 
-def _layout(e: Sexp, col: int) -> list[str]:
+def _layout(e: Sexp, col: int, *, fill_or: bool = False) -> list[str]:
     """Lines printing ``e`` when its first character sits at column ``col``: on one line
     if it fits; else ``(not X)`` keeps X on its first line, the literals of an ``and``
-    are filled into lines like a paragraph, and other lists put one argument per line."""
+    (with ``fill_or``, also the plain items of an ``or``: lists of named states) are
+    filled into lines like a paragraph, and other lists put one argument per line."""
     one = flat(e)
     if isinstance(e, str) or col + len(one) <= WIDTH or len(e) < 2:
         return [one]
     head = flat(e[0])
     if head == "not" and len(e) == 2:
-        lines = _layout(e[1], col + 5)
+        lines = _layout(e[1], col + 5, fill_or=fill_or)
         return ["(not " + lines[0], *lines[1:-1], lines[-1] + ")"] if len(lines) > 1 else ["(not " + lines[0] + ")"]
     if head == "and" and all(col + 5 + len(flat(x)) <= WIDTH for x in e[1:]):
         return _filled_and([flat(x) for x in e[1:]], col)
+    if fill_or and head == "or" and all(isinstance(x, str) and col + 4 + len(x) <= WIDTH for x in e[1:]):
+        return _filled_and([flat(x) for x in e[1:]], col, "or")
     pad = " " * (col + 2)
     lines = ["(" + head]
     for x in e[1:]:
-        sub = _layout(x, col + 2)
+        sub = _layout(x, col + 2, fill_or=fill_or)
         lines += [pad + sub[0], *sub[1:]]
     lines[-1] += ")"
     return lines
 
 
-def _capability_lines(ctx: LogicContext, cm: CapabilityModel) -> list[str]:
+def _capability_lines(ctx: LogicContext, cm: CapabilityModel, form: _SharedForm | None = None) -> list[str]:
     ind, ind2 = "  ", "    "
     cap = cm.capability
+    plan = None if form is None else form.caps.get(cap.name)
     goal = f"asked to achieve {intent_words(cap.intent)}" if cap.intent else "no intent given"
     rules = plural(len(cm.rules), "rule") if cm.rules else "no rules, so the model makes no prediction for it"
     lines = _comment(f"Capability {quote(cap.name)}: {goal}; {rules}.", ind)
@@ -510,16 +532,18 @@ def _capability_lines(ctx: LogicContext, cm: CapabilityModel) -> list[str]:
         said = rule_words(cap, r) if r.condition.kind is ConditionKind.FORMULA else None
         if said is not None:  # a short condition (e.g. h̃'s) read as a sentence
             lines += _comment(f"In words: {said}.", ind2)
-        lines += _rule_lines(ctx, r, ind2)
+        when = None if plan is None or form is None else form.condition(plan, k - 1)
+        lines += _rule_lines(ctx, r, ind2, when)
     lines[-1] += ")"
     return lines
 
 
-def _rule_lines(ctx: LogicContext, r: Rule, indent: str) -> list[str]:
+def _rule_lines(ctx: LogicContext, r: Rule, indent: str, when: Sexp | None = None) -> list[str]:
+    """The rule's text; its condition is ``when`` (the shared form's) when given."""
     inner = indent + "  "
     lines = [f"{indent}(:rule"]
     prefix = f"{inner}:when "
-    cond = _condition_lines(r.condition, len(prefix))
+    cond = _condition_lines(r.condition, len(prefix)) if when is None else _layout(when, len(prefix), fill_or=True)
     lines += [prefix + cond[0], *cond[1:]]
     vocab = ctx.vocab
     # Lines are (code, comment) so closing parentheses can be appended to the code.
@@ -542,6 +566,201 @@ def _rule_lines(ctx: LogicContext, r: Rule, indent: str) -> list[str]:
     body[-1][0] += ")"
     lines += [code + (f"  ; {c}" if c else "") for code, c in body]
     return lines
+
+
+# -- the shared form of lattice models (issue 13) ----------------------------------------------
+#
+# Every rule of a learned capability has a condition over the same set of tried states
+# U = Φ_c: h∧'s pcond(S) = S and h∨'s ocond(S) = ¬(U ∖ S).  Printed one by one, each
+# h∨ condition repeats U's states in its cover, which made a 30-atom Blocksworld h∨
+# several megabytes and most of a run's writing time (the covers of complements of
+# state sets).  Here U is printed once per capability, as a derived formula
+# ``(:derived (tried-NAME) ...)``, and every rule says how its block differs from the
+# other tried states by the ISOP cover f of the interval [S, ¬(U ∖ S)]:
+#
+#     pcond(S) = (and (tried-NAME) f)        ocond(S) = (or (not (tried-NAME)) f)
+#
+# both exact (S ⊆ f ⊆ S ∪ ¬U).  The tried sets of different capabilities are mostly the
+# same few reachable states, so a tried set is written as the list of its states by name
+# ``(sK)`` (each defined once, true atoms first) when that is shorter than its cover.
+
+
+@dataclass(frozen=True, slots=True)
+class _SharedRules:
+    """How the rules of one capability are printed in the shared form: the text of its
+    tried set (a ``(tried-NAME)`` reference, or the set itself when one rule uses it),
+    and each rule's f."""
+
+    tried: frozenset[int]
+    reference: Sexp
+    definition: str | None  # the derived formula's name when the set is named
+    body: Sexp
+    fs: tuple[tuple[Cube, ...], ...]
+    optimistic: bool
+
+
+class _SharedForm:
+    """The shared printing of a model's lattice conditions; capabilities whose rules
+    are not all lattice conditions of one kind over one tried set keep the per-rule
+    printing."""
+
+    def __init__(self, model: CompoundModel) -> None:
+        vocab = model.vocabulary
+        self.texts = _LiteralTexts.of(vocab)
+        self.n = len(vocab)
+        self.taken = set(KEYWORDS) | set(vocab.predicates)
+        self.state_prefix = self._state_prefix()
+        self.state_names: dict[int, str] = {}
+        self.caps: dict[str, _SharedRules] = {}
+        for name, cm in model.items():
+            plan = self._plan(cm)
+            if plan is not None:
+                self.caps[name] = plan
+
+    def _state_prefix(self) -> str:
+        prefix = "s"
+        while any(re.fullmatch(re.escape(prefix) + r"[0-9]+", t) for t in self.taken):
+            prefix += "s"
+        return prefix
+
+    def _fresh(self, base: str) -> str:
+        name, k = base, 1
+        while name in self.taken:
+            k += 1
+            name = f"{base}-{k}"
+        self.taken.add(name)
+        return name
+
+    def _state_name(self, s: State) -> str:
+        name = self.state_names.get(s)
+        if name is None:
+            name = self.state_names[s] = self._fresh(f"{self.state_prefix}{len(self.state_names) + 1}")
+        return name
+
+    def _plan(self, cm: CapabilityModel) -> _SharedRules | None:
+        conds = [r.condition for r in cm.rules]
+        kinds = {c.kind for c in conds}
+        if len(kinds) != 1 or ConditionKind.FORMULA in kinds:
+            return None
+        optimistic = ConditionKind.OPTIMISTIC in kinds
+        if optimistic:
+            universes = {c.universe for c in conds}
+            if len(universes) != 1:
+                return None
+            (tried,) = universes
+        else:
+            tried = frozenset().union(*(c.states for c in conds))
+        fs: list[tuple[Cube, ...]] = []
+        uses = 0
+        for c in conds:
+            others = tried - c.states
+            f = tuple(isop_of_interval(self.n, c.states, others)) if others else (Cube(0, 0),)
+            fs.append(f)
+            everywhere = len(f) == 1 and f[0].mask == 0
+            # pcond needs U unless f is false; ocond needs it unless f is true.
+            uses += (not everywhere) if optimistic else bool(f)
+        # Computed only when used: it may name states, and every named state is defined.
+        body = self._set_sexp(tried) if uses else "false"
+        definition = None
+        reference = body
+        if uses > 1:
+            slug = _SLUG.sub("-", cm.capability.name.replace("~", "not-")).strip("-")
+            definition = self._fresh(f"tried-{slug or 'capability'}")
+            reference = f"({quote(definition)})"
+        return _SharedRules(tried, reference, definition, body, tuple(fs), optimistic)
+
+    def _set_sexp(self, states: frozenset[int]) -> Sexp:
+        """The shorter text of a set of states: its ISOP cover, or its states by name."""
+        if len(states) > 1 and _isolated(states, self.n):
+            # No two states are neighbours, so the cover is their minterms: names win.
+            return ["or", *(f"({self._state_name(s)})" for s in sorted(states))]
+        cover = isop_of_states(self.n, states)
+        if len(cover) > 1:
+            names = len(self.state_names) + len(states)  # an upper bound on every index
+            by_name = len("(or )") + len(states) * (len(self.state_prefix) + len(str(names)) + 3)
+            if by_name < self.texts.cover_length(cover, stop=by_name):
+                return ["or", *(f"({self._state_name(s)})" for s in sorted(states))]
+        return self._cover_sexp(cover)
+
+    def _cover_sexp(self, cover: Sequence[Cube]) -> Sexp:
+        if not cover:
+            return "false"
+        if len(cover) == 1 and cover[0].mask == 0:
+            return "true"
+        cubes = [self._cube_sexp(c) for c in cover]
+        return cubes[0] if len(cubes) == 1 else ["or", *cubes]
+
+    def _cube_sexp(self, c: Cube) -> Sexp:
+        lits = self.texts.literals(c)
+        return lits[0] if len(lits) == 1 else ["and", *lits]
+
+    def condition(self, plan: _SharedRules, k: int) -> Sexp:
+        """Rule k's condition: (and U f) for h∧, (or (not U) f) for h∨."""
+        f = plan.fs[k]
+        if not f:
+            return ["not", plan.reference] if plan.optimistic else "false"
+        if len(f) == 1 and f[0].mask == 0:
+            return "true" if plan.optimistic else plan.reference
+        if plan.optimistic:
+            return ["or", ["not", plan.reference], *(self._cube_sexp(c) for c in f)]
+        parts = self.texts.literals(f[0]) if len(f) == 1 else [self._cover_sexp(f)]
+        return ["and", plan.reference, *parts]
+
+    def state_lines(self) -> list[str]:
+        """The definitions of the states named in tried sets, true atoms first."""
+        if not self.state_names:
+            return []
+        ind = "  "
+        lines = [""]
+        lines += _comment(
+            f"The {plural(len(self.state_names), 'observed state')} that the sets of tried states below "
+            f"list by name: ({self.state_prefix}K) holds in exactly that state, its true atoms listed first.",
+            ind,
+        )
+        pos, neg = self.texts.pos, self.texts.neg
+        for s, name in self.state_names.items():
+            lits = [pos[i] for i in range(self.n) if s >> i & 1] + [neg[i] for i in range(self.n) if not s >> i & 1]
+            lines += _derived_lines(name, lits[0] if len(lits) == 1 else ["and", *lits], ind)
+        return lines
+
+    def tried_lines(self, cm: CapabilityModel) -> list[str]:
+        """The definition of the capability's tried set, when it has one."""
+        plan = self.caps.get(cm.capability.name)
+        if plan is None or plan.definition is None:
+            return []
+        ind = "  "
+        how = (
+            "a rule below applies in every state outside this set, and in the states of it that the rest of "
+            "its condition picks out"
+            if plan.optimistic
+            else "a rule below applies in the states of this set that the rest of its condition picks out"
+        )
+        lines = _comment(
+            f"({plan.definition}): the {plural(len(plan.tried), 'state')} where capability "
+            f"{quote(cm.capability.name)} was tried; {how}.",
+            ind,
+        )
+        return lines + _derived_lines(plan.definition, plan.body, ind)
+
+
+_SLUG = re.compile(r"[^A-Za-z0-9_\-]+")
+
+
+def _isolated(states: frozenset[int], n: int) -> bool:
+    """Whether no two of the states differ in exactly one atom."""
+    bits = [1 << i for i in range(n)]
+    return not any(s ^ b in states for s in states for b in bits)
+
+
+def _derived_lines(name: str, body: Sexp, indent: str) -> list[str]:
+    """``(:derived (NAME) BODY)``, on one line when it fits, else BODY below."""
+    head = f"{indent}(:derived ({quote(name)})"
+    one = f"{head} {flat(body)})"
+    if len(one) <= WIDTH:
+        return [one]
+    inner = indent + "  "
+    sub = _layout(body, len(inner), fill_or=True)
+    return [head, inner + sub[0], *sub[1:-1], sub[-1] + ")"] if len(sub) > 1 else [head, inner + sub[0] + ")"]
 
 
 # =====================================================================================
@@ -633,6 +852,9 @@ class _Builder:
         self.objects: dict[str, str] = {}
         self.predicates: dict[str, Predicate] = {}
         self.vocab: Vocabulary | None = None
+        # Derived formulas defined so far: name -> (formula, height, where defined).
+        self.derived: dict[str, tuple[FNode, int, lark.Token]] = {}
+        self.deepest = 0  # the deepest formula level reached, derived formulas expanded
 
     def error(self, where: Where, message: str) -> DSLSemanticError:
         line, column = _position(where)
@@ -663,7 +885,7 @@ class _Builder:
     # -- whole file -----------------------------------------------------------------------
     def model(self, tree: lark.Tree, ctx: LogicContext | None, bdd: str, ctx_source: str) -> ParsedModel:
         model_name = self.name(as_token(tree.children[0]))
-        sections = {c.data: c for c in tree.children[1:] if isinstance(c, lark.Tree) and c.data != "capability"}
+        sections = {c.data: c for c in tree.children[1:] if isinstance(c, lark.Tree) and c.data not in ("capability", "derived")}
         if "types" in sections:
             self.declare_types(sections["types"])
         if "objects" in sections:
@@ -698,6 +920,8 @@ class _Builder:
                     )
                 first[cname] = tok
                 models.append(self.capability(c, ctx, cname))
+            elif isinstance(c, lark.Tree) and c.data == "derived":
+                self.define(c, ctx)
         init = None
         if "init" in sections:
             init = 0
@@ -804,6 +1028,9 @@ class _Builder:
         ptok, args = as_token(atom.children[0]), [as_token(c) for c in atom.children[1:]]
         p = self.name(ptok)
         pred = self.predicates.get(p)
+        if pred is None and p in self.derived:
+            what = "takes no arguments" if args else "is a formula, allowed only in a rule's :when or another (:derived ...)"
+            raise self.error(ptok, f"derived formula {quote(p)} {what}; expected an atom of a declared predicate")
         if pred is None:
             raise self.error(ptok, f"unknown predicate {quote(p)}; expected one of: {_some(self.predicates)}")
         if len(args) != pred.arity:
@@ -921,13 +1148,52 @@ class _Builder:
                 delete |= bit
         return Effect(add, delete)
 
+    def define(self, tree: lark.Tree, ctx: LogicContext) -> None:
+        """A ``(:derived (NAME) FORMULA)``: NAME stands for FORMULA from here on."""
+        tok = as_token(tree.children[0])
+        name = self.vocab_name(tok, "derived formula")
+        if name in self.predicates:
+            raise self.error(
+                tok, f"derived formula {quote(name)} has the name of a predicate; expected a new name"
+            )
+        if name in self.derived:
+            raise self.error(
+                tok,
+                f"derived formula {quote(name)} defined twice (first at {_at(self.derived[name][2])}); "
+                "expected a new name",
+            )
+        self.deepest = 0
+        f = self.formula(tree.children[1], ctx, 1)
+        self.derived[name] = (f, self.deepest, tok)
+
+    def reference(self, tree: lark.Tree, depth: int) -> FNode | None:
+        """The formula a 0-ary atom names when it is a derived formula, else None."""
+        if len(tree.children) != 1 or not self.derived:
+            return None
+        hit = self.derived.get(self.name(as_token(tree.children[0])))
+        if hit is None:
+            return None
+        f, height, _ = hit
+        if depth - 1 + height > MAX_DEPTH:
+            raise self.error(
+                tree,
+                f"formula nested more than {MAX_DEPTH} levels deep once this derived formula is expanded; "
+                "expected a flatter formula",
+            )
+        self.deepest = max(self.deepest, depth - 1 + height)
+        return f
+
     def formula(self, node: lark.Tree | lark.Token, ctx: LogicContext, depth: int) -> FNode:
         mgr = ctx.smt.mgr
         tree = as_tree(node)  # every formula is a rule of the grammar (true/false included)
         if depth > MAX_DEPTH:
             raise self.error(tree, f"formula nested more than {MAX_DEPTH} levels deep; expected a flatter formula")
+        self.deepest = max(self.deepest, depth)
         kind = tree.data
         if kind == "atom":
+            derived = self.reference(tree, depth)
+            if derived is not None:
+                return derived
             return ctx.smt.cur[self.index(tree)]
         if kind == "f_true":
             return mgr.TRUE()

@@ -559,3 +559,17 @@ def isop_of_states(n_vars: int, states: Iterable[int]) -> list[Cube]:
 def isop_of_complement(n_vars: int, states: Iterable[int]) -> list[Cube]:
     """``isop`` of the function false exactly on ``states``, computed on the set."""
     return [Cube(m, v) for m, v in sorted(_PointIsop(n_vars).complement(frozenset(states)))]
+
+
+def isop_of_interval(n_vars: int, states: Iterable[int], excluded: Iterable[int]) -> list[Cube]:
+    """``isop(bdd, bdd-of-states, upper=¬bdd-of-excluded)``, computed on the sets: an
+    irredundant cover of some f that holds on every state of ``states`` and on none
+    of ``excluded`` (the two must be disjoint), free elsewhere.  This is the shortest
+    way the ISOP recursion finds to tell a lattice block from the other states tried
+    for its capability (the model writer prints it, issue 13)."""
+    lo, x = frozenset(states), frozenset(excluded)
+    if lo & x:
+        raise ValueError("isop_of_interval: states and excluded states overlap")
+    if not lo:
+        return []
+    return [Cube(m, v) for m, v in sorted(_PointIsop(n_vars).cofinite(lo, x, 0))]
