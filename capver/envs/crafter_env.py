@@ -181,14 +181,14 @@ def _record(obj: Any) -> ObjectRecord:
 class _Env(crafter.Env):  # type: ignore[misc,unused-ignore]  # crafter.Env is Any (untyped package)
     """crafter.Env with a reproducible despawn choice (see the module docstring).
 
-    :meth:`balance` is crafter's every-10-steps balancing round; within one round the
-    material masks are computed once per (chunk, material), since spawning creatures
-    does not change materials."""
+    Within one balancing round (one step) the material masks are computed once per
+    (chunk, material), since spawning creatures does not change materials."""
 
-    _masks: dict[tuple[Any, str], Any]
+    _masks: dict[tuple[Any, str], Any] = {}  # noqa: RUF012 - replaced, never mutated, per instance
+    _masks_step = -1
 
     def balance(self) -> None:
-        self._masks = {}
+        """crafter's every-10-steps round of spawning and despawning creatures."""
         for chunk, objs in self._world.chunks.items():
             self._balance_chunk(chunk, objs)
 
@@ -201,6 +201,8 @@ class _Env(crafter.Env):  # type: ignore[misc,unused-ignore]  # crafter.Env is A
         xmin, xmax, ymin, ymax = chunk
         random = self._world.random
         creatures = [obj for obj in objs if isinstance(obj, cls)]
+        if self._masks_step != self._step:
+            self._masks, self._masks_step = {}, self._step
         key = (chunk, material)
         if key not in self._masks:
             mask = self._world.mask(*chunk, material)
@@ -345,6 +347,7 @@ class CrafterSimulator:
         for rec in x.objects:
             world.add(_rebuild(world, player, rec))
         env._step = x.step
+        env._last_health = player.health  # read by crafter.Env.step's reward only
         env._update_time()
 
     def step(self, action: int) -> CrafterState:
