@@ -169,6 +169,28 @@ def _crafter(args: SettingArgs, rng: np.random.Generator) -> Assessment:
     return Assessment("crafter", LogicContext(alpha.vocabulary), setting)
 
 
+def _overcooked(args: SettingArgs, rng: np.random.Generator) -> Assessment:
+    from capver.agents.kitchen_agents import PlanningChef, kitchen_capabilities
+    from capver.envs.kitchen import LAYOUTS, KitchenEnv, KitchenRepresentation, kitchen_simulator, start_states
+
+    # --domain names the kitchen layout; the default domain (a PDDL one) means cramped_room.
+    if args.domain in LAYOUTS:
+        layout = args.domain
+    elif args.domain == SettingArgs().domain:
+        layout = "cramped_room"
+    else:
+        raise SettingError(f"--domain {args.domain!r}: expected a kitchen layout, one of {sorted(LAYOUTS)}")
+    sim = kitchen_simulator(layout)
+    env = sim.env.unwrapped
+    assert isinstance(env, KitchenEnv)  # kitchen_simulator wraps nothing around it
+    alpha = KitchenRepresentation(env.layout, env.cook_time)
+    # --layouts start states: the layout's own start and drawn ones; Θ = ∞ as for MiniGrid.
+    setting = Setting(PlanningChef(env.layout, env.cook_time), sim, alpha, kitchen_capabilities(),
+                      tuple(start_states(env.layout, rng, args.layouts)),
+                      ExecutionBudget(max_steps=args.step_cap, theta=None))
+    return Assessment(f"overcooked:{layout}", LogicContext(alpha.vocabulary), setting)
+
+
 SETTINGS: dict[str, Callable[[SettingArgs, np.random.Generator], Assessment]] = {
     "lao": _lao,
     "primitive": _primitive,
@@ -178,6 +200,7 @@ SETTINGS: dict[str, Callable[[SettingArgs, np.random.Generator], Assessment]] = 
     "llm": _minigrid("llm"),
     "crafter": _crafter,
     "tabletop-llm": _tabletop_llm,
+    "overcooked": _overcooked,
 }
 
 

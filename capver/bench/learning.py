@@ -115,8 +115,8 @@ CURVE_FIELDS = (
 
 # ------------------------------------------------------------------------------ settings
 def parse_setting(name: str) -> tuple[str, SettingArgs]:
-    """``lao:DOMAIN`` / ``primitive:DOMAIN`` / ``minigrid-rl`` / ``minigrid-search`` / ``crafter`` as
-    the (agent, arguments) :func:`capver.settings.build_assessment` takes."""
+    """``lao:DOMAIN`` / ``primitive:DOMAIN`` / ``minigrid-rl`` / ``minigrid-search`` / ``crafter`` /
+    ``overcooked[:LAYOUT]`` as the (agent, arguments) :func:`capver.settings.build_assessment` takes."""
     agent, _, domain = name.partition(":")
     if agent in ("lao", "primitive"):
         if not domain:
@@ -124,8 +124,11 @@ def parse_setting(name: str) -> tuple[str, SettingArgs]:
         return agent, SettingArgs(domain=domain, seed=SETTING_SEED)
     if agent in ("minigrid-rl", "minigrid-search", "crafter") and not domain:
         return agent, SettingArgs(seed=SETTING_SEED)
+    if agent == "overcooked":  # overcooked or overcooked:LAYOUT (capver.envs.kitchen.LAYOUTS)
+        return agent, SettingArgs(domain=domain or "cramped_room", seed=SETTING_SEED)
     raise SettingError(
-        f"setting {name!r}: expected lao:DOMAIN, primitive:DOMAIN, minigrid-rl, minigrid-search or crafter"
+        f"setting {name!r}: expected lao:DOMAIN, primitive:DOMAIN, minigrid-rl, minigrid-search, crafter or "
+        "overcooked[:LAYOUT]"
     )
 
 
@@ -806,7 +809,7 @@ def _csv_list(text: str) -> list[str]:
 def build_parser() -> BenchParser:
     p = BenchParser("learning", summary(__doc__))
     p.add_argument("--settings", type=_csv_list, default=list(DEFAULT_SETTINGS),
-                   help="comma-separated: lao:DOMAIN, primitive:DOMAIN, minigrid-rl, minigrid-search "
+                   help="comma-separated: lao:DOMAIN, primitive:DOMAIN, minigrid-rl, minigrid-search, overcooked[:LAYOUT] "
                         f"(default {','.join(DEFAULT_SETTINGS)})")
     p.add_argument("--methods", type=_csv_list, default=["mcqs-e", "mcqs-s", "random"],
                    help=f"comma-separated, from {sorted(QUERY_METHODS)} (default mcqs-e,mcqs-s,random)")
