@@ -119,8 +119,9 @@ def test_a_seeded_execution_depends_on_its_entropy_alone() -> None:
     tasks = [SeededExecution(c, x0, (7, j, 0)) for j, c in enumerate(st.capabilities[:6])]
     first = [execute_seeded(st, t) for t in tasks]
     again = [execute_seeded(other, t) for t in reversed(tasks)][::-1]
-    assert [(e.transition, e.steps, x) for e, x in first] == [(e.transition, e.steps, x) for e, x in again]
-    assert execute_seeded(st, SeededExecution(cap, x0, (1,)))[0].transition.s == x0
+    assert [(r.execution.transition, r.execution.steps, r.state) for r in first] == [
+        (r.execution.transition, r.execution.steps, r.state) for r in again]
+    assert execute_seeded(st, SeededExecution(cap, x0, (1,))).execution.transition.s == x0
 
 
 def test_dprime_of_one_chunk_is_the_sequential_dprime() -> None:
@@ -201,7 +202,9 @@ def test_threads_overlap_llm_calls_and_change_nothing(chat: LocalChatServer, mon
         with executor:
             out = executor.map(execute_seeded, tasks, setup=spec)
         calls = chat.stats()["chat_requests"]
-        return [(e.transition, e.steps, e.failure, x) for e, x in out], time.monotonic() - start, calls
+        assert sum(dict(r.usage)["calls"] for r in out) == chat.stats()["chat_requests"]  # each call accounted once
+        return [(r.execution.transition, r.execution.steps, r.execution.failure, r.state) for r in out], \
+            time.monotonic() - start, calls
 
     seq, seq_wall, seq_calls = timed(LocalExecutor())
     par, par_wall, par_calls = timed(ThreadExecutor(n_threads))

@@ -18,9 +18,10 @@ capver wrote: no file that capver did not create is overwritten.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -249,7 +250,7 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
                       f"coverage {row['coverage_agreement']:.4f}")
         else:
             status = f"[{manifest.method}] queries {p.queries}, transitions {p.unique_transitions}"
-        usage = agent_usage(lr.setting.agent)
+        usage = agent_usage(lr.setting.agent, lr.worker_usage)
         report.update(p.steps, status + (f", {usage}" if usage else ""))
 
     interrupted = False
@@ -297,15 +298,18 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
         + f"; learning {learn_seconds:.1f} s, writing {write_seconds:.1f} s, "
         f"total {time.monotonic() - started:.1f} s. Wrote {out}/"
     )
-    if (usage := agent_usage(assessment.setting.agent)) is not None:
+    if (usage := agent_usage(assessment.setting.agent, learner.worker_usage)) is not None:
         print(f"{assessment.name}: {usage} in this invocation")
     return 0
 
 
-def agent_usage(agent: object) -> str | None:
+def agent_usage(agent: object, workers: Mapping[str, int] | None = None) -> str | None:
     """The endpoint accounting of an agent that keeps one (the LLM agent's ``usage``:
-    calls, cache hits, retries, tokens paid), in words; None for other agents."""
+    calls, cache hits, retries, tokens paid), in words, with the counters the
+    executor's workers added (``Learner.worker_usage``); None for other agents."""
     usage = getattr(agent, "usage", None)
+    if workers and dataclasses.is_dataclass(usage) and not isinstance(usage, type):
+        usage = dataclasses.replace(usage, **{k: getattr(usage, k) + v for k, v in workers.items()})
     describe = getattr(usage, "describe", None)
     return str(describe()) if callable(describe) else None
 
@@ -328,7 +332,7 @@ def _write_outputs(learner: Learner, curve: Curve, record: Callable[[], object],
         dsl.write(learner.h_or, out / "h_or.capm", name="optimistic", init=init)
         dsl.write(tilde, out / certificate.TILDE, name="occam", init=init)
     text = capability_report(learner.h_and, learner.h_or, tilde, run_findings(learner.h_and, seed))
-    if (usage := agent_usage(st.agent)) is not None:
+    if (usage := agent_usage(st.agent, learner.worker_usage)) is not None:
         text += f"\nEndpoint usage of this invocation: {usage}.\n"
     replace_text(out / "report.txt", text)
     with report.phase("certifying h∧ ⪯ h̃ ⪯ h∨" + (" and h∧ ⪯ h⋆ ⪯ h∨" if truth is not None else "") + " with z3"):

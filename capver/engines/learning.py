@@ -35,6 +35,7 @@ executions share one stream.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -101,14 +102,35 @@ class SeededExecution:
     entropy: tuple[int, ...]
 
 
-def execute_seeded(setting: Setting, task: SeededExecution) -> tuple[Execution, Any]:
-    """Module-level so that every executor can ship it by name: the execution and
-    the environment state it ended in (the next execution of its chain starts
-    there)."""
+@dataclass(frozen=True, slots=True)
+class SeededResult:
+    """What a worker sends back: the execution, the environment state it ended in
+    (the next execution of its chain starts there), and what it added to the
+    worker's agent's usage counters (the LLM agent's calls and tokens), if any."""
+
+    execution: Execution
+    state: Any
+    usage: tuple[tuple[str, int], ...] = ()
+
+
+def usage_counts(agent: object) -> dict[str, int]:
+    """The integer counters of an agent's ``usage`` snapshot (a dataclass, e.g. the
+    LLM agent's calls, cache hits and tokens); empty for agents without one."""
+    usage = getattr(agent, "usage", None)
+    if usage is None or not dataclasses.is_dataclass(usage):
+        return {}
+    values = ((f.name, getattr(usage, f.name)) for f in dataclasses.fields(usage))
+    return {name: v for name, v in values if isinstance(v, int)}
+
+
+def execute_seeded(setting: Setting, task: SeededExecution) -> SeededResult:
+    """Module-level so that every executor can ship it by name."""
     rng, sim_seed = derived_streams(task.entropy)
+    before = usage_counts(setting.agent)
     setting.sim.reset(sim_seed)
     ex = execute(setting.agent, setting.sim, setting.alpha, task.capability, task.x0, rng, setting.budget)
-    return ex, setting.sim.get_state()
+    after = usage_counts(setting.agent)
+    return SeededResult(ex, setting.sim.get_state(), tuple((k, v - before.get(k, 0)) for k, v in after.items()))
 
 
 @dataclass(slots=True)
@@ -217,6 +239,9 @@ class Learner:
     ) -> None:
         self.ctx = ctx
         self.parallel = parallel
+        # The usage counters the workers' agents added (rounds mode): the learner's
+        # own agent makes none of those calls.
+        self.worker_usage: dict[str, int] = {}
         self.setting = setting
         self.config = config
         self.rng = rng
@@ -367,8 +392,10 @@ class Learner:
                 if c is not None:
                     batch.append((j, SeededExecution(self.capability_table[c], ch.x, (entropy, j, ch.step))))
             results = parallel.executor.map(execute_seeded, [task for _, task in batch], setup=parallel.setting)
-            for (j, _), (ex, x) in zip(batch, results, strict=True):
-                ch = chains[j]
+            for (j, _), r in zip(batch, results, strict=True):
+                ch, ex, x = chains[j], r.execution, r.state
+                for k, v in r.usage:
+                    self.worker_usage[k] = self.worker_usage.get(k, 0) + v
                 ch.surprised = self._observe(ex)
                 ch.x, ch.s = x, ex.transition.s_next
                 self.snapshots.setdefault(ch.s, x)
