@@ -260,11 +260,18 @@ class CrafterSimulator:
         self._env._unlocked = set()
         self._chunk_keys: tuple[tuple[int, int, int, int], ...] = ()
         self._actions = tuple(range(len(ACTIONS)))
+        # The snapshot of the current world while nothing has stepped it since: the
+        # learner reads the state after an execution and then reverts to it for the
+        # next one, which then costs nothing.
+        self._current: CrafterState | None = None
 
     # -- what agents may read (the live game) --------------------------------------
     @property
     def env(self) -> Any:
-        """The underlying ``crafter.Env``."""
+        """The underlying ``crafter.Env``, to drive it directly: the next
+        :meth:`get_state` takes a fresh snapshot.  (:attr:`world` and :attr:`player` are
+        for reading.)"""
+        self._current = None
         return self._env
 
     @property
@@ -299,6 +306,11 @@ class CrafterSimulator:
         self._env._world.random.seed(seed % (2**32))
 
     def get_state(self) -> CrafterState:
+        if self._current is None:
+            self._current = self._capture()
+        return self._current
+
+    def _capture(self) -> CrafterState:
         env = self._env
         world = env._world
         player = env._player
@@ -318,6 +330,8 @@ class CrafterSimulator:
     def set_state(self, x: CrafterState) -> None:
         if not isinstance(x, CrafterState):
             raise SimulatorError(f"set_state: expected a CrafterState, got {type(x).__name__}")
+        if x is self._current:
+            return
         env = self._env
         world = env._world
         if tuple(world.area) != x.area:
@@ -349,6 +363,7 @@ class CrafterSimulator:
         env._step = x.step
         env._last_health = player.health  # read by crafter.Env.step's reward only
         env._update_time()
+        self._current = x
 
     def step(self, action: int) -> CrafterState:
         if self.dead or not isinstance(action, int) or not 0 <= action < len(ACTIONS):
@@ -358,6 +373,7 @@ class CrafterSimulator:
 
     def advance(self, action: int) -> None:
         """One step of crafter.Env.step without the observation, reward and info."""
+        self._current = None
         env = self._env
         world = env._world
         player = env._player
