@@ -13,6 +13,7 @@ BENCHMARKS: dict[str, str] = {
     "foundation": "capver.bench.foundation",
     "agents": "capver.bench.agents",
     "minigrid": "capver.bench.minigrid",
+    "crafter": "capver.bench.crafter",
     "learning": "capver.bench.learning",
     "occam": "capver.bench.occam",
     "introspection": "capver.bench.introspection",
