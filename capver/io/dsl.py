@@ -47,6 +47,7 @@ from pathlib import Path
 import lark
 from pysmt.fnode import FNode
 
+from capver.engines.lifting import LiftedCapability, LiftedOccam
 from capver.errors import DSLSemanticError, DSLSyntaxError, VocabularyError
 from capver.io.explain import fraction_text, intent_words, plural, rule_summary, rule_words
 from capver.languages import caret, describe_syntax_error, grammar_parser, read_source
@@ -852,6 +853,7 @@ class _Builder:
         self.objects: dict[str, str] = {}
         self.predicates: dict[str, Predicate] = {}
         self.vocab: Vocabulary | None = None
+        self.binding: dict[str, str] | None = None  # parameter → object, inside a lifted capability
         # Derived formulas defined so far: name -> (formula, height, where defined).
         self.derived: dict[str, tuple[FNode, int, lark.Token]] = {}
         self.deepest = 0  # the deepest formula level reached, derived formulas expanded
@@ -885,7 +887,7 @@ class _Builder:
     # -- whole file -----------------------------------------------------------------------
     def model(self, tree: lark.Tree, ctx: LogicContext | None, bdd: str, ctx_source: str) -> ParsedModel:
         model_name = self.name(as_token(tree.children[0]))
-        sections = {c.data: c for c in tree.children[1:] if isinstance(c, lark.Tree) and c.data not in ("capability", "derived")}
+        sections = {c.data: c for c in tree.children[1:] if isinstance(c, lark.Tree) and c.data not in ("capability", "lifted_capability", "derived")}
         if "types" in sections:
             self.declare_types(sections["types"])
         if "objects" in sections:
@@ -920,6 +922,16 @@ class _Builder:
                     )
                 first[cname] = tok
                 models.append(self.capability(c, ctx, cname))
+            elif isinstance(c, lark.Tree) and c.data == "lifted_capability":
+                for gtok, cm in self.lifted_capability(c, ctx):
+                    if cm.name in first:
+                        raise self.error(
+                            gtok,
+                            f"this grounding is capability {quote(cm.name)}, already declared at "
+                            f"{_at(first[cm.name])}; expected each capability to be declared once",
+                        )
+                    first[cm.name] = gtok
+                    models.append(cm)
             elif isinstance(c, lark.Tree) and c.data == "derived":
                 self.define(c, ctx)
         init = None
@@ -1041,7 +1053,7 @@ class _Builder:
             )
         names = []
         for k, (tok, t) in enumerate(zip(args, pred.param_types, strict=True), 1):
-            o = self.name(tok)
+            o = self.parameter(tok) if tok.type == "VARIABLE" else self.name(tok)
             ot = self.objects.get(o)
             if ot is None:
                 raise self.error(tok, f"unknown object {quote(o)}; expected one of: {_some(self.objects)}")
@@ -1053,6 +1065,15 @@ class _Builder:
                 )
             names.append(o)
         return Atom(p, tuple(names))
+
+    def parameter(self, tok: lark.Token) -> str:
+        """The object a parameter stands for under the binding being read."""
+        v = str(tok.value)
+        if self.binding is None:
+            raise self.error(tok, f"parameter {v} outside a (:lifted-capability ...); expected an object name")
+        if v not in self.binding:
+            raise self.error(tok, f"unknown parameter {v}; expected one of: {_some(self.binding)}")
+        return self.binding[v]
 
     def atom_list(self, section: lark.Tree) -> list[Atom]:
         where: dict[Atom, lark.Tree] = {}
@@ -1083,6 +1104,64 @@ class _Builder:
             else:
                 rules.append(self.rule(c, ctx))
         return CapabilityModel(Capability(name, intent), tuple(rules))
+
+    def lifted_capability(self, tree: lark.Tree, ctx: LogicContext) -> list[tuple[lark.Token, CapabilityModel]]:
+        """The ground capabilities of a ``(:lifted-capability ...)``: per binding, its
+        rules with the objects substituted for the parameters (issue 12), named by the
+        :action pattern (``drive(f1,l1,l2)``) or by the grounded :intent."""
+        assert self.vocab is not None
+        params: list[tuple[lark.Token, str]] = []
+        pending: list[lark.Token] = []
+        for it in map(as_tree, as_tree(tree.children[1]).children):
+            tok = as_token(it.children[0])
+            if it.data == "param_type":
+                if not pending:
+                    raise self.error(it, f"'- {self.name(tok)}' gives no parameter a type; expected ?parameters before '-'")
+                params += [(p, self.known_type(tok)) for p in pending]
+                pending = []
+            elif any(str(tok.value) == str(p.value) for p, _ in params + [(q, "") for q in pending]):
+                raise self.error(tok, f"parameter {tok.value} appears twice; expected distinct parameter names")
+            else:
+                pending.append(tok)
+        params += [(p, ROOT_TYPE) for p in pending]
+        head = as_tree(tree.children[2])
+        bindings = as_tree(tree.children[3]).children
+        out: list[tuple[lark.Token, CapabilityModel]] = []
+        for g in map(as_tree, bindings):
+            objs = [as_token(x) for x in g.children]
+            where: Where = objs[0] if objs else g
+            if len(objs) != len(params):
+                raise self.error(where, f"a grounding of {plural(len(objs), 'object')}; expected one object for "
+                                        f"each of the {plural(len(params), 'parameter')}")
+            binding: dict[str, str] = {}
+            for (ptok, ptype), otok in zip(params, objs, strict=True):
+                o = self.name(otok)
+                ot = self.objects.get(o)
+                if ot is None:
+                    raise self.error(otok, f"unknown object {quote(o)}; expected one of: {_some(self.objects)}")
+                if not is_subtype(self.types, ot, ptype):
+                    raise self.error(otok, f"object {quote(o)} has type {quote(ot)}; expected an object of type "
+                                           f"{quote(ptype)} for {ptok.value}")
+                binding[str(ptok.value)] = o
+            self.binding = binding
+            try:
+                if head.data == "action":
+                    atom = as_tree(head.children[0])
+                    args = [self.parameter(a) if a.type == "VARIABLE" else self.name(a)
+                            for a in map(as_token, atom.children[1:])]
+                    cap = Capability(str(Atom(self.name(as_token(atom.children[0])), tuple(args))), ())
+                    rules = tuple(self.rule(c, ctx) for c in tree.children[4:])
+                    out.append((where if isinstance(where, lark.Token) else as_token(tree.children[0]),
+                                CapabilityModel(cap, rules)))
+                else:
+                    intent = tuple(Literal(self.vocab.atoms[i], positive)
+                                   for i, positive, _ in self.literals(as_tree(head.children[0])))
+                    rules = tuple(self.rule(c, ctx) for c in tree.children[4:])
+                    out.append((where if isinstance(where, lark.Token) else as_token(tree.children[0]),
+                                CapabilityModel(Capability.for_intent(intent), rules)))
+            finally:
+                self.binding = None
+        return out
 
     def literals(self, conj: lark.Tree) -> list[tuple[int, bool, lark.Tree]]:
         out = []
@@ -1207,6 +1286,85 @@ class _Builder:
         return mgr.Or(args)
 
 
+# =====================================================================================
+# Lifted capabilities (issue 12): the Occam model lifted over objects
+# =====================================================================================
+
+
+def emit_lifted(occ: LiftedOccam, *, name: str = "model", init: State | None = None) -> str:
+    """The text of a lifted h̃: one ``(:lifted-capability ...)`` block per schema with
+    the bindings its rules stand for, and the other capabilities (those without a
+    schema and the groundings that kept their ground rules) as ground blocks.
+    ``parse`` reads it back as ``occ.model``: each binding's rules are the lifted
+    ones with the objects substituted, which is how :mod:`capver.engines.lifting`
+    grounds them."""
+    model = occ.model
+    vocab = model.vocabulary
+    _check_printable(vocab)
+    out: list[str] = [*_header(name), "", f"(define (capability-model {quote(name)})"]
+    out += _vocabulary_lines(vocab)
+    if init is not None:
+        out += _comment("The initial state (every atom not listed is false).", "  ")
+        out += _wrapped_section(":init", [flat(_atom_sexp(a)) for a in vocab.atoms_of(init)], "  ")
+    for lc in occ.lifted:
+        out.append("")
+        out += _lifted_lines(lc)
+    lifted = occ.lifted_names
+    for cm in model.values():
+        if cm.name not in lifted:
+            out.append("")
+            if cm.name in occ.kept_ground:
+                out += _comment(f"Keeps its ground rules: the lifted rules {occ.kept_ground[cm.name]}.", "  ")
+            out += _capability_lines(model.ctx, cm, None)
+    out[-1] += ")"
+    return "\n".join(out) + "\n"
+
+
+def write_lifted(occ: LiftedOccam, path: str | Path, *, name: str | None = None, init: State | None = None) -> None:
+    """Write a lifted h̃ to ``path`` (see :func:`emit_lifted`)."""
+    p = Path(path)
+    p.write_text(emit_lifted(occ, name=p.stem if name is None else name, init=init), encoding="utf-8")
+
+
+def _lifted_lines(lc: LiftedCapability) -> list[str]:
+    ind, ind2 = "  ", "    "
+    schema = lc.schema
+    variables = schema.variables
+    cap = Capability(schema.name, tuple(Literal(a, pos) for a, pos in schema.intent))
+    lines = _comment(
+        f"Lifted capability {schema.name}: {plural(len(lc.rules), 'rule')} for "
+        f"{plural(len(lc.bindings), 'grounding')}, learned from the pooled observations of every grounding; "
+        "conditions over the parameters and the objects no grounding takes.", ind)
+    lines.append(f"{ind}(:lifted-capability {quote(schema.name)}")
+    params: list[str] = []
+    for v, t in schema.params:
+        params += [v, "-", quote(t)]
+    lines.append(f"{ind2}:parameters ({' '.join(params)})")
+    if schema.action is not None:
+        lines.append(f"{ind2}:action {flat(_atom_sexp(schema.action))}")
+    else:
+        lines.append(f"{ind2}:intent {flat(_conjunction_sexp(cap.intent))}")
+    groundings = _wrapped_section("", ["(" + " ".join(quote(o) for o in b) + ")" for b in lc.bindings], ind2 + " " * 12)
+    groundings[0] = f"{ind2}:groundings ({groundings[0].strip()[1:].strip()}"
+    lines += groundings
+    for k, r in enumerate(lc.rules, 1):
+        lines += _comment(f"Rule {k}: {rule_summary(lc.ctx, cap, r)}.", ind2)
+        said = rule_words(cap, r)
+        if said is not None:
+            lines += _comment(f"In words: {said}.", ind2)
+        lines += _rule_lines(lc.ctx, r, ind2)
+    lines[-1] += ")"
+    # The lifted vocabulary names its parameters as objects; in the file they are
+    # variables, written bare.
+    return [_unquote_variables(ln, variables) for ln in lines]
+
+
+def _unquote_variables(line: str, variables: Sequence[str]) -> str:
+    for v in variables:
+        line = line.replace(json.dumps(v), v)
+    return line
+
+
 def _vocabulary_difference(mine: Vocabulary, theirs: Vocabulary) -> tuple[str, str]:
     """The section where two vocabularies first differ, and how."""
     if dict(mine.types) != dict(theirs.types):
@@ -1234,8 +1392,10 @@ __all__ = [
     "condition_text",
     "default_atoms",
     "emit",
+    "emit_lifted",
     "parse",
     "quote",
     "read",
     "write",
+    "write_lifted",
 ]
