@@ -14,6 +14,7 @@ BENCHMARKS: dict[str, str] = {
     "agents": "capver.bench.agents",
     "minigrid": "capver.bench.minigrid",
     "crafter": "capver.bench.crafter",
+    "overcooked": "capver.bench.overcooked",
     "learning": "capver.bench.learning",
     "occam": "capver.bench.occam",
     "introspection": "capver.bench.introspection",
