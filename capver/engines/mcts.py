@@ -77,6 +77,10 @@ class MCTSConfig:
     # so among equally informative queries MCQS prefers the shorter (γ < 1); γ = 1
     # is the paper's undiscounted backup.
     discount: float = 1.0
+    # With the max backup: end the search once every action of the root has been
+    # tried and the root's value V reaches this upper bound of all returns — further
+    # iterations could only move visit counts, not find a better path.
+    value_bound: float | None = None
 
     def __post_init__(self) -> None:
         try:
@@ -85,6 +89,8 @@ class MCTSConfig:
             raise ValueError(f"backup must be 'max' or 'mean', got {self.backup!r}") from None
         if self.iterations < 1 or self.horizon < 1:
             raise ValueError("iterations and horizon must be positive")
+        if self.value_bound is not None and self.backup is not Backup.MAX:
+            raise ValueError("value_bound needs the max backup (the mean backup keeps no V at the root)")
 
 
 @dataclass(slots=True)
@@ -147,9 +153,10 @@ class MCTS(Generic[S, A]):
 
     def search(self, root_state: S, root: Node[S, A] | None = None) -> Node[S, A]:
         root = root if root is not None else self.new_node(root_state, 0)
+        bound = self.config.value_bound
         for _ in range(self.config.iterations):
             self._iterate(root)
-            if root.terminal:
+            if root.terminal or (bound is not None and root.value >= bound and not root.untried):
                 break
         return root
 

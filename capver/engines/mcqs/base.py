@@ -53,6 +53,9 @@ class SynthesisConfig:
     # MCQS-E values a new leaf by its own δ_TV instead of a random rollout below it
     # (see capver.engines.mcqs.mcqs_e for why and what it measured).
     exact_rollouts: bool = False
+    # MCQS-E ends a search once the root is expanded and worth 1: δ_TV ≤ 1 and γ ≤ 1,
+    # so no query can be worth more (issue 13; see capver.engines.mcqs.mcqs_e).
+    stop_at_full_disagreement: bool = False
 
 
 class SequencePolicy:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
@@ -100,9 +101,9 @@ class StepMemo:
 
     def __init__(self, limit: int = 500_000) -> None:
         self.limit = limit  # entries per capability before its table is dropped (memory bound)
-        self._tables: dict[str, tuple[object, object, float, dict[object, object]]] = {}
+        self._tables: dict[str, tuple[object, object, float, dict[Any, Any]]] = {}
 
-    def table(self, c: str, m1: object, m2: object, xi: float) -> dict[object, object]:
+    def table(self, c: str, m1: object, m2: object, xi: float) -> dict[Any, Any]:
         entry = self._tables.get(c)
         if entry is None or entry[0] is not m1 or entry[1] is not m2 or entry[2] != xi or len(entry[3]) > self.limit:
             entry = self._tables[c] = (m1, m2, xi, {})
@@ -130,9 +131,9 @@ class DistinguishingMDP:
         # for the life of this object, so steps are memoised per capability — in
         # ``memo`` when given, which outlives this object (see StepMemo).
         self._memo = memo if memo is not None else StepMemo()
-        self._tables: dict[str, dict[object, object]] = {}
+        self._tables: dict[str, dict[Any, Any]] = {}
 
-    def memo_table(self, c: str) -> dict[object, object]:
+    def memo_table(self, c: str) -> dict[Any, Any]:
         """The memo of c's steps under these models (see :class:`StepMemo`)."""
         t = self._tables.get(c)
         if t is None:
@@ -181,7 +182,7 @@ class DistinguishingMDP:
         if hit is None:
             nxt = MetaState(self.step_one(meta.rho1, c, 1), self.step_one(meta.rho2, c, 2))
             hit = table[meta] = (nxt, self.reward(nxt), nxt.settled)
-        return hit  # type: ignore[return-value]
+        return hit
 
     def reward(self, meta: MetaState) -> float:
         """R†(⟨ρ₁, ρ₂⟩) = δ_TV(ρ₁, ρ₂)."""

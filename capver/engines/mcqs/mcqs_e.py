@@ -171,5 +171,10 @@ class MCQSExact:
         self.memo = StepMemo()
 
     def synthesize(self, s0: State, inp: SynthesisInput, rng: np.random.Generator) -> ExactPolicy:
-        mcts = dataclasses.replace(self.config.mcts, backup=Backup.MAX, rollout=self.config.exact_rollouts)
+        mcts = dataclasses.replace(
+            self.config.mcts,
+            backup=Backup.MAX,
+            rollout=self.config.exact_rollouts,
+            value_bound=1.0 if self.config.stop_at_full_disagreement else None,
+        )
         return ExactPolicy(plan_with_supports(s0, inp, mcts, rng, self.memo), mcts, rng, self.memo)

@@ -65,7 +65,7 @@ class _SampleProblem:
         table = self._valid_of.get(c)
         if table is None:
             mdp = self.mdp
-            table = self._valid_of[c] = self._valid_memo.table(c, mdp.h1.get(c), mdp.h2.get(c), 0.0)  # type: ignore[assignment]
+            table = self._valid_of[c] = self._valid_memo.table(c, mdp.h1.get(c), mdp.h2.get(c), 0.0)
         hit = table.get(s)
         if hit is None:
             hit = table[s] = self.mdp.is_valid(s, c)
@@ -74,7 +74,7 @@ class _SampleProblem:
     def _mixture(self, s: State, c: str) -> Mixture:
         table = self._cache.get(c)
         if table is None:
-            table = self._cache[c] = self.mdp.memo_table(c)  # type: ignore[assignment]
+            table = self._cache[c] = self.mdp.memo_table(c)
         hit = table.get(s)
         if hit is not None:
             return hit

@@ -1,0 +1,34 @@
+"""``capver bench speed`` (issue 13): CPU per simulator step per method and phase."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from cli import capver
+
+from capver.bench.speed import DEFAULT_METHODS, PHASES
+
+
+def test_speed_quick_times_every_method_and_phase(tmp_path: Path) -> None:
+    out = tmp_path / "speed"
+    proc = capver("bench", "speed", "--quick", "--out", str(out), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rows = list(csv.DictReader((out / "speed.csv").open()))
+    assert {(r["method"], r["variant"]) for r in rows} == {
+        *((m, "default") for m in DEFAULT_METHODS), ("mcqs-e", "saturate")}
+    for r in rows:
+        total = float(r["cpu_seconds"])
+        phases = [float(r[f"{p}_seconds"]) for p in PHASES]
+        assert min(phases) >= 0 and total > 0
+        assert abs(sum(phases) - total) <= 1e-3 + 1e-3 * total, r  # the phases make up the total
+        assert int(r["steps"]) >= 120 and int(r["queries"]) > 0 and int(r["transitions"]) > 0
+        if r["method"] != "random":
+            assert float(r["planning_seconds"]) > 0
+    # The synthesis of Random queries is a draw of 30 names, a small part of its time.
+    random = next(r for r in rows if r["method"] == "random")
+    assert float(random["planning_seconds"]) < 0.5 * float(random["cpu_seconds"])
+    table = (out / "table.md").read_text()
+    assert table == proc.stdout
+    assert all(f"{p} ms/step" in table for p in PHASES)
+    assert table.count("\n| mcqs-") == 3 and "\n| random | default | " in table
