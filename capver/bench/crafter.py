@@ -14,23 +14,32 @@ Part 3 measures the aggregation on the same D′: how many distinct environment 
 (snapshots, compared exactly) the symbolic states at execution boundaries — the
 states D′'s transitions start and end in — stand for.
 
-Run: ``capver bench crafter [--sequences 300] [--step-cap 100] [--seed 0] [--quick]``.
+With ``--runs RUNS.csv`` it instead reads the ``runs.csv`` of ``capver bench learning
+--settings crafter`` and reports, per method and metric, the steps at which the
+seed-mean curve first reaches ``--threshold`` (the paper's Crafter claim is about 50%)
+and Random's steps ÷ the method's.
+
+Run: ``capver bench crafter [--sequences 300] [--step-cap 100] [--seed 0] [--quick]``
+or ``capver bench crafter --runs docs/bench/crafter/runs.csv --threshold 0.5``.
 """
 
 from __future__ import annotations
 
 import copy
+import csv
 import statistics
 import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from capver.agents.crafter_agents import CrafterSkillAgent, crafter_capabilities
 from capver.bench.cli import BenchParser, summary
+from capver.bench.learning import first_crossing, mean_curve
 from capver.engines.execution import ExecutionBudget, execute
 from capver.envs.crafter_env import CrafterRepresentation, CrafterSimulator, CrafterState
 
@@ -101,18 +110,63 @@ def bench_dprime(seed: int, sequences: int, step_cap: int) -> dict[str, Any]:
     }
 
 
+def threshold_steps(runs_csv: Path, threshold: float) -> list[tuple[str, str, float | None, float]]:
+    """(metric, method, steps at which the seed-mean curve first reaches ``threshold``
+    or None, the steps its runs ended at) for every method and metric of a
+    ``capver bench learning`` runs.csv."""
+    with open(runs_csv, newline="") as f:
+        rows = list(csv.DictReader(f))
+    out = []
+    for metric in ("agreement", "coverage_agreement", "coverage_agreement_tilde"):
+        methods = sorted({r["method"] for r in rows})
+        for method in methods:
+            by_seed: dict[str, list[tuple[float, float]]] = defaultdict(list)
+            for r in rows:
+                if r["method"] == method and r.get(metric, ""):
+                    by_seed[r["seed"]].append((float(r["steps"]), float(r[metric])))
+            if not by_seed:
+                continue
+            grid, values = mean_curve([sorted(c) for c in by_seed.values()])
+            out.append((metric, method, first_crossing(grid[1:], values[1:], threshold), float(grid[-1])))
+    return out
+
+
+def _threshold_report(runs_csv: Path, threshold: float) -> None:
+    found = threshold_steps(runs_csv, threshold)
+    print(f"## Steps to {threshold:.0%} (seed-mean curves of {runs_csv})\n")
+    print("| metric | method | steps to reach it | Random's steps ÷ method's |")
+    print("|---|---|---|---|")
+    random = {metric: (steps, end) for metric, method, steps, end in found if method == "random"}
+    for metric, method, steps, end in found:
+        cell = f"{steps:,.0f}" if steps is not None else f"not reached in {end:,.0f}"
+        ratio = ""
+        if method != "random" and steps and metric in random:
+            r_steps, r_end = random[metric]
+            ratio = f"{r_steps / steps:.1f}×" if r_steps is not None else f"> {r_end / steps:.1f}×"
+        print(f"| {metric} | {method} | {cell} | {ratio} |")
+
+
 def build_parser() -> BenchParser:
     p = BenchParser("crafter", summary(__doc__))
     p.add_argument("--sequences", type=int, default=300, help="D′ sequences (default 300, as capver learn)")
     p.add_argument("--step-cap", type=int, default=100, help="step cap per execution (default 100)")
     p.add_argument("--calls", type=int, default=2000, help="calls per snapshot micro-benchmark (default 2000)")
     p.add_argument("--seed", type=int, default=0, help="world seed (default 0, as capver learn --agent crafter)")
+    p.add_argument("--runs", type=Path, metavar="RUNS.csv",
+                   help="instead: steps to --threshold in a capver bench learning runs.csv")
+    p.add_argument("--threshold", type=float, default=0.5, help="with --runs (default 0.5)")
     p.add_quick(QUICK, "a smoke run: fewer D′ sequences and snapshot calls")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse(argv)
+    if args.runs is not None:
+        if not args.runs.is_file():
+            print(f"capver bench crafter: error: --runs {args.runs}: no such file", file=sys.stderr)
+            return 2
+        _threshold_report(args.runs, args.threshold)
+        return 0
     print("## Snapshots (µs per call)\n")
     print("| state | get | set | objects |")
     print("|---|---|---|---|")
