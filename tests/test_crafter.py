@@ -235,3 +235,24 @@ def test_learn_crafter_end_to_end(tmp_path: Path) -> None:
     assert [c["holds"] for c in cert["claims"]] == [True, True, True]
     unique = int(r.stdout.split(" unique transitions")[0].rsplit(" ", 1)[1])
     assert unique >= 10
+
+
+def test_bench_threshold_steps_from_runs_csv(tmp_path: Path) -> None:
+    """capver bench crafter --runs: seed-mean crossing of a threshold, Random ÷ method."""
+    from capver.bench.crafter import main, threshold_steps
+
+    path = tmp_path / "runs.csv"
+    lines = ["setting,method,seed,steps,agreement,coverage_agreement,coverage_agreement_tilde"]
+    for seed, late in ((0, 0.6), (1, 0.4)):  # seed means: mcqs-e 0.5 at 200, random 0.5 at 800
+        lines += [f"crafter,mcqs-e,{seed},0,0,0,", f"crafter,mcqs-e,{seed},100,0.2,0.1,",
+                  f"crafter,mcqs-e,{seed},200,{late},0.1,"]
+        lines += [f"crafter,random,{seed},0,0,0,", f"crafter,random,{seed},400,0.2,0.1,",
+                  f"crafter,random,{seed},800,{late},0.2,"]
+    path.write_text("\n".join(lines) + "\n")
+    got = {(metric, method): steps for metric, method, steps, _ in threshold_steps(path, 0.5)}
+    assert got[("agreement", "mcqs-e")] == pytest.approx(200)
+    assert got[("agreement", "random")] == pytest.approx(800)
+    assert got[("coverage_agreement", "random")] is None
+    assert ("coverage_agreement_tilde", "random") not in got
+    assert main(["--runs", str(path), "--threshold", "0.5"]) == 0
+    assert main(["--runs", str(tmp_path / "missing.csv")]) == 2

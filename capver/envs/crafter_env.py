@@ -307,10 +307,11 @@ class CrafterSimulator:
 
     def get_state(self) -> CrafterState:
         if self._current is None:
-            self._current = self._capture()
+            self._current = self.capture()
         return self._current
 
-    def _capture(self) -> CrafterState:
+    def capture(self) -> CrafterState:
+        """A fresh snapshot of the world (what :meth:`get_state` returns after a step)."""
         env = self._env
         world = env._world
         player = env._player
