@@ -141,6 +141,11 @@ def test_learned_blocksworld_files_are_small_and_equal() -> None:
     assert "tried-not-clear-a" in names  # capability ~clear(a)
     for name in names:
         assert text.count(f"({name})") >= 3
+    # The summary at the top: one row per capability with its rules and tried states.
+    for cap, m in lb.optimistic.items():
+        tried = len(m.rules[0].condition.universe) if m.rules else "—"
+        row = re.search(rf"^;   {re.escape(dsl.quote(cap))} +(\d+) +(\S+) ", text, re.MULTILINE)
+        assert row is not None and row.groups() == (str(len(m.rules)), str(tried)), cap
 
 
 # -- reading derived formulas ---------------------------------------------------------------------

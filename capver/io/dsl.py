@@ -55,7 +55,7 @@ from capver.languages import token as as_token
 from capver.languages import tree as as_tree
 from capver.logic.bdd import Cube, isop_of_interval, isop_of_states
 from capver.logic.condition import Condition, ConditionKind, LogicContext
-from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
+from capver.model.capability_model import CapabilityModel, CompoundModel, Rule, SuccessCase, intent_success
 from capver.model.state import Capability, Effect, State
 from capver.model.vocabulary import ROOT_TYPE, Atom, Literal, Predicate, Vocabulary, is_subtype, type_cycle
 
@@ -120,12 +120,15 @@ def emit(model: CompoundModel, *, name: str = "model", init: State | None = None
     complement's, as capver did before issue 13 (kept for ``capver bench modelfiles``)."""
     vocab = model.vocabulary
     _check_printable(vocab)
-    out: list[str] = [*_header(name), "", f"(define (capability-model {quote(name)})"]
+    form = _SharedForm(model) if shared and model else None
+    out: list[str] = [*_header(name)]
+    if form is not None:
+        out += form.summary_lines(model)
+    out += ["", f"(define (capability-model {quote(name)})"]
     out += _vocabulary_lines(vocab)
     if init is not None:
         out += _comment("The initial state (every atom not listed is false).", "  ")
         out += _wrapped_section(":init", [flat(_atom_sexp(a)) for a in vocab.atoms_of(init)], "  ")
-    form = _SharedForm(model) if shared else None
     if form is not None:
         out += form.state_lines()
     for cm in model.values():
@@ -707,6 +710,38 @@ class _SharedForm:
         parts = self.texts.literals(f[0]) if len(f) == 1 else [self._cover_sexp(f)]
         return ["and", plan.reference, *parts]
 
+    def summary_lines(self, model: CompoundModel) -> list[str]:
+        """Comments for the top of the file: how to read named formulas, and one line
+        per capability (its rules, tried states and how often its rules achieve the
+        intent), so that the file can be skimmed before its conditions are read."""
+        lines = [";"]
+        if self.state_names or any(p.definition for p in self.caps.values()):
+            lines += _comment(
+                "(:derived (NAME) F) names the condition F, and (NAME) in a later condition stands for it: "
+                f"({self.state_prefix}K) is one observed state, (tried-C) the states where capability C was tried.",
+                "",
+            )
+            lines.append(";")
+        n_rules = sum(len(m.rules) for m in model.values())
+        caps = "capability" if len(model) == 1 else "capabilities"
+        lines += _comment(
+            f"Summary: {len(model)} {caps}, {plural(n_rules, 'rule')}"
+            + (f", {plural(len(self.state_names), 'named observed state')}" if self.state_names else "")
+            + ". Per capability: its rules, the states where it was tried, and how many of its rules "
+            "always, sometimes and never achieve its intent.",
+            "",
+        )
+        names = [quote(cm.capability.name) for cm in model.values()]
+        width = max(len("capability"), *map(len, names))
+        lines.append(f";   {'capability':<{width}}  rules  tried  always  sometimes  never")
+        for name, cm in zip(names, model.values(), strict=True):
+            plan = self.caps.get(cm.capability.name)
+            tried = "—" if plan is None else str(len(plan.tried))
+            tally = _success_tally(cm)
+            counts = "      —          —      —" if tally is None else "{:>6}  {:>9}  {:>5}".format(*tally)
+            lines.append(f";   {name:<{width}}  {len(cm.rules):>5}  {tried:>5}  {counts}")
+        return lines
+
     def state_lines(self) -> list[str]:
         """The definitions of the states named in tried sets, true atoms first."""
         if not self.state_names:
@@ -745,6 +780,24 @@ class _SharedForm:
 
 
 _SLUG = re.compile(r"[^A-Za-z0-9_\-]+")
+
+
+def _success_tally(cm: CapabilityModel) -> tuple[int, int, int] | None:
+    """How many rules always, sometimes and never achieve the capability's intent
+    (None for a capability without an intent)."""
+    if not cm.capability.intent:
+        return None
+    always = sometimes = never = 0
+    for r in cm.rules:
+        s = intent_success(cm.capability, r)
+        if s.case is SuccessCase.RANGE and s.low is not None and s.high is not None:
+            if s.low == 1:
+                always += 1
+            elif s.high == 0:
+                never += 1
+            else:
+                sometimes += 1
+    return always, sometimes, never
 
 
 def _isolated(states: frozenset[int], n: int) -> bool:
