@@ -28,7 +28,7 @@ from capver.agents.base import Agent
 from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset
 from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import LearnConfig, Learner, Progress, Setting
-from capver.engines.occam import run_occam_model
+from capver.engines.lifting import run_lifted_model
 from capver.engines.verification import quantitative
 from capver.engines.verification.agent_verdict import LatticeVerdict, decide
 from capver.engines.verification.quantitative import QuantitativeResult
@@ -95,7 +95,7 @@ class LearnResult:
     def h_tilde(self) -> CompoundModel:
         """The Occam model h̃ exactly as ``capver learn`` writes it for this seed."""
         if "h_tilde" not in self._tilde:
-            self._tilde["h_tilde"] = run_occam_model(self.h_and, self.seed).model
+            self._tilde["h_tilde"] = run_lifted_model(self.h_and, self.data, self.seed).model
         return self._tilde["h_tilde"]
 
     def model(self, which: str = "h_and") -> CompoundModel:

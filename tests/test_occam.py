@@ -120,7 +120,8 @@ def test_the_occam_benchmark_smoke_run(tmp_path: Path) -> None:
             if line.startswith("| ") and not line.startswith("| setting") and not line.startswith("| method")
             and not line.startswith("| hidden")]
     size, qace, held = rows[0], rows[1:3], rows[3:]
-    assert size[0] == "minigrid-rl" and size[-1] == "proved" and float(size[6]) <= float(size[4])
-    for r in qace:  # on tried pairs h̃ is the data's MLE, exactly as h∧
-        assert r[0] == "random" and r[-1] == r[-2]
-    assert all(r[-1] == "proved" and float(r[-2]) == 0.0 for r in held)  # h∧ predicts nothing untried
+    assert size[0] == "minigrid-rl" and size[-1] == size[-2] == "proved" and float(size[6]) <= float(size[4])
+    for r in qace:  # on tried pairs h̃ is the data's MLE, exactly as h∧ (lifted h̃: the pooled MLE)
+        assert r[0] == "random" and r[18] == r[19]
+    assert [r[-1] for r in qace] == ["—", "proved"]  # z3 on the lifted h̃ at the last point
+    assert all(r[-1] == r[-2] == "proved" and float(r[-3]) == 0.0 for r in held)  # h∧ predicts nothing untried

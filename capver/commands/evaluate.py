@@ -28,7 +28,7 @@ import numpy as np
 from capver.commands.argtypes import non_negative, positive
 from capver.engines.evaluation import checkpoint_scores, reachability_accuracy, tilde_scores
 from capver.engines.lattice import LatticeBuilder
-from capver.engines.occam import run_occam_model
+from capver.engines.lifting import run_lifted_model
 from capver.io import dataset_file, run_file
 from capver.io.atomic import replace_text
 from capver.model.dataset import TransitionDataset
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         "unique_transitions": data.unique_count(),
         **checkpoint_scores(h, data, d_eval, assessment.truth, assessment.reachable),
     }
-    tilde = run_occam_model(builder.pessimistic, manifest.setting.seed).model
+    tilde = run_lifted_model(builder.pessimistic, data, manifest.setting.seed).model
     scores.update(tilde_scores(tilde, d_eval, assessment.truth, assessment.reachable))
     if args.reachability:
         rng = np.random.default_rng(args.seed)

@@ -34,8 +34,8 @@ from capver.engines.evaluation import checkpoint_scores, tilde_scores
 from capver.engines.executors import EXECUTORS, Executor, make_executor
 from capver.engines.findings import run_findings
 from capver.engines.learning import LearnConfig, Learner, ParallelExecutions, resumed_queries
+from capver.engines.lifting import run_lifted_model
 from capver.engines.mcqs import QUERY_METHODS
-from capver.engines.occam import run_occam_model
 from capver.errors import RunFileError, UsageError
 from capver.io import certificate, dataset_file, dsl, run_file
 from capver.io.atomic import replace_text
@@ -233,7 +233,7 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
         scores = checkpoint_scores(learner.h_and, learner.data, d_eval, assessment.truth, assessment.reachable)
         row.update((k, round(v, 6)) for k, v in scores.items())
         row["exact_vd_tilde"] = ""
-        tilde = run_occam_model(learner.h_and, args.seed).model
+        tilde = run_lifted_model(learner.h_and, learner.data, args.seed).model
         scores = tilde_scores(tilde, d_eval, assessment.truth, assessment.reachable)
         row.update((k, round(v, 6)) for k, v in scores.items())
         curve.add(row)
@@ -327,10 +327,11 @@ def _write_outputs(learner: Learner, curve: Curve, record: Callable[[], object],
     starts = {st.alpha(x) for x in st.initial_states}
     init = next(iter(starts)) if len(starts) == 1 else None
     with report.phase("writing h_and.capm, h_or.capm and h_tilde.capm"):
-        tilde = run_occam_model(learner.h_and, seed).model
+        lifted = run_lifted_model(learner.h_and, learner.data, seed)
+        tilde = lifted.model
         dsl.write(learner.h_and, out / "h_and.capm", name="pessimistic", init=init)
         dsl.write(learner.h_or, out / "h_or.capm", name="optimistic", init=init)
-        dsl.write(tilde, out / certificate.TILDE, name="occam", init=init)
+        dsl.write_lifted(lifted, out / certificate.TILDE, name="occam", init=init)
     text = capability_report(learner.h_and, learner.h_or, tilde, run_findings(learner.h_and, seed))
     if (usage := agent_usage(st.agent, learner.worker_usage)) is not None:
         text += f"\nEndpoint usage of this invocation: {usage}.\n"

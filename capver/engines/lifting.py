@@ -360,7 +360,14 @@ def lifted_occam_model(
                 kept[name] = why
         if good:
             lifted.append(LiftedCapability(schema, lctx, lv, tilde.rules, tuple(good)))
-    return LiftedOccam(ground.model.replace(replaced), tuple(lifted), kept, choices, tuple(candidates))
+    # The order a lifted file lists them in (each schema's groundings, then the
+    # ground capabilities in h∧'s order), so that reading the file back gives the
+    # model with its capabilities in the same order.
+    grounded = {m.name: m for m in replaced}
+    order = [lc.schema.capability(b).name for lc in lifted for b in lc.bindings]
+    order += [c for c in ground.model if c not in grounded]
+    table = {**dict(ground.model), **grounded}
+    return LiftedOccam(CompoundModel(ctx, [table[c] for c in order]), tuple(lifted), kept, choices, tuple(candidates))
 
 
 LIFT_SALT = 13
