@@ -16,10 +16,18 @@ steps, and the process CPU time is split into
 
 ``other`` is the total minus the four measured phases, so the phases sum to the
 total.  ``--variants`` adds MCQS-E runs with a behaviour-changing option of the
-search (``saturate``: end a search once the root is worth the maximal disagreement 1,
-:attr:`capver.engines.mcqs.base.SynthesisConfig.stop_at_full_disagreement`), so one
-run shows the default and the option side by side.  Numbers are CPU time of this
+search turned off (``all-iterations``: every search runs all its iterations instead
+of ending once the root is worth the maximal disagreement 1,
+:attr:`capver.engines.mcqs.base.SynthesisConfig.stop_at_full_disagreement`, as
+before issue 13), so one run shows both side by side.  Numbers are CPU time of this
 process, not wall-clock, and still depend on what else the machine runs.
+
+``--reachable K`` also counts what there is to learn (issue 13, "why the stopping
+rule does not fire"): a breadth-first closure over executions with the model-free
+simulator from the initial state — every (state, capability) pair of every state
+reached is executed K times, capabilities discovered on the way included — and, for
+the LAO* agent, the same closure computed exactly from the agent's policy and the
+domain's outcome distributions (what the simulator samples from).
 
 Run: ``capver bench speed [--quick] [--out DIR]``; writes ``table.md`` and
 ``speed.csv`` into ``--out`` and prints the table.
@@ -31,22 +39,23 @@ import csv
 import dataclasses
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from capver.agents.lao_agent import LAOAgent
 from capver.bench.cli import BenchParser, summary
 from capver.bench.learning import build_setting, parse_setting
-from capver.engines.execution import Execution
+from capver.engines.execution import Execution, execute
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.mcqs.base import QueryPolicy, QuerySynthesizer, SynthesisInput
 from capver.model.capability_model import CompoundModel
-from capver.model.state import State
-from capver.settings import SettingError
+from capver.model.state import Capability, State, Transition
+from capver.settings import Assessment, SettingError
 
 PHASES = ("planning", "replanning", "execution", "recording", "other")
 DEFAULT_METHODS = ("mcqs-e", "mcqs-s", "random")
@@ -54,10 +63,10 @@ DEFAULT_METHODS = ("mcqs-e", "mcqs-s", "random")
 # the configuration ``capver learn`` uses.  Each applies to the methods listed.
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
-    "saturate": {"stop_at_full_disagreement": True},
+    "all-iterations": {"stop_at_full_disagreement": False},
 }
-VARIANT_METHODS: dict[str, tuple[str, ...]] = {"saturate": ("mcqs-e",)}
-QUICK: dict[str, object] = {"steps": 120, "variants": ["default", "saturate"]}
+VARIANT_METHODS: dict[str, tuple[str, ...]] = {"all-iterations": ("mcqs-e",)}
+QUICK: dict[str, object] = {"steps": 120, "variants": ["default", "all-iterations"]}
 
 
 class _Clock:
@@ -162,6 +171,88 @@ def measure(setting: str, method: str, variant: str, steps: int, seed: int, iter
                     max(total, measured), phases)
 
 
+@dataclass(frozen=True, slots=True)
+class Reachable:
+    """The closure of the initial state under executions."""
+
+    how: str
+    states: int
+    capabilities: int
+    pairs: int  # (s, c) pairs
+    transitions: int  # distinct ⟨s, c, s′⟩
+    multi: int  # pairs with more than one outcome
+    unchanged: int  # pairs whose only outcome is s itself (achieved already, or gave up)
+    seconds: float
+
+    def line(self) -> str:
+        return (f"| {self.how} | {self.states} | {self.capabilities} | {self.pairs} | {self.transitions} | "
+                f"{self.multi} | {self.unchanged} | {self.seconds:.1f} |")
+
+
+def _closure(a: Assessment, outcomes: Callable[[State, Capability], set[State]], how: str) -> Reachable:
+    """Every (s, c) of every state reached from the initial states, until nothing new;
+    ``outcomes(s, c)`` gives the successors of c from s."""
+    st = a.setting
+    if not st.symbolic_states:
+        raise SettingError(f"{a.name}: counting reachable transitions needs environment states that are the "
+                           "symbolic states (a lao: or primitive: setting)")
+    start = time.process_time()
+    caps = {c.name: c for c in st.capabilities}
+    states = {st.alpha(x) for x in st.initial_states}
+    outs: dict[tuple[State, str], set[State]] = {}
+    changed = True
+    while changed:  # a capability discovered late is tried in the states met before it
+        changed = False
+        for s in sorted(states):
+            for name in list(caps):
+                if (s, name) in outs:
+                    continue
+                changed = True
+                succ = outs[(s, name)] = outcomes(s, caps[name])
+                for s2 in succ:
+                    if a.grow is not None:
+                        for c in a.grow(Transition(s, name, s2)):
+                            caps.setdefault(c.name, c)
+                    states.add(s2)
+    return Reachable(how, len(states), len(caps), len(outs), sum(map(len, outs.values())),
+                     sum(len(v) > 1 for v in outs.values()), sum(v == {s} for (s, _), v in outs.items()),
+                     time.process_time() - start)
+
+
+def reachable_by_execution(a: Assessment, samples: int, rng: np.random.Generator) -> Reachable:
+    """The closure with the model-free simulator: each pair executed ``samples`` times."""
+    st = a.setting
+
+    def outcomes(s: State, c: Capability) -> set[State]:
+        return {execute(st.agent, st.sim, st.alpha, c, s, rng, st.budget).transition.s_next for _ in range(samples)}
+
+    return _closure(a, outcomes, f"{samples} executions per pair (model-free simulator)")
+
+
+def reachable_exactly(a: Assessment) -> Reachable | None:
+    """The closure from the LAO* agent's policy and the domain's exact outcomes (None
+    for other agents).  One execution with Θ = 1 ends at the first change of state:
+    its outcomes are those of the agent's action other than s (s itself when the
+    intent already holds, the agent gives up, or the action surely changes nothing;
+    the chance that a possible change fails to happen for the whole step cap is
+    neglected)."""
+    agent = a.setting.agent
+    if not isinstance(agent, LAOAgent):
+        return None
+    task = agent.task
+
+    def outcomes(s: State, c: Capability) -> set[State]:
+        pos, neg = intent = agent.vocab.literals(c.intent)
+        if (s & pos) == pos and not (s & neg):
+            return {s}
+        act = agent.policy_action(intent, s)
+        if act is None:
+            return {s}
+        return {t for p, t in task.outcomes(s, act) if p > 0 and t != s} or {s}
+
+    return _closure(a, outcomes, "exact (agent's policy × domain outcomes)")
+
+
 def table(rows: Sequence[SpeedRow]) -> list[str]:
     head = ["method", "variant", "steps", "queries", "transitions", "ms/step", *(f"{p} ms/step" for p in PHASES)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -183,13 +274,15 @@ def build_parser() -> BenchParser:
     p.add_argument("--methods", type=_csv_list, default=list(DEFAULT_METHODS),
                    help=f"comma-separated query-synthesis methods (default {','.join(DEFAULT_METHODS)})")
     p.add_argument("--variants", type=_csv_list, default=["default"],
-                   help=f"comma-separated search variants among {','.join(VARIANTS)}; 'saturate' applies to "
+                   help=f"comma-separated search variants among {','.join(VARIANTS)}; 'all-iterations' applies to "
                    "MCQS-E only (default: default)")
     p.add_argument("--steps", type=int, default=800, help="simulator steps per run (default 800)")
     p.add_argument("--seed", type=int, default=0, help="seed of every run (default 0)")
     p.add_argument("--iterations", type=int, default=100, help="MCTS iterations per plan (default 100)")
     p.add_argument("--horizon", type=int, default=10, help="query horizon (default 10)")
     p.add_argument("--executions", type=int, default=2, help="executions per query (default 2)")
+    p.add_argument("--reachable", type=int, default=0, metavar="K",
+                   help="also count the reachable transitions, executing every pair K times (default 0: skip)")
     p.add_argument("--out", type=Path, default=Path("bench-speed"), help="output directory (default bench-speed)")
     p.add_quick(QUICK, "a smoke run: every method and variant on a short run")
     return p
@@ -204,8 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     bad = sorted(v for v in args.variants if v not in VARIANTS)
     if bad:
         parser.error(f"--variants: unknown variant(s) {bad}; expected some of {sorted(VARIANTS)}")
-    if min(args.steps, args.iterations, args.horizon, args.executions) < 1:
-        parser.error("--steps, --iterations, --horizon and --executions must be positive")
+    if min(args.steps, args.iterations, args.horizon, args.executions) < 1 or args.reachable < 0:
+        parser.error("--steps, --iterations, --horizon and --executions must be positive, --reachable ≥ 0")
     try:
         parse_setting(args.setting)
     except SettingError as exc:
@@ -229,6 +322,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         "",
         *table(rows),
     ]
+    if args.reachable:
+        print(f"reachable transitions: {args.reachable} executions per pair …", file=sys.stderr, flush=True)
+        # A fresh setting for each closure: capability discovery remembers what it saw.
+        a = build_setting(args.setting)
+        a.setting.sim.reset(args.seed)
+        found = [reachable_by_execution(a, args.reachable, np.random.default_rng(args.seed)),
+                 reachable_exactly(build_setting(args.setting))]
+        lines += [
+            "",
+            f"Reachable from the initial state of {args.setting} (the closure over executions):",
+            "",
+            ("| closure | states | capabilities | (s, c) pairs | transitions | pairs with > 1 outcome | "
+             "pairs with s′ = s only | CPU s |"),
+            "|---|---|---|---|---|---|---|---|",
+            *(r.line() for r in found if r is not None),
+        ]
     text = "\n".join(lines) + "\n"
     (out / "table.md").write_text(text)
     with (out / "speed.csv").open("w", newline="") as f:

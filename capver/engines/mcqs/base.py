@@ -54,8 +54,9 @@ class SynthesisConfig:
     # (see capver.engines.mcqs.mcqs_e for why and what it measured).
     exact_rollouts: bool = False
     # MCQS-E ends a search once the root is expanded and worth 1: δ_TV ≤ 1 and γ ≤ 1,
-    # so no query can be worth more (issue 13; see capver.engines.mcqs.mcqs_e).
-    stop_at_full_disagreement: bool = False
+    # so no query can be worth more (issue 13; see capver.engines.mcqs.mcqs_e for
+    # what it measured).  False runs every iteration, as before.
+    stop_at_full_disagreement: bool = True
 
 
 class SequencePolicy:

@@ -21,6 +21,16 @@ best-first search for the nearest disagreement; measured on LAO* First Responder
 900–1,120), reached coverage agreement 0.21–0.26 against 0.13–0.14, and used a
 quarter of the CPU time (18–20 s against 62–99 s); on Blocksworld (1,000 steps, one
 seed) 0.84 against 0.35.
+
+A search ends early once every capability has been tried at the root and the root is
+worth 1 (:attr:`SynthesisConfig.stop_at_full_disagreement`, issue 13): δ_TV ≤ 1 and
+γ ≤ 1, so no path can be worth more, and the remaining iterations only shifted visit
+counts among capabilities that all reach full disagreement.  On LAO* First Responders
+every search of the first 800 steps reached this after 33 of its 100 iterations on
+average.  At 1,500 steps (6 seeds) coverage agreement was 0.40 on average with the
+early end against 0.39 without (per seed 0.48/0.37/0.37/0.41/0.38/0.40 against
+0.36/0.39/0.42/0.43/0.40/0.31), at 2.0–3.4 ms of CPU per simulator step against
+7.1–9.8 ms.
 """
 
 from __future__ import annotations
