@@ -234,13 +234,13 @@ def contradiction(m: CapabilityModel, data: TransitionDataset) -> str | None:
     for r in m.rules:
         for _, e in r.effects:
             if e not in seen:
-                return f"predicts the effect {e.format(vocab)} never observed for it"
+                return f"the lifted rules predict the effect {e.format(vocab)}, never observed for it"
     for s in sorted(data.states_of(c)):
         want = set(data.successors(s, c))
         got = set(m.distribution(s))
         if got != want:
-            return (f"at the tried state {vocab.format_state(s)} it was observed to reach "
-                    f"{len(want)} successor(s), the lifted rules predict {len(got)}")
+            return (f"at the tried state {vocab.format_state(s)} the lifted rules predict "
+                    f"{len(got)} successor(s) where {len(want)} were observed")
     return None
 
 

@@ -1367,7 +1367,7 @@ def emit_lifted(occ: LiftedOccam, *, name: str = "model", init: State | None = N
         if cm.name not in lifted:
             out.append("")
             if cm.name in occ.kept_ground:
-                out += _comment(f"Keeps its ground rules: the lifted rules {occ.kept_ground[cm.name]}.", "  ")
+                out += _comment(f"Keeps its ground rules: {occ.kept_ground[cm.name]}.", "  ")
             out += _capability_lines(model.ctx, cm, None)
     out[-1] += ")"
     return "\n".join(out) + "\n"
