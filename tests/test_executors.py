@@ -125,13 +125,13 @@ def test_a_seeded_execution_depends_on_its_entropy_alone() -> None:
 
 
 def test_dprime_of_one_chunk_is_the_sequential_dprime() -> None:
-    """Up to one chunk, D′ is what collect_eval_dataset always gave (the benchmarks'
-    recorded numbers stand); beyond it, the same on every executor."""
+    """Without a chunk size (and up to one chunk), D′ is what collect_eval_dataset
+    always gave, so the recorded benchmark numbers stand."""
     a = build_assessment(BLOCKS.agent, BLOCKS.args, np.random.default_rng(0))
     b = build_assessment(BLOCKS.agent, BLOCKS.args, np.random.default_rng(0))
     old = collect_eval_dataset(a.setting, a.setting.capabilities, 12, np.random.default_rng(3))
     with LocalExecutor() as ex:
-        new = collect_eval_chunked(b.setting, b.setting.capabilities, 12, 3, ex, BLOCKS, chunk=12)
+        new = collect_eval_chunked(b.setting, b.setting.capabilities, 12, 3, ex, BLOCKS)
     assert _records(new) == _records(old) and new.simulator_steps == old.simulator_steps
     # The learner goes on from the same simulator state.
     assert a.setting.sim.step(a.setting.sim.available_actions()[0]) == b.setting.sim.step(

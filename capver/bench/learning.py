@@ -60,7 +60,7 @@ from pathlib import Path
 import numpy as np
 
 from capver.bench.cli import BenchParser, summary
-from capver.engines.eval_collection import collect_eval_chunked
+from capver.engines.eval_collection import SUGGESTED_CHUNK, collect_eval_chunked
 from capver.engines.evaluation import checkpoint_scores, mean_abs_error, tilde_scores
 from capver.engines.executors import EXECUTORS, Executor, LocalExecutor, make_executor
 from capver.engines.learning import LearnConfig, Learner
@@ -161,15 +161,17 @@ class EvalSet:
         return d
 
 
-def collect_eval_set(setting: str, n_sequences: int, executor: Executor | None = None) -> EvalSet:
-    """D′ for ``setting``, from a fixed seed (section 4.2's independent dataset);
-    chunks beyond the first on ``executor`` (default: this process)."""
+def collect_eval_set(setting: str, n_sequences: int, executor: Executor | None = None,
+                     chunk: int | None = None) -> EvalSet:
+    """D′ for ``setting``, from a fixed seed (section 4.2's independent dataset); in
+    chunks of ``chunk`` sequences (None: one stream, in this process), those beyond
+    the first on ``executor`` (default: this process)."""
     a = build_setting(setting)
     a.setting.sim.reset(EVAL_SEED)
     agent, args = parse_setting(setting)
     with LocalExecutor() if executor is None else _borrowed(executor) as ex:
         d = collect_eval_chunked(a.setting, a.setting.capabilities, n_sequences, EVAL_SEED, ex,
-                                 SettingSpec(agent, args, SETTING_SEED))
+                                 SettingSpec(agent, args, SETTING_SEED), chunk)
     counts = tuple(sorted((t.s, t.c, t.s_next, n) for t, n in d.items()))
     return EvalSet(setting, tuple(a.setting.capabilities), counts)
 
@@ -824,6 +826,10 @@ def build_parser() -> BenchParser:
     p.add_argument("--max-seconds", type=float, default=45.0,
                    help="wall-clock cap of each run, evaluations included (0: none; default 45)")
     p.add_argument("--eval-sequences", type=int, default=300, help="sequences in each setting's D′ (default 300)")
+    p.add_argument("--eval-chunk", type=int, default=None, metavar="N",
+                   help=f"collect D′ in chunks of N sequences on the executor's workers (e.g. {SUGGESTED_CHUNK:,}); "
+                        "chunk k ≥ 1 has its own seeds, so D′ depends on N, never on the executor (default: one "
+                        "stream in this process, the recorded D′)")
     p.add_argument("--eval-every", type=int, default=0,
                    help="checkpoint every this many simulator steps (default: budget/40)")
     p.add_argument("--crossing", choices=("first", "sustained"), default="first",
@@ -897,8 +903,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(m for m in {*args.methods, *args.qace_methods, *args.ablation_methods} if m not in QUERY_METHODS)
     if unknown:
         parser.error(f"unknown method(s) {unknown}; expected some of {sorted(QUERY_METHODS)}")
-    if args.seeds < 1 or args.jobs < 1 or args.eval_sequences < 1 or args.random_factor <= 0 or args.budget_scale <= 0:
-        parser.error("--seeds, --jobs, --eval-sequences, --random-factor and --budget-scale must be positive")
+    if (args.seeds < 1 or args.jobs < 1 or args.eval_sequences < 1 or args.random_factor <= 0
+            or args.budget_scale <= 0 or (args.eval_chunk is not None and args.eval_chunk < 1)):
+        parser.error("--seeds, --jobs, --eval-sequences, --eval-chunk, --random-factor and --budget-scale must be "
+                     "positive")
     if args.eval_every < 0 or args.tilde < 0 or args.qace_every < 1 or args.qace_budget_steps < 1:
         parser.error("--eval-every and --tilde must be ≥ 0, --qace-every and --qace-budget-steps ≥ 1")
     for s in args.settings:
@@ -922,7 +930,7 @@ def main(argv: list[str] | None = None) -> int:
     executor = make_executor(args.executor, args.jobs, args.address)
     try:
         for s in args.settings:
-            eval_sets[s] = e = collect_eval_set(s, args.eval_sequences, executor)
+            eval_sets[s] = e = collect_eval_set(s, args.eval_sequences, executor, args.eval_chunk)
             log(f"D′ {s}: {args.eval_sequences} sequences, {e.size} executions, {len(e.counts)} unique transitions")
         results = run_jobs(plan_jobs(args, budgets, eval_sets), args.jobs, log, executor)
     finally:

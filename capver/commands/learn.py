@@ -29,7 +29,7 @@ import numpy as np
 
 from capver.commands.argtypes import positive, seconds, theta
 from capver.commands.progress import ProgressReport
-from capver.engines.eval_collection import collect_eval_chunked
+from capver.engines.eval_collection import SUGGESTED_CHUNK, collect_eval_chunked
 from capver.engines.evaluation import checkpoint_scores, tilde_scores
 from capver.engines.executors import EXECUTORS, Executor, make_executor
 from capver.engines.findings import run_findings
@@ -80,6 +80,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--iterations", type=positive, default=100, help="MCTS iterations per plan")
     parser.add_argument("--xi", type=float, default=1e-5, help="cap of the revisitation bonus ξ (0: the ξ=0 ablation)")
     parser.add_argument("--eval-sequences", type=positive, default=300, help="sequences in the evaluation dataset D′")
+    parser.add_argument("--eval-chunk", type=positive, default=None, metavar="N",
+                        help=f"collect D′ in chunks of N sequences on the executor's workers (e.g. {SUGGESTED_CHUNK:,}); "
+                        "D′ then depends on N, never on the executor (default: one stream in this process)")
     parser.add_argument("--eval-every", type=positive, default=200, help="evaluate every this many simulator steps")
     parser.add_argument("--out", type=Path, required=True,
                         help="output directory: new or empty, or with --resume a capver learn run")
@@ -140,14 +143,14 @@ def check_out(out: Path, resume: bool, manifest: RunManifest, given: RunBudget |
 
 
 def eval_dataset(a: Assessment, out: Path, n: int, seed: int, report: ProgressReport,
-                 executor: Executor, spec: SettingSpec) -> TransitionDataset:
-    """D′, stored in ``out/eval.jsonl`` so that a resumed run uses the same one;
-    chunks beyond the first are collected by ``executor``'s workers."""
+                 executor: Executor, spec: SettingSpec, chunk: int | None) -> TransitionDataset:
+    """D′, stored in ``out/eval.jsonl`` so that a resumed run uses the same one; in
+    chunks of ``chunk`` sequences, those beyond the first on ``executor``'s workers."""
     path = out / "eval.jsonl"
     if path.exists():
         return dataset_file.load(path, vocab=a.ctx.vocab, strict=True).dataset
     with report.phase(f"collecting the evaluation dataset D′ ({n} sequences of 10–30 capabilities)"):
-        d = collect_eval_chunked(a.setting, a.setting.capabilities, n, seed + 10_007, executor, spec)
+        d = collect_eval_chunked(a.setting, a.setting.capabilities, n, seed + 10_007, executor, spec, chunk)
     with dataset_file.DatasetWriter.open(path, a.ctx.vocab, resume=False) as w:
         for c in d.capabilities:
             w.write_capability(c)
@@ -201,7 +204,7 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
     ctx = assessment.ctx
     # Workers build the setting themselves from its name, arguments and seed.
     spec = SettingSpec(args.agent, manifest.setting, args.seed)
-    d_eval = eval_dataset(assessment, out, args.eval_sequences, args.seed, report, executor, spec)
+    d_eval = eval_dataset(assessment, out, args.eval_sequences, args.seed, report, executor, spec, args.eval_chunk)
     with warnings.catch_warnings():
         # Reported below in one line of ours, without the library's source location.
         warnings.simplefilter("ignore", dataset_file.TornRecordWarning)

@@ -2,14 +2,15 @@
 that the paper's 100,000 sequences per setting are a matter of workers (issue 13,
 part 5).
 
-D′ is a function of (setting, seed, number of sequences) alone, never of the
-executor or of how many workers it has:
+D′ is a function of (setting, seed, number of sequences, chunk size) alone, never
+of the executor or of how many workers it has:
 
-* chunk 0, the first :data:`EVAL_CHUNK` sequences, runs in the calling process on
-  the setting's own simulator with ``default_rng(seed)``, exactly as
-  :func:`~capver.engines.evaluation.collect_eval_dataset` always collected D′; a D′
-  of up to :data:`EVAL_CHUNK` sequences (every recorded benchmark) is therefore
-  unchanged, and so is the simulator state the learner continues from;
+* chunk 0 runs in the calling process on the setting's own simulator with
+  ``default_rng(seed)``, exactly as
+  :func:`~capver.engines.evaluation.collect_eval_dataset` always collected D′.
+  Without a chunk size D′ is this one chunk, so every recorded D′ (the benchmarks'
+  300 sequences and ``capver bench dprime``'s 100,000) is unchanged, and so is the
+  simulator state the learner continues from;
 * chunk k ≥ 1 runs on a worker's own copy of the setting (built once per worker
   from a picklable setup) with the agent stream and simulator seed that
   :func:`~capver.engines.execution.derived_streams` derives from (seed, k).
@@ -34,9 +35,9 @@ from capver.engines.learning import Setting
 from capver.model.dataset import TransitionDataset
 from capver.model.state import Capability, Transition
 
-EVAL_CHUNK = 1_000
-"""Sequences per chunk: small enough that 100,000 sequences keep 100 workers busy,
-large enough that a chunk's few seconds dwarf shipping it."""
+SUGGESTED_CHUNK = 1_000
+"""A chunk size for large D′ (the command line's help names it): 100,000 sequences
+keep 100 workers busy, and a chunk's ~20,000 executions dwarf shipping it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +67,9 @@ def collect_chunk(setting: Setting, chunk: EvalChunk) -> ChunkCounts:
     return ChunkCounts(tuple(d.items()), d.simulator_steps)
 
 
-def chunk_sizes(n_sequences: int, chunk: int = EVAL_CHUNK) -> list[int]:
-    return [min(chunk, n_sequences - start) for start in range(0, n_sequences, chunk)]
+def chunk_sizes(n_sequences: int, chunk: int | None = None) -> list[int]:
+    step = n_sequences if chunk is None else chunk
+    return [min(step, n_sequences - start) for start in range(0, n_sequences, step)]
 
 
 def collect_eval_chunked(
@@ -77,12 +79,13 @@ def collect_eval_chunked(
     seed: int,
     executor: Executor,
     worker_setting: Setup,
-    chunk: int = EVAL_CHUNK,
+    chunk: int | None = None,
 ) -> TransitionDataset:
-    """D′ of ``n_sequences`` sequences: chunk 0 here on ``setting``, the others on
-    ``executor``'s workers (each builds its setting with ``worker_setting``), at the
-    same time when the executor has workers of its own."""
-    if n_sequences < 1 or chunk < 1:
+    """D′ of ``n_sequences`` sequences in chunks of ``chunk`` (None: one chunk):
+    chunk 0 here on ``setting``, the others on ``executor``'s workers (each builds
+    its setting with ``worker_setting``), at the same time when the executor has
+    workers of its own."""
+    if n_sequences < 1 or (chunk is not None and chunk < 1):
         raise ValueError(f"n_sequences and chunk must be positive, got {n_sequences} and {chunk}")
     sizes = chunk_sizes(n_sequences, chunk)
     caps = tuple(capabilities)
