@@ -54,14 +54,14 @@ EXIT_INTERRUPTED = 130
 
 def add_setting_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", choices=sorted(SETTINGS), default="lao", help="the agent to assess")
-    parser.add_argument("--domain", default="first_responders", help="bundled PPDDL domain for lao/primitive")
+    parser.add_argument("--domain", default="first_responders", help="bundled PPDDL domain for lao/primitive; kitchen layout for overcooked (cramped_room, two_pots)")
     parser.add_argument("--problem", default="problem1", help="problem of the domain")
     parser.add_argument("--model", metavar="FILE", help="capability-model file (.capm) for the model agent")
     parser.add_argument("--init", default="", metavar="ATOMS", help="model agent: initial state atoms")
     parser.add_argument("--theta", type=theta, default=1, help="temporal length Θ for lao, or 'inf'")
     parser.add_argument("--step-cap", type=positive, default=SettingArgs().step_cap,
                         help="simulator steps one capability execution may take (lao with Θ = inf, MiniGrid)")
-    parser.add_argument("--layouts", type=positive, default=20, help="MiniGrid: number of start layouts")
+    parser.add_argument("--layouts", type=positive, default=20, help="MiniGrid: number of start layouts; overcooked: number of start states")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice")
 
 
