@@ -133,7 +133,7 @@ def finding_words(f: Finding) -> str:
         return (f"{cap.name}: never achieved {goal} in any of the {plural(f.tried, 'tried state')} where it did "
                 "not hold yet")
     if isinstance(f, Reliable):
-        return f"{cap.name}: always achieved {goal}, in every outcome from all {plural(f.tried, 'tried state')}"
+        return f"{cap.name}: always achieved {goal}, in every outcome observed from {plural(f.tried, 'tried state')}"
     if isinstance(f, SuccessDrop):
         return (f"{cap.name}: success drops to at most {_probability_words(f.low)} "
                 f"({plural(f.low_states, 'tried state')}) from at least {_probability_words(f.high)} "
