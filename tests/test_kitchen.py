@@ -319,3 +319,14 @@ def test_learn_overcooked_end_to_end(tmp_path: Path) -> None:
     assert all(f"(:capability {name}" in h_and for name in SUBTASKS)
     cert = json.loads((out / "certificate.json").read_text())
     assert [c["holds"] for c in cert["claims"]] == [True, True, True]
+
+
+def test_gymnasium_env_checker_passes() -> None:
+    import warnings
+
+    from gymnasium.utils.env_checker import check_env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the checker reports API deviations as warnings
+        check_env(KitchenEnv(), skip_render_check=True)
+    assert "chef 1: facing north, holding nothing" in KitchenEnv(render_mode="ansi").render()
