@@ -11,6 +11,7 @@ timeouts) so that a broken worker fails a test instead of hanging the suite.
 from __future__ import annotations
 
 import faulthandler
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -107,6 +108,16 @@ def test_make_executor_refuses_bad_arguments() -> None:
         make_executor("local", 2, "localhost:6379")
     with pytest.raises(ExecutorError, match="positive"):
         make_executor("threads", 0)
+    # ray.init would wait minutes on an address where no head node listens.
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    start = time.monotonic()
+    with pytest.raises(ExecutorError, match="no Ray head node answers"):
+        make_executor("ray", 2, f"127.0.0.1:{port}")
+    assert time.monotonic() - start < 10
+    with pytest.raises(ExecutorError, match="expected HOST:PORT"):
+        make_executor("ray", 2, "nowhere")
 
 
 def test_a_seeded_execution_depends_on_its_entropy_alone() -> None:

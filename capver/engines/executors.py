@@ -29,6 +29,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import multiprocessing
+import socket
 import threading
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -195,6 +196,21 @@ class _RayWorker:
         return i, fn(_context(self.contexts, setup), item)
 
 
+def _check_reachable(address: str) -> None:
+    """Refuse a HOST:PORT nobody listens on at once: ray.init would wait minutes for
+    it.  ('auto' and ray:// addresses are left to Ray, which fails fast on them.)"""
+    if address == "auto" or "://" in address:
+        return
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        raise ExecutorError(f"--address {address!r}: expected HOST:PORT (e.g. 10.0.0.1:6379), 'auto' or ray://HOST:PORT")
+    try:
+        socket.create_connection((host, int(port)), timeout=5.0).close()
+    except OSError as exc:
+        raise ExecutorError(f"--address {address}: no Ray head node answers there ({exc.strerror or exc}); start "
+                            "one with 'ray start --head --port=PORT'") from None
+
+
 class RayExecutor(_Closing):
     """``workers`` Ray actors of one CPU each, on the cluster at ``address`` (``None``:
     a Ray instance already started in this process, else a new local one).  Results
@@ -205,6 +221,8 @@ class RayExecutor(_Closing):
     def __init__(self, workers: int = 1, address: str | None = None) -> None:
         if importlib.util.find_spec("ray") is None:
             raise ExecutorError("--executor ray: the 'ray' package is not installed; pip install 'ray[default]'")
+        if address is not None:
+            _check_reachable(address)
         self.workers = workers
         self.address = address
         self._started = False
