@@ -127,6 +127,7 @@ def test_findings_are_read_off_h_and_only(robot) -> None:
         find(result.h_or, np.random.default_rng(0))
 
 
+@pytest.mark.slow
 def test_capver_learn_writes_the_findings_into_report_txt(tmp_path: Path) -> None:
     model = tmp_path / "robot.capm"
     model.write_text(HIDDEN)

@@ -225,6 +225,7 @@ def test_a_bad_reply_fails_the_execution_and_the_next_one_runs(srv: LocalChatSer
     assert good.failure is None and good.stop_reason == "done"
 
 
+@pytest.mark.slow
 def test_capver_learn_agent_tabletop_llm_end_to_end(srv: LocalChatServer, tmp_path: Path) -> None:
     env = {**os.environ, "CAPVER_LLM_BASE_URL": srv.base_url, "CAPVER_LLM_MODEL": "scripted",
            "CAPVER_LLM_CACHE": str(tmp_path / "cache")}
