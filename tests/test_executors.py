@@ -10,6 +10,7 @@ timeouts) so that a broken worker fails a test instead of hanging the suite.
 
 from __future__ import annotations
 
+import csv
 import faulthandler
 import socket
 import time
@@ -23,6 +24,7 @@ from cli import capver
 from llm_server import LocalChatServer
 
 from capver.bench.learning import Job, RunSpec, collect_eval_set, run_jobs
+from capver.bench.learning import main as bench_main
 from capver.engines.eval_collection import collect_eval_chunked
 from capver.engines.evaluation import collect_eval_dataset
 from capver.engines.executors import (
@@ -269,3 +271,19 @@ def test_ray_gives_the_local_results(ray_session: None, deadline: None) -> None:
             _, reference = _learn(ParallelExecutions(local, BLOCKS), method="mcqs-e", steps=40)
         _, on_ray = _learn(ParallelExecutions(ray_ex, BLOCKS), method="mcqs-e", steps=40)
         assert on_ray == reference
+
+
+def test_bench_learning_on_threads_with_dprime_chunks_writes_the_local_table(tmp_path: Path) -> None:
+    """The command-line path: --executor/--jobs/--eval-chunk change where the work
+    runs, not runs.csv."""
+    argv = ["--quick", "--settings", SETTING, "--methods", "mcqs-s,random", "--seeds", "1", "--no-ablation",
+            "--no-qace", "--eval-sequences", "7", "--eval-chunk", "3", "--max-seconds", "0"]
+
+    def rows(out: Path) -> list[dict[str, str]]:
+        with open(out / "runs.csv", newline="") as f:
+            return [{k: v for k, v in r.items() if not k.endswith("seconds")} for r in csv.DictReader(f)]
+
+    assert bench_main([*argv, "--jobs", "1", "--out", str(tmp_path / "local")]) == 0
+    assert bench_main([*argv, "--executor", "threads", "--jobs", "2", "--out", str(tmp_path / "threads")]) == 0
+    assert rows(tmp_path / "local") == rows(tmp_path / "threads") != []
+    assert "2 threads worker(s)" in (tmp_path / "threads" / "table.md").read_text()
