@@ -124,6 +124,8 @@ def parse_setting(name: str) -> tuple[str, SettingArgs]:
         return agent, SettingArgs(domain=domain, seed=SETTING_SEED)
     if agent in ("minigrid-rl", "minigrid-search", "crafter") and not domain:
         return agent, SettingArgs(seed=SETTING_SEED)
+    if agent == "tabletop-llm" and not domain:  # needs CAPVER_LLM_* (the tests' scripted server will do)
+        return agent, SettingArgs(seed=SETTING_SEED, layouts=10, step_cap=12)
     if agent == "overcooked":  # overcooked or overcooked:LAYOUT (capver.envs.kitchen.LAYOUTS)
         return agent, SettingArgs(domain=domain or "cramped_room", seed=SETTING_SEED)
     raise SettingError(
