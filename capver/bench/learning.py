@@ -129,8 +129,8 @@ def parse_setting(name: str) -> tuple[str, SettingArgs]:
     if agent == "overcooked":  # overcooked or overcooked:LAYOUT (capver.envs.kitchen.LAYOUTS)
         return agent, SettingArgs(domain=domain or "cramped_room", seed=SETTING_SEED)
     raise SettingError(
-        f"setting {name!r}: expected lao:DOMAIN, primitive:DOMAIN, minigrid-rl, minigrid-search, crafter or "
-        "overcooked[:LAYOUT]"
+        f"setting {name!r}: expected lao:DOMAIN, primitive:DOMAIN, minigrid-rl, minigrid-search, crafter, "
+        "tabletop-llm or overcooked[:LAYOUT]"
     )
 
 
@@ -813,7 +813,7 @@ def _csv_list(text: str) -> list[str]:
 def build_parser() -> BenchParser:
     p = BenchParser("learning", summary(__doc__))
     p.add_argument("--settings", type=_csv_list, default=list(DEFAULT_SETTINGS),
-                   help="comma-separated: lao:DOMAIN, primitive:DOMAIN, minigrid-rl, minigrid-search, overcooked[:LAYOUT] "
+                   help="comma-separated: lao:DOMAIN, primitive:DOMAIN, minigrid-rl, minigrid-search, tabletop-llm, overcooked[:LAYOUT] "
                         f"(default {','.join(DEFAULT_SETTINGS)})")
     p.add_argument("--methods", type=_csv_list, default=["mcqs-e", "mcqs-s", "random"],
                    help=f"comma-separated, from {sorted(QUERY_METHODS)} (default mcqs-e,mcqs-s,random)")
