@@ -287,3 +287,18 @@ def test_bench_learning_on_threads_with_dprime_chunks_writes_the_local_table(tmp
     assert bench_main([*argv, "--executor", "threads", "--jobs", "2", "--out", str(tmp_path / "threads")]) == 0
     assert rows(tmp_path / "local") == rows(tmp_path / "threads") != []
     assert "2 threads worker(s)" in (tmp_path / "threads" / "table.md").read_text()
+
+
+@pytest.mark.slow
+def test_capver_learn_on_ray_writes_the_run_of_threads(tmp_path: Path) -> None:
+    """capver learn as typed, with its own Ray instance started from the command (not
+    from a test fixture): D′ chunks and the rounds on two actors give the files the
+    threads executor writes."""
+    common = ("learn", "--agent", "lao", "--domain", "blocks", "--method", "mcqs-s", "--max-steps", "30",
+              "--eval-sequences", "7", "--eval-chunk", "3", "--executions", "2", "--seed", "4", "--quiet",
+              "--concurrency", "2")
+    for executor in ("threads", "ray"):
+        r = capver(*common, "--executor", executor, "--out", str(tmp_path / executor), timeout=TIMEOUT)
+        assert r.returncode == 0, r.stdout + r.stderr
+    for name in ("eval.jsonl", "dataset.jsonl", "h_and.capm", "h_or.capm"):
+        assert (tmp_path / "threads" / name).read_bytes() == (tmp_path / "ray" / name).read_bytes(), name

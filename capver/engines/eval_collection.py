@@ -98,7 +98,10 @@ def collect_eval_chunked(
         d = collect_eval_dataset(setting, caps, sizes[0], np.random.default_rng(seed))
         results = remote()
     else:
-        # The workers' map waits in a helper thread while this one collects chunk 0.
+        # The workers' map waits in a helper thread while this one collects chunk 0;
+        # the workers are brought up here, in the calling thread (see Executor.start).
+        if chunks:
+            executor.start()
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="capver-eval") as waiter:
             pending = waiter.submit(remote)
             d = collect_eval_dataset(setting, caps, sizes[0], np.random.default_rng(seed))

@@ -69,6 +69,12 @@ class Executor(Protocol):
         is in the order of ``items``."""
         ...
 
+    def start(self) -> None:
+        """Bring the workers up now, in the calling thread; call it before mapping
+        from a helper thread (Ray must be initialised from the main thread: a
+        driver initialised in a helper thread exits with it)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -114,6 +120,10 @@ class LocalExecutor(_Closing):
     def in_process(self) -> bool:
         return self.workers <= 1
 
+    def start(self) -> None:
+        if not self.in_process and self._pool is None:
+            self._pool = multiprocessing.get_context("spawn").Pool(self.workers)
+
     def map(self, fn: Task[T, R], items: Sequence[T], setup: Setup | None = None,
             on_result: OnResult | None = None) -> list[R]:
         if self.in_process or (len(items) <= 1 and self._pool is None):
@@ -124,8 +134,7 @@ class LocalExecutor(_Closing):
                     on_result(i, r)
                 out.append(r)
             return out
-        if self._pool is None:
-            self._pool = multiprocessing.get_context("spawn").Pool(self.workers)
+        self.start()
         results: dict[int, Any] = {}
         jobs = [(setup, fn, i, item) for i, item in enumerate(items)]
         for i, r in self._pool.imap_unordered(_process_call, jobs):
@@ -156,6 +165,9 @@ class ThreadExecutor(_Closing):
     @property
     def in_process(self) -> bool:
         return False
+
+    def start(self) -> None:
+        pass  # threads start on first use, from any thread
 
     def _call(self, fn: Task[T, R], setup: Setup | None, item: T) -> R:
         cache = getattr(self._local, "contexts", None)
@@ -227,6 +239,7 @@ class RayExecutor(_Closing):
         self.address = address
         self._started = False
         self._actors: list[Any] = []
+        self._setup_refs: dict[Hashable, Any] = {}
 
     @property
     def _ray(self) -> Any:
@@ -247,6 +260,9 @@ class RayExecutor(_Closing):
     def in_process(self) -> bool:
         return False
 
+    def start(self) -> None:
+        self._pool()
+
     def _pool(self) -> Any:
         if not self._actors:
             actor = self._ray.remote(num_cpus=1)(_RayWorker)
@@ -259,7 +275,12 @@ class RayExecutor(_Closing):
             on_result: OnResult | None = None) -> list[R]:
         if not items:
             return []
-        setup_ref = self._ray.put(setup)  # shipped to the object store once per map
+        # The setup goes to the object store once per executor, not once per task
+        # (nor per round of a learner's executions).
+        key: Hashable = setup
+        setup_ref = self._setup_refs.get(key)
+        if setup_ref is None:
+            setup_ref = self._setup_refs[key] = self._ray.put(setup)
         pool = self._pool()
         results: dict[int, Any] = {}
         for i, r in pool.map_unordered(lambda a, v: a.run.remote(setup_ref, fn, v[0], v[1]),
@@ -277,6 +298,7 @@ class RayExecutor(_Closing):
         for a in self._actors:
             ray.kill(a)
         self._actors = []
+        self._setup_refs = {}
         if self._started:
             ray.shutdown()
             self._started = False
