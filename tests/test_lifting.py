@@ -7,6 +7,7 @@ lifted capabilities read back as the same ground model (z3 on the grounding)."""
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,10 +16,10 @@ from hypothesis import strategies as st
 
 from capver.engines import verify
 from capver.engines.lattice import build_bounds
-from capver.engines.lifting import contradiction, lifted_occam_model, schema_of
+from capver.engines.lifting import contradiction, lifted_occam_model, run_lifted_model, schema_of
 from capver.engines.occam import occam_model
 from capver.errors import DSLSemanticError
-from capver.io import dsl
+from capver.io import dataset_file, dsl
 from capver.logic.condition import LogicContext
 from capver.model.dataset import TransitionDataset
 from capver.model.state import Capability, Effect, Transition
@@ -90,7 +91,7 @@ def test_lifted_h_tilde_lies_between_the_bounds_and_reads_back_exactly(seed: int
     assert not occ.lifted_names & set(occ.kept_ground)
     # The lifted file reads back as the same ground model, proved on the grounding.
     back = dsl.parse(dsl.emit_lifted(occ, name="lifted"), ctx=ctx).model
-    assert set(back) == set(occ.model)
+    assert set(back) == set(occ.model) == set(bounds.pessimistic)
     assert verify.equivalent(back, occ.model).holds
     assert verify.same_distributions(back, occ.model).holds
 
@@ -132,9 +133,18 @@ def test_a_grounding_that_contradicts_the_pooled_rules_keeps_its_ground_rules() 
     # z2 was never seen healed at all (h∨ admits no healing for it anywhere).
     assert "the lifted rules predict 2 successor(s) where 1 were observed" in occ.kept_ground["treat(z1,l1)"]
     assert occ.kept_ground["treat(z2,l1)"] == "the lifted rules predict the effect {not hurt(z2)}, never observed for it"
-    assert occ.model["treat(z2,l1)"] is ground.model["treat(z2,l1)"]
+    # Each keeps its ground rules where the lifted ones contradict its data, and the
+    # lifted rules restricted to its observed effects elsewhere.
+    assert occ.projected == {"treat(z1,l1)", "treat(z2,l1)"}
+    for c in occ.projected:
+        assert contradiction(occ.model[c], data) is None
+    unhurt = v.state(["at(z1,l1)", "medic-at(m1,l1)", "at(z2,l1)"])  # untried: nothing to heal
+    assert occ.model["treat(z2,l1)"].distribution(unhurt) == {unhurt: 1}
+    whole = lifted_occam_model(bounds.pessimistic, data, np.random.default_rng(0), ground, project=False)
+    assert not whole.projected and whole.model["treat(z2,l1)"] is ground.model["treat(z2,l1)"]
     text = dsl.emit_lifted(occ, name="kept")
-    assert ":lifted-capability" not in text and "Keeps its ground rules" in text
+    assert ":lifted-capability" not in text and "ground rules elsewhere" in text
+    assert "Keeps its ground rules" in dsl.emit_lifted(whole, name="kept")
 
 
 LIFTED_HEAD = """(define (capability-model m)
@@ -194,3 +204,25 @@ def test_effect_outside_the_lifted_vocabulary_keeps_the_grounding_ground() -> No
     assert "outside the schema's lifted vocabulary" in occ.kept_ground["treat(z1,l1)"]
     assert occ.model["treat(z1,l1)"].distribution(0) == {v.state(["at(z2,l2)"]): 1}
     assert Effect(0, 0) in {e for r in occ.model["treat(z2,l1)"].rules for _, e in r.effects}
+
+
+@pytest.mark.slow
+def test_capver_learn_writes_the_lifted_model_and_certify_proves_it(tmp_path: Path) -> None:
+    from cli import capver
+
+    run = tmp_path / "run"
+    res = capver("learn", "--agent", "primitive", "--domain", "first_responders", "--method", "random",
+                 "--max-steps", "120", "--out", str(run))
+    assert res.returncode == 0, res.stderr
+    text = (run / "h_tilde.capm").read_text(encoding="utf-8")
+    assert '(:lifted-capability "load-medical-unit(?m,?l,?v)"' in text
+    assert ":parameters (?m - medical_unit ?l - location ?v - victim)" in text
+    # The file is the model capver learn certified: it reads back as the lifted h̃ of the data.
+    h_and = dsl.read(run / "h_and.capm")
+    data = dataset_file.load(run / "dataset.jsonl", vocab=h_and.vocabulary).dataset
+    written = dsl.read(run / "h_tilde.capm", ctx=h_and.ctx).model
+    rebuilt = run_lifted_model(build_bounds(h_and.ctx, data).pessimistic, data, 0)
+    assert dsl.emit(written, name="occam") == dsl.emit(rebuilt.model, name="occam")
+    res = capver("certify", str(run))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "h_and.capm ⪯ h_tilde.capm: proved" in res.stdout and "h_tilde.capm ⪯ h_or.capm: proved" in res.stdout

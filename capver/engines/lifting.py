@@ -20,11 +20,14 @@ be the inverse of lifting.  With this choice lift_σ is a bijection between the 
 atoms and their groundings under σ, so grounding a lifted condition by substitution
 gives exactly f_φ(lift_σ(s)).
 
-A grounding keeps its ground rules (ground h̃) when the grounded lifted rules
-contradict its own data, named in :attr:`LiftedOccam.kept_ground`: at a tried state
-they would predict another set of successors than was observed there, or they
-predict an effect never observed for this capability (h∨ admits only those at
-untried states).  Every grounding that uses the lifted rules therefore satisfies
+A grounding keeps its ground rules when the grounded lifted rules contradict its
+own data, named in :attr:`LiftedOccam.kept_ground`: at a tried state they would
+predict another set of successors than was observed there, or they predict an effect
+never observed for this capability (h∨ admits only those at untried states).  It
+keeps them only where needed (:func:`projected_capability`; ``project=False`` keeps
+the whole ground h̃): the lifted rules restricted to the effects observed for it, and
+the ground h̃ at the tried states they would contradict and wherever no restricted
+lifted rule applies.  Every grounding that uses the lifted rules therefore satisfies
 pcond ⊆ f ⊆ ocond with the observed effect sets, so h∧ ⪯ h̃ ⪯ h∨ still holds, and
 the certificate proves it with z3 on the ground model as before.
 """
@@ -255,6 +258,7 @@ class LiftedOccam:
     kept_ground: Mapping[str, str]
     choices: Mapping[str, Choice] = field(default_factory=dict)
     candidates: tuple[LiftedCapability, ...] = ()  # every schema's rules with all its pooled bindings
+    projected: frozenset[str] = frozenset()  # kept groundings whose rules are the lifted ones projected
 
     def unchecked(self) -> CompoundModel:
         """Every pooled binding grounded from its schema's rules, contradicting its
@@ -270,14 +274,16 @@ class LiftedOccam:
 
 
 def schemas(caps: Sequence[Capability], vocab: Vocabulary) -> dict[Schema, list[tuple[str, ...]]]:
-    """Capabilities grouped by schema (bindings in the given order); schemas with a
+    """Capabilities grouped by schema (bindings sorted); schemas with a
     single grounding are left out (nothing to pool)."""
     groups: dict[Schema, list[tuple[str, ...]]] = {}
     for c in caps:
         sb = schema_of(c, vocab)
         if sb is not None:
             groups.setdefault(sb[0], []).append(sb[1])
-    return {s: bs for s, bs in groups.items() if len(bs) > 1}
+    # Bindings sorted, so that the lifted model does not depend on the order the
+    # capabilities were declared in (a dataset file lists them as first observed).
+    return {s: sorted(bs) for s, bs in groups.items() if len(bs) > 1}
 
 
 def _pooled(lv: LiftedVocabulary, schema: Schema, bindings: Sequence[tuple[str, ...]], data: TransitionDataset,
@@ -321,9 +327,44 @@ def _lifted_h_and(ctx: LogicContext, schema: Schema, pooled: Mapping[State, Mapp
     return CapabilityModel(Capability(schema.name, ()), tuple(rules))
 
 
+def projected_capability(lc: LiftedCapability, binding: tuple[str, ...], ctx: LogicContext,
+                         data: TransitionDataset, ground: CapabilityModel) -> CapabilityModel:
+    """The lifted rules of a binding they contradict, projected into its lattice
+    interval: each rule keeps only the effects observed for this capability (its
+    pooled MLE renormalised over them, i.e. the pooled counts of those effects) and
+    leaves out the tried states where it would then predict other successors than
+    observed.  What no rule keeps — those states, rules left without an effect, states
+    no lifted rule covers — keeps the ground h̃'s rules, which agree with the data
+    everywhere.  The rules stay mutually exclusive, so h∧ ⪯ result ⪯ h∨."""
+    c = ground.name
+    b = ctx.bdd
+    seen = {observed_effect(s, s2) for s in data.states_of(c) for s2 in data.successors(s, c)}
+    rules: list[Rule] = []
+    used = b.false
+    for r in ground_capability(lc, binding, ctx).rules:
+        keep = {e: p for p, e in r.effects if e in seen}
+        if not keep:
+            continue
+        f = r.condition.bdd
+        for s in sorted(data.states_of(c)):
+            if b.evaluate(f, s) and {e.apply(s) for e in keep} != set(data.successors(s, c)):
+                f = b.conj(f, b.neg(ctx.minterm_bdd(s)))
+        if f == b.false:
+            continue
+        total = sum(keep.values(), Fraction(0))
+        rules.append(Rule.make(formula_condition(ctx, f), ((p / total, e) for e, p in keep.items())))
+        used = b.disj(used, f)
+    rest = b.neg(used)
+    for r in ground.rules:
+        f = b.conj(r.condition.bdd, rest)
+        if f != b.false:
+            rules.append(Rule(formula_condition(ctx, f), r.effects))
+    return CapabilityModel(ground.capability, tuple(rules))
+
+
 def lifted_occam_model(
     h_and: CompoundModel, data: TransitionDataset, rng: np.random.Generator, ground: OccamModel,
-    minimisers: Mapping[str, Minimiser] = MINIMISERS, k: int = 5,
+    minimisers: Mapping[str, Minimiser] = MINIMISERS, k: int = 5, project: bool = True,
 ) -> LiftedOccam:
     """h̃ lifted over objects, from the ground h̃ ``ground`` (kept for the groundings
     the lifted rules contradict and for capabilities without a schema)."""
@@ -332,6 +373,7 @@ def lifted_occam_model(
     caps = [h_and[c].capability for c in h_and]
     kept: dict[str, str] = {}
     candidates: list[LiftedCapability] = []
+    projected: list[str] = []
     lifted: list[LiftedCapability] = []
     replaced: list[CapabilityModel] = []
     choices: dict[str, Choice] = {}
@@ -358,6 +400,11 @@ def lifted_occam_model(
                 replaced.append(m)
             else:
                 kept[name] = why
+                if project:
+                    pm = projected_capability(lc, b, ctx, data, ground.model[name])
+                    if contradiction(pm, data) is None:  # by construction; never trust it blindly
+                        replaced.append(pm)
+                        projected.append(name)
         if good:
             lifted.append(LiftedCapability(schema, lctx, lv, tilde.rules, tuple(good)))
     # The order a lifted file lists them in (each schema's groundings, then the
@@ -365,9 +412,10 @@ def lifted_occam_model(
     # model with its capabilities in the same order.
     grounded = {m.name: m for m in replaced}
     order = [lc.schema.capability(b).name for lc in lifted for b in lc.bindings]
-    order += [c for c in ground.model if c not in grounded]
+    first = set(order)
+    order += [c for c in ground.model if c not in first]
     table = {**dict(ground.model), **grounded}
-    return LiftedOccam(CompoundModel(ctx, [table[c] for c in order]), tuple(lifted), kept, choices, tuple(candidates))
+    return LiftedOccam(CompoundModel(ctx, [table[c] for c in order]), tuple(lifted), kept, choices, tuple(candidates), frozenset(projected))
 
 
 LIFT_SALT = 13

@@ -1366,7 +1366,10 @@ def emit_lifted(occ: LiftedOccam, *, name: str = "model", init: State | None = N
     for cm in model.values():
         if cm.name not in lifted:
             out.append("")
-            if cm.name in occ.kept_ground:
+            if cm.name in occ.projected:
+                out += _comment(f"Lifted rules restricted to this capability's data, ground rules elsewhere: "
+                                f"{occ.kept_ground[cm.name]}.", "  ")
+            elif cm.name in occ.kept_ground:
                 out += _comment(f"Keeps its ground rules: {occ.kept_ground[cm.name]}.", "  ")
             out += _capability_lines(model.ctx, cm, None)
     out[-1] += ")"
