@@ -191,6 +191,61 @@ def test_derived_formula_errors_point_at_the_culprit(line_no: int, old: str, new
     assert e.context.rstrip("\n").split("\n")[1].endswith("^")
 
 
+Formula = tuple  # ("atom", i) | ("ref", k) | ("not", f) | ("and", fs) | ("or", fs)
+
+
+def formulas(n_atoms: int, n_refs: int) -> st.SearchStrategy[Formula]:
+    leaves = [st.tuples(st.just("atom"), st.integers(0, n_atoms - 1))]
+    if n_refs:
+        leaves.append(st.tuples(st.just("ref"), st.integers(0, n_refs - 1)))
+    return st.recursive(
+        st.one_of(*leaves),
+        lambda sub: st.one_of(
+            st.tuples(st.just("not"), sub),
+            st.tuples(st.sampled_from(["and", "or"]), st.lists(sub, max_size=3).map(tuple)),
+        ),
+        max_leaves=6,
+    )
+
+
+def formula_text(f: Formula) -> str:
+    kind = f[0]
+    if kind == "atom":
+        return f"(p{f[1]})"
+    if kind == "ref":
+        return f"(d{f[1]})"
+    if kind == "not":
+        return f"(not {formula_text(f[1])})"
+    return f"({kind} {' '.join(map(formula_text, f[1]))})"
+
+
+def holds(f: Formula, s: int, defs: list[Formula]) -> bool:
+    kind = f[0]
+    if kind == "atom":
+        return bool(s >> f[1] & 1)
+    if kind == "ref":
+        return holds(defs[f[1]], s, defs)
+    if kind == "not":
+        return not holds(f[1], s, defs)
+    values = [holds(g, s, defs) for g in f[1]]
+    return all(values) if kind == "and" else any(values)
+
+
+@given(st.integers(1, 4), st.data())
+def test_any_derived_formulas_read_as_their_expansion(n: int, data: st.DataObject) -> None:
+    # Each definition may use the atoms and the definitions before it.
+    defs = [data.draw(formulas(n, k)) for k in range(data.draw(st.integers(0, 4)))]
+    when = data.draw(formulas(n, len(defs)))
+    preds = " ".join(f"(p{i})" for i in range(n))
+    lines = [f"(define (capability-model m) (:predicates {preds})"]
+    lines += [f"  (:derived (d{k}) {formula_text(f)})" for k, f in enumerate(defs)]
+    lines.append(f"  (:capability c (:rule :when {formula_text(when)} :effects (and))))")
+    h = dsl.parse("\n".join(lines)).model
+    cond = h["c"].rules[0].condition
+    for s in range(1 << n):
+        assert cond.holds(s) == holds(when, s, defs)
+
+
 def test_derived_syntax_errors_show_a_caret() -> None:
     text = DERIVED.replace("(:derived (pq) (and", "(:derived pq (and")
     with pytest.raises(DSLSyntaxError) as err:
