@@ -179,6 +179,7 @@ def test_the_default_learner_is_the_sequential_loop() -> None:
     assert seq_log != rounds_log and sequential.progress.steps >= 60
 
 
+@pytest.mark.slow
 def test_learn_rounds_on_the_command_line_are_the_same_for_any_concurrency(tmp_path: Path) -> None:
     common = ("learn", "--agent", "lao", "--domain", "blocks", "--method", "random", "--max-steps", "40",
               "--eval-sequences", "5", "--executions", "3", "--seed", "2", "--quiet", "--executor", "threads")
