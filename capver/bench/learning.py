@@ -516,6 +516,7 @@ class SummaryRow:
     wall_seconds: float
     final_tilde: tuple[float, float] | None = None  # h̃'s final coverage agreement (mean, std)
     exact_vd_tilde: float | None = None
+    ratio_final_tilde: str = ""  # Random ÷ this method, to this method's final h̃ coverage agreement
 
 
 def _fmt_ratio(num: float, den: float, lower_bound: bool = False) -> str:
@@ -564,7 +565,7 @@ def _with_ratios(
     row: SummaryRow, rows: Sequence[SummaryRow], groups: Mapping[tuple[str, str], list[RunResult]]
 ) -> SummaryRow:
     """Random ÷ this row's method, at each threshold and at this method's final
-    coverage agreement."""
+    coverage agreement of h∧ and of h̃."""
     base = next((r for r in rows if r.setting == row.setting and r.method == "random"), None)
     if base is None or row.method == "random":
         return row
@@ -579,18 +580,30 @@ def _with_ratios(
             ratio[key] = _fmt_ratio(base.steps, mine.mean_steps, lower_bound=True)
         else:
             ratio[key] = "—"
-    mine_curve = mean_curve([curve(r, "coverage_agreement") for r in groups[(row.setting, row.method)]])
-    rand_curve = mean_curve([curve(r, "coverage_agreement") for r in groups[(row.setting, "random")]])
-    target = row.final["coverage_agreement"][0]
+    at_final = _ratio_at_level(groups, row, "coverage_agreement", row.final["coverage_agreement"][0])
+    at_tilde = "—" if row.final_tilde is None else _ratio_at_level(
+        groups, row, "coverage_agreement_tilde", row.final_tilde[0])
+    return replace(row, ratio=ratio, ratio_final_coverage=at_final, ratio_final_tilde=at_tilde)
+
+
+def _ratio_at_level(
+    groups: Mapping[tuple[str, str], list[RunResult]], row: SummaryRow, metric: str, target: float
+) -> str:
+    """Random's steps ÷ ``row``'s method's steps to first reach ``target`` on the seed
+    means of ``metric`` (piecewise linear between the checkpoints that have it); a
+    lower bound when Random's whole run stays below."""
+    mine_points = [curve(r, metric) for r in groups[(row.setting, row.method)]]
+    rand_points = [curve(r, metric) for r in groups[(row.setting, "random")]]
+    if not all(mine_points) or not all(rand_points):
+        return "—"
+    mine_curve, rand_curve = mean_curve(mine_points), mean_curve(rand_points)
     mine_steps = first_crossing(*mine_curve, target)
     rand_steps = first_crossing(*rand_curve, target)
     if mine_steps is None or mine_steps <= 0:
-        at_final = "—"
-    elif rand_steps is None:
-        at_final = _fmt_ratio(float(rand_curve[0][-1]), mine_steps, lower_bound=True)
-    else:
-        at_final = _fmt_ratio(rand_steps, mine_steps)
-    return replace(row, ratio=ratio, ratio_final_coverage=at_final)
+        return "—"
+    if rand_steps is None:
+        return _fmt_ratio(float(rand_curve[0][-1]), mine_steps, lower_bound=True)
+    return _fmt_ratio(rand_steps, mine_steps)
 
 
 @dataclass(frozen=True, slots=True)
@@ -707,7 +720,7 @@ def main_table(rows: Sequence[SummaryRow]) -> list[str]:
     for metric in METRICS:
         head += [f"R÷M {SHORT[metric]} {thr:.0%}" for thr in THRESHOLDS]
     head += ["R÷M @final cov", "cov@budget", "final agr", "final cov", "exact VD", "learn s", "wall s",
-             "final cov h̃", "exact VD h̃"]
+             "final cov h̃", "exact VD h̃", "R÷M @final cov h̃"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = [r.setting, r.method, str(r.seeds), str(r.budget), f"{r.steps:.0f}", f"{r.time_capped}/{r.seeds}"]
@@ -719,6 +732,7 @@ def main_table(rows: Sequence[SummaryRow]) -> list[str]:
             f"{r.learn_seconds:.1f}", f"{r.wall_seconds:.1f}",
             "—" if r.final_tilde is None else _pm(r.final_tilde),
             "—" if r.exact_vd_tilde is None else f"{r.exact_vd_tilde:.4f}",
+            r.ratio_final_tilde,
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
