@@ -6,6 +6,7 @@ their docstrings say."""
 from __future__ import annotations
 
 import csv
+import itertools
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -132,7 +133,7 @@ def _crossing(points: list[tuple[float, float]], target: float) -> float | None:
     """Linear interpolation between checkpoints, written out independently of the bench."""
     if points[0][1] >= target - 1e-12:
         return points[0][0]
-    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+    for (x0, y0), (x1, y1) in itertools.pairwise(points):
         if y1 >= target - 1e-12:
             return min(x1, x0 + (target - y0) * (x1 - x0) / (y1 - y0))
     return None
