@@ -34,7 +34,7 @@ from capver.engines.evaluation import checkpoint_scores, tilde_scores
 from capver.engines.executors import EXECUTORS, Executor, make_executor
 from capver.engines.findings import run_findings
 from capver.engines.learning import LearnConfig, Learner, ParallelExecutions, resumed_queries
-from capver.engines.lifting import run_lifted_model
+from capver.engines.lifting import LiftedOccam, run_lifted_model
 from capver.engines.mcqs import QUERY_METHODS
 from capver.errors import RunFileError, UsageError
 from capver.io import certificate, dataset_file, dsl, run_file
@@ -226,6 +226,16 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
     learner.progress.queries = resumed_queries(writer.loaded.meta)
     curve = Curve.load(out / "curve.csv")
     started = time.monotonic()
+    # h̃ of the data as it stands: the last checkpoint's is the one written at the end,
+    # so it is built once, not twice (h̃ is a pure function of h∧, the data and the seed).
+    built: dict[int, LiftedOccam] = {}
+
+    def occam() -> LiftedOccam:
+        key = learner.progress.executions
+        if key not in built:
+            built.clear()
+            built[key] = run_lifted_model(learner.h_and, learner.data, args.seed)
+        return built[key]
 
     def record() -> dict[str, object]:
         p = learner.progress
@@ -236,8 +246,7 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
         scores = checkpoint_scores(learner.h_and, learner.data, d_eval, assessment.truth, assessment.reachable)
         row.update((k, round(v, 6)) for k, v in scores.items())
         row["exact_vd_tilde"] = ""
-        tilde = run_lifted_model(learner.h_and, learner.data, args.seed).model
-        scores = tilde_scores(tilde, d_eval, assessment.truth, assessment.reachable)
+        scores = tilde_scores(occam().model, d_eval, assessment.truth, assessment.reachable)
         row.update((k, round(v, 6)) for k, v in scores.items())
         curve.add(row)
         return row
@@ -272,8 +281,8 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
         report.close_bar()
     learn_seconds = time.monotonic() - started
     try:
-        write_seconds = _write_outputs(learner, curve, record, assessment.name, out, report, assessment.truth,
-                                       args.seed)
+        write_seconds = _write_outputs(learner, curve, record, occam, assessment.name, out, report,
+                                       assessment.truth, args.seed)
     except KeyboardInterrupt:
         report.say(f"capver learn: interrupted while writing the models; {out}/dataset.jsonl holds all "
                    f"{learner.progress.executions} executions: run the same command with --resume to write them")
@@ -317,8 +326,8 @@ def agent_usage(agent: object, workers: Mapping[str, int] | None = None) -> str 
     return str(describe()) if callable(describe) else None
 
 
-def _write_outputs(learner: Learner, curve: Curve, record: Callable[[], object], title: str, out: Path,
-                   report: ProgressReport, truth: CompoundModel | None, seed: int) -> float:
+def _write_outputs(learner: Learner, curve: Curve, record: Callable[[], object], occam: Callable[[], LiftedOccam],
+                   title: str, out: Path, report: ProgressReport, truth: CompoundModel | None, seed: int) -> float:
     """The last checkpoint, the curve plot, the three models and the report; seconds spent."""
     start = time.monotonic()
     if curve.last_steps != learner.progress.steps or len(curve.rows) == 1:
@@ -330,7 +339,7 @@ def _write_outputs(learner: Learner, curve: Curve, record: Callable[[], object],
     starts = {st.alpha(x) for x in st.initial_states}
     init = next(iter(starts)) if len(starts) == 1 else None
     with report.phase("writing h_and.capm, h_or.capm and h_tilde.capm"):
-        lifted = run_lifted_model(learner.h_and, learner.data, seed)
+        lifted = occam()
         tilde = lifted.model
         dsl.write(learner.h_and, out / "h_and.capm", name="pessimistic", init=init)
         dsl.write(learner.h_or, out / "h_or.capm", name="optimistic", init=init)
