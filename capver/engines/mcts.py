@@ -151,12 +151,17 @@ class MCTS(Generic[S, A]):
             self.rng.shuffle(order)
         return Node(s, depth, terminal or not acts, untried=order, order=acts)
 
-    def search(self, root_state: S, root: Node[S, A] | None = None) -> Node[S, A]:
+    def search(self, root_state: S, root: Node[S, A] | None = None, until_expanded: bool = False) -> Node[S, A]:
+        """Run the configured iterations from ``root_state`` (or continue ``root``).
+        ``until_expanded``: end once every action of the root has been tried — for a
+        caller that already knows one of them is as good as any path can be."""
         root = root if root is not None else self.new_node(root_state, 0)
         bound = self.config.value_bound
         for _ in range(self.config.iterations):
             self._iterate(root)
-            if root.terminal or (bound is not None and root.value >= bound and not root.untried):
+            if root.terminal or (
+                not root.untried and (until_expanded or (bound is not None and root.value >= bound))
+            ):
                 break
         return root
 
