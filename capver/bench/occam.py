@@ -349,7 +349,8 @@ def kept_lines(points: Sequence[QacePoint]) -> list[str]:
         for p in points:
             if p.method == method and p.target == last:
                 lines.append(f"- {method}, seed {p.seed}, {p.target} interactions: {len(p.kept_ground)} of "
-                             f"{len(p.kept_ground) + p.lifted_groundings} pooled groundings kept ground rules")
+                             f"{len(p.kept_ground) + p.lifted_groundings} pooled groundings keep ground rules where the lifted "
+                             "ones contradict their data")
                 lines += [f"  - `{c}`: {why}" for c, why in p.kept_ground]
     return lines
 
@@ -434,7 +435,8 @@ def main(argv: list[str] | None = None) -> int:
         "",
         ("Lifted h̃: h̃'s conditions learned on the pooled observations of every grounding of a schema; "
          "\"lifted, unchecked\" grounds the lifted rules for every grounding, also where they contradict its data "
-         "(outside h∨: never written or certified). Groundings that kept their ground rules:"),
+         "(outside h∨: never written or certified). Groundings whose data the lifted rules contradict, and why "
+         "(they keep ground rules there and use the lifted rules restricted to their observed effects elsewhere):"),
         "",
         *kept_lines(qace),
         "",
