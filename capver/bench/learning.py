@@ -64,8 +64,8 @@ from capver.engines.eval_collection import SUGGESTED_CHUNK, collect_eval_chunked
 from capver.engines.evaluation import checkpoint_scores, mean_abs_error, tilde_scores
 from capver.engines.executors import EXECUTORS, Executor, LocalExecutor, make_executor
 from capver.engines.learning import LearnConfig, Learner
+from capver.engines.lifting import run_lifted_model
 from capver.engines.mcqs import QUERY_METHODS
-from capver.engines.occam import run_occam_model
 from capver.io.curves import plot_curves
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
@@ -157,10 +157,7 @@ class EvalSet:
         return sum(n for *_, n in self.counts)
 
     def dataset(self, a: Assessment) -> TransitionDataset:
-        d = TransitionDataset(a.ctx.vocab, self.capabilities)
-        for s, c, s2, n in self.counts:
-            d.add(Transition(s, c, s2), count=n)
-        return d
+        return _dataset(a, self.capabilities, ((Transition(s, c, s2), n) for s, c, s2, n in self.counts))
 
 
 def collect_eval_set(setting: str, n_sequences: int, executor: Executor | None = None,
@@ -280,9 +277,10 @@ def run_curve(spec: RunSpec, eval_set: EvalSet) -> RunResult:
     a.setting.sim.reset(int(rng.integers(2**31 - 1)))
     learner = Learner(a.ctx, a.setting, spec.config(), rng, grow=a.grow)
     rows: list[dict[str, object]] = []
-    # h∧ of every checkpoint (immutable, so a reference is a snapshot): h̃ is scored
-    # on them after the run.
-    snapshots: list[CompoundModel] = []
+    # h∧ of every checkpoint (immutable, so a reference is a snapshot) and the data's
+    # counts there: h̃ (lifted over objects, as capver learn writes it) is scored on
+    # them after the run.
+    snapshots: list[tuple[CompoundModel, tuple[Capability, ...], tuple[tuple[Transition, int], ...]]] = []
     clock = _Stopwatch()
     next_eval = [0]
 
@@ -292,7 +290,7 @@ def run_curve(spec: RunSpec, eval_set: EvalSet) -> RunResult:
         scores = checkpoint_scores(lr.h_and, lr.data, d_eval, a.truth, a.reachable)
         row.update((k, round(v, 6)) for k, v in scores.items())
         rows.append(row)
-        snapshots.append(lr.h_and)
+        snapshots.append((lr.h_and, lr.data.capabilities, tuple(lr.data.items())))
         next_eval[0] = lr.progress.steps + spec.eval_every
         clock.excluded += time.perf_counter() - t
 
@@ -306,12 +304,20 @@ def run_curve(spec: RunSpec, eval_set: EvalSet) -> RunResult:
         record(learner)
     learn_seconds, wall_seconds = clock.learning(), time.perf_counter() - clock.start
     for i in _spread(len(rows), spec.tilde):
-        row, h_and = rows[i], snapshots[i]
+        row, (h_and, caps, counts) = rows[i], snapshots[i]
         t = time.perf_counter()
-        tilde = run_occam_model(h_and, spec.seed).model
+        tilde = run_lifted_model(h_and, _dataset(a, caps, counts), spec.seed).model
         row["tilde_seconds"] = round(time.perf_counter() - t, 3)
         row.update((k, round(v, 6)) for k, v in tilde_scores(tilde, d_eval, a.truth, a.reachable).items())
     return RunResult(spec, tuple(rows), learn_seconds, wall_seconds, progress.stop_reason, eval_set.fingerprint)
+
+
+def _dataset(a: Assessment, capabilities: Sequence[Capability],
+             counts: Iterable[tuple[Transition, int]]) -> TransitionDataset:
+    d = TransitionDataset(a.ctx.vocab, capabilities)
+    for t, n in counts:
+        d.add(t, count=n)
+    return d
 
 
 def _spread(n: int, k: int) -> list[int]:
@@ -360,7 +366,7 @@ def run_qace(spec: RunSpec, every: int = 1, threshold: float = 0.0) -> RunResult
         row["sc_coverage"] = round(sum(1 for s, c in pairs if data.count_sc(s, c)) / len(pairs), 6)
         if spec.tilde > 0:
             t_tilde = time.perf_counter()
-            tilde = run_occam_model(lr.h_and, spec.seed).model
+            tilde = run_lifted_model(lr.h_and, data, spec.seed).model
             row["tilde_seconds"] = round(time.perf_counter() - t_tilde, 3)
             row["mae_tilde"] = round(mean_abs_error(tilde, truth, transitions), 6)
             row["mae_tilde_tried"] = round(mean_abs_error(tilde, truth, tried), 6) if tried else ""
