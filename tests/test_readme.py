@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from capver.io import certificate
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
@@ -125,3 +127,26 @@ def test_the_setup_command_learns_first_responders(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr[-2000:]
     assert "step budget 1500" in res.stdout
     assert (tmp_path / "runs" / "demo" / "h_and.capm").exists()
+
+
+@pytest.mark.slow
+def test_the_other_agents_learn_as_written(tmp_path: Path) -> None:
+    """The three ``capver learn`` lines of "Other agents", as written; the tabletop's
+    endpoint is the tests' local chat-completions server."""
+    from llm_server import LocalChatServer
+
+    lines = indented_commands("### Other agents")
+    assert [shlex.split(line)[3] for line in lines] == ["crafter", "overcooked", "tabletop-llm"]
+    with LocalChatServer() as srv:
+        env = {**os.environ, "CAPVER_LLM_BASE_URL": srv.base_url, "CAPVER_LLM_MODEL": "scripted",
+               "CAPVER_LLM_CACHE": str(tmp_path / "cache")}
+        for line in lines:
+            argv = shlex.split(line)
+            res = subprocess.run([sys.executable, "-m", "capver", *argv[1:]], cwd=tmp_path, env=env,
+                                 capture_output=True, text=True, timeout=900, check=False)
+            assert res.returncode == 0, f"{line}\n{res.stderr[-2000:]}"
+            out = tmp_path / argv[argv.index("--out") + 1]
+            claims = certificate.read(out).claims
+            assert claims and all(c.holds for c in claims)  # z3: h∧ ⪯ h̃ ⪯ h∨
+            assert "What the learned model reveals" in (out / "report.txt").read_text(encoding="utf-8")
+            assert json.loads((out / "run.json").read_text())["agent"] == argv[3]
