@@ -32,3 +32,16 @@ def test_speed_quick_times_every_method_and_phase(tmp_path: Path) -> None:
     assert table == proc.stdout
     assert all(f"{p} ms/step" in table for p in PHASES)
     assert table.count("\n| mcqs-") == 3 and "\n| random | default | " in table
+
+
+def test_speed_converge_runs_to_the_rule_or_the_cpu_cap(tmp_path: Path) -> None:
+    proc = capver("bench", "speed", "--methods", "mcqs-e", "--steps", "20", "--converge", "1",
+                  "--eval-sequences", "20", "--out", str(tmp_path), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rows = [line.strip("|").split("|") for line in proc.stdout.splitlines() if line.startswith("| mcqs-e | 0 |")]
+    assert len(rows) == 1
+    _, _, stop, cpu, _, steps, queries, executions, transitions, coverage, agreement = (c.strip() for c in rows[0])
+    assert stop in ("converged", "CPU cap 1 s")
+    assert stop == "converged" or float(cpu) >= 1.0
+    assert 0 < int(transitions) <= int(executions) and int(queries) > 0 and int(steps) > 0
+    assert 0.0 <= float(coverage) <= 1.0 and 0.0 <= float(agreement) <= 1.0

@@ -29,6 +29,12 @@ reached is executed K times, capabilities discovered on the way included — and
 the LAO* agent, the same closure computed exactly from the agent's policy and the
 domain's outcome distributions (what the simulator samples from).
 
+``--converge SECONDS`` also runs each method to the stopping rule of ``capver learn``
+(25 queries without a new transition or a > 5 % probability change) with a cap of that
+many CPU seconds, for the seeds ``--converge-seeds`` (seeded as ``capver bench
+learning`` seeds its runs), and reports time, steps, unique transitions and coverage
+agreement against ``capver bench learning``'s D′ (issue 13, part 4).
+
 Run: ``capver bench speed [--quick] [--out DIR]``; writes ``table.md`` and
 ``speed.csv`` into ``--out`` and prints the table.
 """
@@ -48,9 +54,10 @@ import numpy as np
 
 from capver.agents.lao_agent import LAOAgent
 from capver.bench.cli import BenchParser, summary
-from capver.bench.learning import build_setting, parse_setting
+from capver.bench.learning import RunSpec, build_setting, collect_eval_set, parse_setting
+from capver.engines.evaluation import checkpoint_scores
 from capver.engines.execution import Execution, execute
-from capver.engines.learning import LearnConfig, Learner
+from capver.engines.learning import LearnConfig, Learner, StopReason
 from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.mcqs.base import QueryPolicy, QuerySynthesizer, SynthesisInput
 from capver.model.capability_model import CompoundModel
@@ -253,6 +260,50 @@ def reachable_exactly(a: Assessment) -> Reachable | None:
     return _closure(a, outcomes, "exact (agent's policy × domain outcomes)")
 
 
+@dataclass(frozen=True, slots=True)
+class ConvergeRow:
+    method: str
+    seed: int
+    stop: str
+    cpu: float
+    wall: float
+    steps: int
+    queries: int
+    executions: int
+    transitions: int
+    coverage: float
+    agreement: float
+
+    def line(self) -> str:
+        return (f"| {self.method} | {self.seed} | {self.stop} | {self.cpu:.1f} | {self.wall:.1f} | {self.steps} | "
+                f"{self.queries} | {self.executions} | {self.transitions} | {self.coverage:.4f} | "
+                f"{self.agreement:.4f} |")
+
+
+def converge(setting: str, method: str, seed: int, cpu_cap: float, eval_sequences: int, iterations: int,
+             horizon: int, executions: int) -> ConvergeRow:
+    """One run to the stopping rule (patience 25), or to ``cpu_cap`` CPU seconds."""
+    a = build_setting(setting)
+    d_eval = collect_eval_set(setting, eval_sequences).dataset(a)
+    rng = RunSpec(setting, method, seed, 1, 0).rng()  # the seeding of capver bench learning
+    a.setting.sim.reset(int(rng.integers(2**31 - 1)))
+    config = LearnConfig.from_options(method, executions=executions, iterations=iterations, horizon=horizon,
+                                      xi_cap=1e-5, patience=25)
+    learner = Learner(a.ctx, a.setting, config, rng, grow=a.grow)
+    wall, cpu = time.monotonic(), time.process_time()
+
+    def on_query(lr: Learner) -> None:
+        if time.process_time() - cpu >= cpu_cap:
+            lr.request_stop()
+
+    p = learner.run(on_query)
+    wall, cpu = time.monotonic() - wall, time.process_time() - cpu
+    stop = "converged" if p.stop is StopReason.CONVERGED else f"CPU cap {cpu_cap:g} s"
+    sc = checkpoint_scores(learner.h_and, learner.data, d_eval)
+    return ConvergeRow(method, seed, stop, cpu, wall, p.steps, p.queries, p.executions, p.unique_transitions,
+                       sc["coverage_agreement"], sc["agreement"])
+
+
 def table(rows: Sequence[SpeedRow]) -> list[str]:
     head = ["method", "variant", "steps", "queries", "transitions", "ms/step", *(f"{p} ms/step" for p in PHASES)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -283,6 +334,13 @@ def build_parser() -> BenchParser:
     p.add_argument("--executions", type=int, default=2, help="executions per query (default 2)")
     p.add_argument("--reachable", type=int, default=0, metavar="K",
                    help="also count the reachable transitions, executing every pair K times (default 0: skip)")
+    p.add_argument("--converge", type=float, default=0.0, metavar="SECONDS",
+                   help="also run every method to the stopping rule, capped at this many CPU seconds "
+                   "(default 0: skip)")
+    p.add_argument("--converge-seeds", type=_csv_list, default=["0"],
+                   help="comma-separated seeds of the --converge runs (default 0)")
+    p.add_argument("--eval-sequences", type=int, default=300,
+                   help="sequences of D′ for the coverage of the --converge runs (default 300)")
     p.add_argument("--out", type=Path, default=Path("bench-speed"), help="output directory (default bench-speed)")
     p.add_quick(QUICK, "a smoke run: every method and variant on a short run")
     return p
@@ -297,8 +355,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     bad = sorted(v for v in args.variants if v not in VARIANTS)
     if bad:
         parser.error(f"--variants: unknown variant(s) {bad}; expected some of {sorted(VARIANTS)}")
-    if min(args.steps, args.iterations, args.horizon, args.executions) < 1 or args.reachable < 0:
-        parser.error("--steps, --iterations, --horizon and --executions must be positive, --reachable ≥ 0")
+    if min(args.steps, args.iterations, args.horizon, args.executions, args.eval_sequences) < 1:
+        parser.error("--steps, --iterations, --horizon, --executions and --eval-sequences must be positive")
+    if args.reachable < 0 or args.converge < 0:
+        parser.error("--reachable and --converge must be ≥ 0")
+    try:
+        seeds = [int(x) for x in args.converge_seeds]
+    except ValueError:
+        parser.error(f"--converge-seeds: expected comma-separated integers, got {','.join(args.converge_seeds)!r}")
     try:
         parse_setting(args.setting)
     except SettingError as exc:
@@ -337,6 +401,24 @@ def main(argv: Sequence[str] | None = None) -> int:
              "pairs with s′ = s only | CPU s |"),
             "|---|---|---|---|---|---|---|---|",
             *(r.line() for r in found if r is not None),
+        ]
+    if args.converge:
+        found_rows = []
+        for method in args.methods:
+            for seed in seeds:
+                print(f"{method} seed {seed}: to the stopping rule, ≤ {args.converge:g} CPU s …", file=sys.stderr,
+                      flush=True)
+                found_rows.append(converge(args.setting, method, seed, args.converge, args.eval_sequences,
+                                           args.iterations, args.horizon, args.executions))
+        lines += [
+            "",
+            (f"To the stopping rule (25 queries without a new transition or a > 5 % probability change), at most "
+             f"{args.converge:g} CPU s; coverage against D′ of {args.eval_sequences} sequences:"),
+            "",
+            ("| method | seed | stop | CPU s | wall s | steps | queries | executions | unique transitions | "
+             "coverage agreement | printed 1 − VD_s |"),
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+            *(r.line() for r in found_rows),
         ]
     text = "\n".join(lines) + "\n"
     (out / "table.md").write_text(text)
