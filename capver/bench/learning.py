@@ -66,6 +66,7 @@ from capver.engines.executors import EXECUTORS, Executor, LocalExecutor, make_ex
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.lifting import run_lifted_model
 from capver.engines.mcqs import QUERY_METHODS
+from capver.engines.mcqs.tilde import REWARDS
 from capver.io.curves import plot_curves
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
@@ -213,10 +214,12 @@ class RunSpec:
     horizon: int = 10
     executions: int = 2
     max_seconds: float | None = None
+    reward: str = "disagreement"  # capver.engines.mcqs.tilde.REWARDS (issue 12)
 
     @property
     def label(self) -> str:
-        return self.method if self.xi_cap > 0 else f"{self.method} ξ=0"
+        label = self.method if self.xi_cap > 0 else f"{self.method} ξ=0"
+        return label if self.reward == "disagreement" else f"{label}+h̃u"
 
     def config(self) -> LearnConfig:
         return LearnConfig.from_options(
@@ -228,6 +231,7 @@ class RunSpec:
             patience=self.patience,
             max_steps=self.max_steps,
             max_seconds=self.max_seconds,
+            reward=self.reward,
         )
 
     def rng(self) -> np.random.Generator:
@@ -838,6 +842,9 @@ def build_parser() -> BenchParser:
     p.add_argument("--methods", type=_csv_list, default=["mcqs-e", "mcqs-s", "random"],
                    help=f"comma-separated, from {sorted(QUERY_METHODS)} (default mcqs-e,mcqs-s,random)")
     p.add_argument("--seeds", type=int, default=3, help="runs per (setting, method) (default 3)")
+    p.add_argument("--rewards", type=_csv_list, default=["disagreement"],
+                   help=f"comma-separated query-synthesis rewards of the MCQS curve runs, from {sorted(REWARDS)}; "
+                        "runs with 'tilde' are labelled METHOD+h̃u (default disagreement)")
     p.add_argument("--budget-steps", metavar="N|SETTING=N,...",
                    help=f"simulator-step budget of the MCQS runs (default {DEFAULT_BUDGETS}, {FALLBACK_BUDGET} "
                         f"for other settings; --quick: {QUICK_BUDGET} each)")
@@ -903,8 +910,11 @@ def plan_jobs(args: argparse.Namespace, budgets: Mapping[str, int], eval_sets: M
         every = args.eval_every or max(1, budget // 40)
         for method in args.methods:
             steps = int(budget * args.random_factor) if method == "random" else budget
-            for seed in range(args.seeds):
-                jobs.append(Job(RunSpec(setting, method, seed, steps, every, **common), eval_sets[setting]))
+            # Random synthesizes no query, so a reward does not change it.
+            for reward in (["disagreement"] if method == "random" else args.rewards):
+                for seed in range(args.seeds):
+                    spec = RunSpec(setting, method, seed, steps, every, reward=reward, **common)
+                    jobs.append(Job(spec, eval_sets[setting]))
         if args.ablation and setting.startswith("lao:"):
             for method in args.ablation_methods:
                 for seed in range(args.seeds):
@@ -925,6 +935,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(m for m in {*args.methods, *args.qace_methods, *args.ablation_methods} if m not in QUERY_METHODS)
     if unknown:
         parser.error(f"unknown method(s) {unknown}; expected some of {sorted(QUERY_METHODS)}")
+    bad = sorted(r for r in args.rewards if r not in REWARDS)
+    if bad or not args.rewards:
+        parser.error(f"--rewards: unknown reward(s) {bad}; expected some of {sorted(REWARDS)}")
     if (args.seeds < 1 or args.jobs < 1 or args.eval_sequences < 1 or args.random_factor <= 0
             or args.budget_scale <= 0 or (args.eval_chunk is not None and args.eval_chunk < 1)):
         parser.error("--seeds, --jobs, --eval-sequences, --eval-chunk, --random-factor and --budget-scale must be "

@@ -36,6 +36,7 @@ from capver.engines.findings import run_findings
 from capver.engines.learning import LearnConfig, Learner, ParallelExecutions, resumed_queries
 from capver.engines.lifting import LiftedOccam, run_lifted_model
 from capver.engines.mcqs import QUERY_METHODS
+from capver.engines.mcqs.tilde import REWARDS
 from capver.errors import RunFileError, UsageError
 from capver.io import certificate, dataset_file, dsl, run_file
 from capver.io.atomic import replace_text
@@ -65,6 +66,20 @@ def add_setting_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice")
 
 
+_DEFAULTS = LearnConfig()
+
+
+def _weight(text: str) -> float:
+    """A number in [0, 1] (the weight λ of --reward tilde)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_setting_arguments(parser)
     parser.add_argument("--method", choices=sorted(QUERY_METHODS), default="mcqs-s",
@@ -79,6 +94,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--horizon", type=positive, default=10, help="query horizon")
     parser.add_argument("--iterations", type=positive, default=100, help="MCTS iterations per plan")
     parser.add_argument("--xi", type=float, default=1e-5, help="cap of the revisitation bonus ξ (0: the ξ=0 ablation)")
+    parser.add_argument("--reward", choices=sorted(REWARDS), default="disagreement",
+                        help="query-synthesis reward: the paper's h∧/h∨ disagreement, or 'tilde', which also targets "
+                        "states where the Occam model h̃ rests on few observations (issue 12; default disagreement)")
+    parser.add_argument("--tilde-every", type=positive, default=_DEFAULTS.tilde_every, metavar="K",
+                        help=f"--reward tilde: rebuild h̃ every K queries (default {_DEFAULTS.tilde_every})")
+    parser.add_argument("--tilde-weight", type=_weight, default=_DEFAULTS.tilde_weight, metavar="λ",
+                        help=f"--reward tilde: weight λ ∈ [0, 1] of h̃'s uncertainty (default {_DEFAULTS.tilde_weight})")
     parser.add_argument("--eval-sequences", type=positive, default=300, help="sequences in the evaluation dataset D′")
     parser.add_argument("--eval-chunk", type=positive, default=None, metavar="N",
                         help=f"collect D′ in chunks of N sequences on the executor's workers (e.g. {SUGGESTED_CHUNK:,}); "
@@ -217,6 +239,7 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
         manifest.method, executions=args.executions, iterations=args.iterations, horizon=args.horizon,
         xi_cap=args.xi, patience=args.patience,
         max_steps=b.max_steps, max_queries=b.max_queries, max_seconds=b.max_seconds,
+        reward=args.reward, tilde_every=args.tilde_every, tilde_weight=args.tilde_weight,
     )
     # A resumed run continues with a different stream of random choices.
     rng = np.random.default_rng([args.seed, len(data)])

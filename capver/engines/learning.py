@@ -50,6 +50,7 @@ from capver.engines.executors import Executor, Setup
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.mcqs.base import QueryPolicy, SynthesisConfig, SynthesisInput
+from capver.engines.mcqs.tilde import REWARDS, Uncertainty
 from capver.engines.mcts import MCTSConfig
 from capver.envs.base import Representation, Simulator
 from capver.errors import CapverError
@@ -156,12 +157,24 @@ class LearnConfig:
     xi_cap: float = 1e-5
     xi_step: float = 1e-6
     synthesis: SynthesisConfig = SynthesisConfig()
+    # The reward of query synthesis (capver.engines.mcqs.tilde.REWARDS): the paper's
+    # h∧/h∨ disagreement, or with the h̃-uncertainty term λ·u, u rebuilt with h̃
+    # every ``tilde_every`` queries, λ = ``tilde_weight`` (issue 12).
+    reward: str = "disagreement"
+    tilde_every: int = 10
+    tilde_weight: float = 0.5
 
     def __post_init__(self) -> None:
         if self.method not in QUERY_METHODS:
             raise CapverError(f"unknown method {self.method!r}; expected one of {sorted(QUERY_METHODS)}")
         if self.executions_per_query < 1:
             raise CapverError("executions_per_query must be ≥ 1")
+        if self.reward not in REWARDS:
+            raise CapverError(f"unknown reward {self.reward!r}; expected one of {sorted(REWARDS)}")
+        if self.tilde_every < 1:
+            raise CapverError(f"tilde_every must be ≥ 1, got {self.tilde_every}")
+        if not 0.0 <= self.tilde_weight <= 1.0:
+            raise CapverError(f"tilde_weight must be in [0, 1], got {self.tilde_weight}")
 
     @staticmethod
     def from_options(
@@ -175,6 +188,9 @@ class LearnConfig:
         max_steps: int | None = None,
         max_queries: int | None = None,
         max_seconds: float | None = None,
+        reward: str = "disagreement",
+        tilde_every: int = 10,
+        tilde_weight: float = 0.5,
     ) -> LearnConfig:
         """The configuration the command line and the benchmark share: ξ grows by a
         tenth of its cap per query without discovery, and the search discounts by
@@ -189,6 +205,9 @@ class LearnConfig:
             xi_cap=xi_cap,
             xi_step=xi_cap / 10,
             synthesis=SynthesisConfig(MCTSConfig(iterations=iterations, horizon=horizon, discount=0.95)),
+            reward=reward,
+            tilde_every=tilde_every,
+            tilde_weight=tilde_weight,
         )
 
 
@@ -271,6 +290,7 @@ class Learner:
         self._start = time.monotonic()
         self._query_tag: dict[str, Any] | None = None
         self._stop_requested = False
+        self.uncertainty: Uncertainty | None = None  # the reward's h̃ term, rebuilt every tilde_every queries
 
     # -- the loop -------------------------------------------------------------------
     @property
@@ -329,7 +349,8 @@ class Learner:
         return states[i], self.snapshots[states[i]]
 
     def synthesis_input(self) -> SynthesisInput:
-        return SynthesisInput(self.h_and, self.h_or, self.data, tuple(self.capability_table), self.xi())
+        return SynthesisInput(self.h_and, self.h_or, self.data, tuple(self.capability_table), self.xi(),
+                              self.uncertainty)
 
     def query(self) -> None:
         """Synthesize and execute one query ⟨x₀, π, n⟩."""
@@ -338,6 +359,11 @@ class Learner:
         log_start = self.data.log_position
         unique_before = p.unique_transitions
         s0, x0 = self.sample_initial_state()
+        cfg = self.config
+        if cfg.reward != "disagreement" and (self.uncertainty is None or p.queries % cfg.tilde_every == 0):
+            # h̃'s folds are seeded by the query index, so the learner's own stream
+            # is untouched.
+            self.uncertainty = REWARDS[cfg.reward](self.h_and, self.data, cfg.tilde_weight, p.queries)
         policy = self.synth.synthesize(s0, self.synthesis_input(), self.rng)
         self._query_tag = {"query": p.queries}
         if self.parallel is None:

@@ -15,6 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
+from capver.engines.mcqs.tilde import Uncertainty
 from capver.engines.mcts import Backup, MCTSConfig
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
@@ -30,6 +31,9 @@ class SynthesisInput:
     data: TransitionDataset
     capability_names: tuple[str, ...]
     xi: float
+    # The h̃-uncertainty term of the reward (issue 12; capver.engines.mcqs.tilde);
+    # None: the paper's disagreement reward alone.
+    uncertainty: Uncertainty | None = None
 
 
 class QueryPolicy(Protocol):

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from capver.engines.mcqs.tilde import Uncertainty
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
 from capver.model.state import State
@@ -96,17 +97,20 @@ class StepMemo:
     τ_c depends only on c's two models, ξ and |D_SC(·, c)|.  The lattice builder
     replaces c's model objects whenever a count of c changes, so a table of steps
     stays valid exactly as long as c's two model objects and ξ are the same; a
-    change of any of them starts a fresh table for c.  Results are therefore
-    identical to computing every step anew."""
+    change of any of them starts a fresh table for c.  With the h̃-uncertainty
+    reward (issue 12) the steps also depend on u, so the table is keyed by its
+    version too (``uncertainty``: 0 for none).  Results are therefore identical to
+    computing every step anew."""
 
     def __init__(self, limit: int = 500_000) -> None:
         self.limit = limit  # entries per capability before its table is dropped (memory bound)
-        self._tables: dict[str, tuple[object, object, float, dict[Any, Any]]] = {}
+        self._tables: dict[str, tuple[object, object, float, dict[Any, Any], int]] = {}
 
-    def table(self, c: str, m1: object, m2: object, xi: float) -> dict[Any, Any]:
+    def table(self, c: str, m1: object, m2: object, xi: float, uncertainty: int = 0) -> dict[Any, Any]:
         entry = self._tables.get(c)
-        if entry is None or entry[0] is not m1 or entry[1] is not m2 or entry[2] != xi or len(entry[3]) > self.limit:
-            entry = self._tables[c] = (m1, m2, xi, {})
+        if (entry is None or entry[0] is not m1 or entry[1] is not m2 or entry[2] != xi
+                or entry[4] != uncertainty or len(entry[3]) > self.limit):
+            entry = self._tables[c] = (m1, m2, xi, {}, uncertainty)
         return entry[3]
 
 
@@ -121,12 +125,15 @@ class DistinguishingMDP:
         capabilities: Sequence[str],
         xi: float = 0.0,
         memo: StepMemo | None = None,
+        uncertainty: Uncertainty | None = None,
     ) -> None:
         self.h1 = h1
         self.h2 = h2
         self.data = data
         self.capability_names = tuple(capabilities)
         self.xi = xi
+        # λ = 0 is the default reward exactly: drop the term rather than add zeros.
+        self.uncertainty = uncertainty if uncertainty is not None and uncertainty.weight > 0 else None
         # Searches revisit the same meta-states many times, and the models are fixed
         # for the life of this object, so steps are memoised per capability — in
         # ``memo`` when given, which outlives this object (see StepMemo).
@@ -137,14 +144,17 @@ class DistinguishingMDP:
         """The memo of c's steps under these models (see :class:`StepMemo`)."""
         t = self._tables.get(c)
         if t is None:
-            t = self._tables[c] = self._memo.table(c, self.h1.get(c), self.h2.get(c), self.xi)
+            version = self.uncertainty.version if self.uncertainty is not None else 0
+            t = self._tables[c] = self._memo.table(c, self.h1.get(c), self.h2.get(c), self.xi, version)
         return t
 
     def missing_mass(self, s: State, c: str) -> float:
-        """ξ·Pr_m(s, c) with Pr_m(s, c) = 1/(1 + |D_SC(s, c)|)."""
-        if self.xi == 0.0:
-            return 0.0
-        return self.xi / (1 + self.data.count_sc(s, c))
+        """ξ·Pr_m(s, c) with Pr_m(s, c) = 1/(1 + |D_SC(s, c)|), plus λ·u(s, c) with the
+        h̃-uncertainty reward (capped at 1; :mod:`capver.engines.mcqs.tilde`)."""
+        m = 0.0 if self.xi == 0.0 else self.xi / (1 + self.data.count_sc(s, c))
+        if self.uncertainty is not None:
+            m = min(1.0, m + self.uncertainty.bonus(s, c))
+        return m
 
     def step_one(self, rho: Dist, c: str, which: int) -> Dist:
         """τ_c^{h_which}(ρ) with sinks (and the ξ mass for h₁)."""
@@ -157,7 +167,16 @@ class DistinguishingMDP:
                 continue
             dist = model.float_distribution(s) if model is not None else ()
             if not dist:
-                out[sink] = out.get(sink, 0.0) + p
+                guess = self.uncertainty.guess(s, c) if which == 1 and self.uncertainty is not None else None
+                if guess is None:
+                    out[sink] = out.get(sink, 0.0) + p
+                    continue
+                # h∧ is silent, h̃ predicts: h₁ follows h̃ with the share its
+                # certainty earns (capver.engines.mcqs.tilde), the rest stays unknown.
+                share, g = guess
+                out[SINK1] = out.get(SINK1, 0.0) + p * (1.0 - share)
+                for s2, q in g:
+                    out[s2] = out.get(s2, 0.0) + p * share * q
                 continue
             keep = p
             if which == 1:
