@@ -215,11 +215,14 @@ class RunSpec:
     executions: int = 2
     max_seconds: float | None = None
     reward: str = "disagreement"  # capver.engines.mcqs.tilde.REWARDS (issue 12)
+    tilde_weight: float = LearnConfig().tilde_weight  # λ of the 'tilde' reward
 
     @property
     def label(self) -> str:
         label = self.method if self.xi_cap > 0 else f"{self.method} ξ=0"
-        return label if self.reward == "disagreement" else f"{label}+h̃u"
+        if self.reward == "disagreement":
+            return label
+        return f"{label}+h̃u" + ("" if self.tilde_weight == LearnConfig().tilde_weight else f" λ={self.tilde_weight:g}")
 
     def config(self) -> LearnConfig:
         return LearnConfig.from_options(
@@ -232,6 +235,7 @@ class RunSpec:
             max_steps=self.max_steps,
             max_seconds=self.max_seconds,
             reward=self.reward,
+            tilde_weight=self.tilde_weight,
         )
 
     def rng(self) -> np.random.Generator:
@@ -834,6 +838,19 @@ def _csv_list(text: str) -> list[str]:
     return [p.strip() for p in text.split(",") if p.strip()]
 
 
+def _reward_ok(text: str) -> bool:
+    """A --rewards entry: a reward's name, or 'tilde:λ' with λ ∈ [0, 1]."""
+    name, sep, weight = text.partition(":")
+    if name not in REWARDS:
+        return False
+    if not sep:
+        return True
+    try:
+        return name == "tilde" and 0.0 <= float(weight) <= 1.0
+    except ValueError:
+        return False
+
+
 def build_parser() -> BenchParser:
     p = BenchParser("learning", summary(__doc__))
     p.add_argument("--settings", type=_csv_list, default=list(DEFAULT_SETTINGS),
@@ -843,8 +860,9 @@ def build_parser() -> BenchParser:
                    help=f"comma-separated, from {sorted(QUERY_METHODS)} (default mcqs-e,mcqs-s,random)")
     p.add_argument("--seeds", type=int, default=3, help="runs per (setting, method) (default 3)")
     p.add_argument("--rewards", type=_csv_list, default=["disagreement"],
-                   help=f"comma-separated query-synthesis rewards of the MCQS curve runs, from {sorted(REWARDS)}; "
-                        "runs with 'tilde' are labelled METHOD+h̃u (default disagreement)")
+                   help=f"comma-separated query-synthesis rewards of the MCQS curve runs, from {sorted(REWARDS)}, "
+                        "'tilde' optionally with its weight, 'tilde:0.1'; runs with 'tilde' are labelled "
+                        "METHOD+h̃u (default disagreement)")
     p.add_argument("--budget-steps", metavar="N|SETTING=N,...",
                    help=f"simulator-step budget of the MCQS runs (default {DEFAULT_BUDGETS}, {FALLBACK_BUDGET} "
                         f"for other settings; --quick: {QUICK_BUDGET} each)")
@@ -912,8 +930,10 @@ def plan_jobs(args: argparse.Namespace, budgets: Mapping[str, int], eval_sets: M
             steps = int(budget * args.random_factor) if method == "random" else budget
             # Random synthesizes no query, so a reward does not change it.
             for reward in (["disagreement"] if method == "random" else args.rewards):
+                name, _, weight = reward.partition(":")
+                lam = float(weight) if weight else LearnConfig().tilde_weight
                 for seed in range(args.seeds):
-                    spec = RunSpec(setting, method, seed, steps, every, reward=reward, **common)
+                    spec = RunSpec(setting, method, seed, steps, every, reward=name, tilde_weight=lam, **common)
                     jobs.append(Job(spec, eval_sets[setting]))
         if args.ablation and setting.startswith("lao:"):
             for method in args.ablation_methods:
@@ -935,9 +955,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(m for m in {*args.methods, *args.qace_methods, *args.ablation_methods} if m not in QUERY_METHODS)
     if unknown:
         parser.error(f"unknown method(s) {unknown}; expected some of {sorted(QUERY_METHODS)}")
-    bad = sorted(r for r in args.rewards if r not in REWARDS)
+    bad = sorted(r for r in args.rewards if not _reward_ok(r))
     if bad or not args.rewards:
-        parser.error(f"--rewards: unknown reward(s) {bad}; expected some of {sorted(REWARDS)}")
+        parser.error(f"--rewards: unknown reward(s) {bad}; expected some of {sorted(REWARDS)}, 'tilde' optionally "
+                     "as 'tilde:λ' with λ in [0, 1]")
     if (args.seeds < 1 or args.jobs < 1 or args.eval_sequences < 1 or args.random_factor <= 0
             or args.budget_scale <= 0 or (args.eval_chunk is not None and args.eval_chunk < 1)):
         parser.error("--seeds, --jobs, --eval-sequences, --eval-chunk, --random-factor and --budget-scale must be "

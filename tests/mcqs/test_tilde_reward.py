@@ -146,3 +146,19 @@ def test_learn_with_the_tilde_reward(tmp_path: Path) -> None:
     assert runs["tilde"] != runs["default"]  # the h̃ term changed them
     bad = capver(*common, "--reward", "tilde", "--tilde-weight", "2", "--out", str(tmp_path / "bad"))
     assert bad.returncode == 2 and "--tilde-weight" in bad.stderr and "[0, 1]" in bad.stderr
+
+
+def test_bench_learning_plans_each_reward_side_by_side() -> None:
+    """``--rewards disagreement,tilde,tilde:0.1``: every MCQS method gets one run per
+    reward and seed (labelled apart, λ passed to the learner); Random only its own."""
+    from capver.bench.learning import build_parser, plan_jobs
+
+    args = build_parser().parse(["--settings", "lao:blocks", "--methods", "mcqs-e,random", "--seeds", "2",
+                                 "--rewards", "disagreement,tilde,tilde:0.1", "--no-ablation", "--no-qace"])
+    jobs = plan_jobs(args, {"lao:blocks": 100}, {"lao:blocks": None})  # type: ignore[dict-item]
+    labels = [j.spec.label for j in jobs]
+    assert sorted(set(labels)) == ["mcqs-e", "mcqs-e+h̃u", "mcqs-e+h̃u λ=0.1", "random"]
+    assert all(labels.count(x) == 2 for x in set(labels))
+    cfg = next(j.spec for j in jobs if j.spec.label == "mcqs-e+h̃u λ=0.1").config()
+    assert (cfg.reward, cfg.tilde_weight) == ("tilde", 0.1)
+    assert next(j.spec for j in jobs if j.spec.label == "random").config().reward == "disagreement"
