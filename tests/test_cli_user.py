@@ -190,7 +190,7 @@ def test_ctrl_c_ends_learn_with_one_line_saying_what_was_saved(tmp_path: Path) -
     ):
         time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=300)  # writing after Ctrl-C scores, lifts and certifies
     assert proc.returncode == 130
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
     last = err.strip().splitlines()[-1]
