@@ -27,21 +27,21 @@ from __future__ import annotations
 
 import copy
 import csv
-import statistics
 import sys
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from capver.agents.crafter_agents import CrafterSkillAgent, crafter_capabilities
 from capver.bench.cli import BenchParser, summary
+from capver.bench.environment import bench_dprime, print_dprime
 from capver.bench.learning import first_crossing, mean_curve
-from capver.engines.execution import ExecutionBudget, execute
-from capver.envs.crafter_env import CrafterRepresentation, CrafterSimulator, CrafterState
+from capver.envs.crafter_env import CrafterSimulator
+from capver.io.run_file import SettingArgs
+from capver.settings import build_assessment
 
 QUICK: dict[str, int] = {"sequences": 10, "calls": 100}
 
@@ -82,60 +82,6 @@ def bench_snapshots(seed: int, calls: int) -> list[tuple[str, float, float, int]
     deep_us = _per_call_us(lambda: copy.deepcopy(sim.env), n)
     rows.append(("deepcopy of crafter.Env", deep_us, deep_us, len(sim.initial_state.objects)))
     return rows
-
-
-class _RecordingAlpha:
-    """α that also notes which environment states (by hash) it saw behind each symbolic
-    state: the executor applies α to every state an execution passes through."""
-
-    def __init__(self, alpha: CrafterRepresentation) -> None:
-        self.alpha = alpha
-        self.seen: dict[int, set[int]] = defaultdict(set)
-
-    @property
-    def vocabulary(self) -> Any:
-        return self.alpha.vocabulary
-
-    def __call__(self, x: CrafterState) -> int:
-        s = self.alpha(x)
-        self.seen[s].add(hash(x))
-        return s
-
-
-def bench_dprime(seed: int, sequences: int, step_cap: int) -> dict[str, Any]:
-    """D′ as capver collects it, timed, with the env states behind each symbolic state."""
-    sim = CrafterSimulator(seed)
-    alpha = _RecordingAlpha(CrafterRepresentation())
-    agent = CrafterSkillAgent()
-    caps = crafter_capabilities()
-    budget = ExecutionBudget(max_steps=step_cap, theta=None)
-    rng = np.random.default_rng(10_007)  # the seed capver bench learning collects D′ with
-    sim.reset(10_007)
-    behind: dict[int, set[CrafterState]] = defaultdict(set)
-    outcomes: dict[str, Counter[str]] = defaultdict(Counter)
-    steps = executions = 0
-    wall = cpu = 0.0
-    for i in range(sequences):
-        x = sim.initial_state
-        behind[alpha(x)].add(x)
-        for _ in range(int(rng.integers(10, 31))):
-            c = caps[int(rng.integers(len(caps)))]
-            w0, c0 = time.perf_counter(), time.process_time()
-            ex = execute(agent, sim, alpha, c, x, rng, budget)
-            x = sim.get_state()
-            wall += time.perf_counter() - w0
-            cpu += time.process_time() - c0
-            behind[ex.transition.s_next].add(x)
-            outcomes[c.name][ex.stop_reason.split(" of ")[0]] += 1
-            steps += ex.steps
-            executions += 1
-        if (i + 1) % max(1, sequences // 10) == 0:
-            print(f"  D′: {i + 1}/{sequences} sequences, {executions} executions", file=sys.stderr, flush=True)
-    return {
-        "executions": executions, "steps": steps, "wall": wall, "cpu": cpu, "outcomes": outcomes,
-        "boundaries": sorted(len(v) for v in behind.values()),
-        "every step": sorted(len(v) for v in alpha.seen.values()),
-    }
 
 
 def threshold_steps(runs_csv: Path, threshold: float) -> list[tuple[str, str, float | None, float]]:
@@ -200,27 +146,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("|---|---|---|---|")
     for name, get_us, set_us, objs in bench_snapshots(args.seed, args.calls):
         print(f"| {name} | {get_us:,.0f} | {set_us:,.0f} | {objs} |")
-    r = bench_dprime(args.seed, args.sequences, args.step_cap)
-    n, steps = r["executions"], r["steps"]
-    print(f"\n## Executions (Θ = ∞, step cap {args.step_cap}, {args.sequences} D′ sequences)\n")
-    print("| executions | steps/exec | exec/s wall | exec/s CPU | steps/s CPU |")
-    print("|---|---|---|---|---|")
-    print(f"| {n:,} | {steps / n:.1f} | {n / r['wall']:,.0f} | {n / r['cpu']:,.0f} | {steps / r['cpu']:,.0f} |")
-    print("\n| capability | executions | achieved | how the others ended |")
-    print("|---|---|---|---|")
-    for cap in sorted(r["outcomes"]):
-        counts: Counter[str] = r["outcomes"][cap]
-        total = sum(counts.values())
-        rest = ", ".join(f"{k} {v}" for k, v in counts.most_common() if k != "done")
-        print(f"| {cap} | {total} | {counts['done'] / total:.2f} | {rest} |")
-    print("\n## Aggregation on D′ (distinct environment states per symbolic state)\n")
-    print("| states | symbolic states | environment states | mean | median | max |")
-    print("|---|---|---|---|---|---|")
-    for where in ("boundaries", "every step"):
-        sizes = r[where]
-        what = "at execution boundaries (D′'s s and s′)" if where == "boundaries" else "every state passed through"
-        print(f"| {what} | {len(sizes):,} | {sum(sizes):,} | {sum(sizes) / len(sizes):.1f} | "
-              f"{statistics.median(sizes):g} | {sizes[-1]:,} |")
+    # The setting capver learn --agent crafter builds, with this run's world seed and
+    # step cap; every sequence starts at x₀.
+    a = build_assessment("crafter", SettingArgs(seed=args.seed, step_cap=args.step_cap),
+                         np.random.default_rng(args.seed))
+    print_dprime(bench_dprime(a.setting, args.sequences, random_start=False, every_state=True), a.name)
     return 0
 
 

@@ -23,19 +23,15 @@ Run: ``capver bench overcooked [--sequences 300] [--layout cramped_room] [--quic
 from __future__ import annotations
 
 import copy
-import statistics
-import sys
 import time
-from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from capver.bench.cli import BenchParser, summary
-from capver.bench.learning import EVAL_SEED, build_setting
-from capver.engines.execution import execute
-from capver.engines.learning import Setting
+from capver.bench.environment import bench_dprime, print_dprime
+from capver.bench.learning import build_setting
 from capver.envs.kitchen import ACTIONS, KitchenEnv, kitchen_simulator, start_state
 
 QUICK: dict[str, int] = {"sequences": 10, "calls": 200}
@@ -73,39 +69,6 @@ def bench_snapshots(layout: str, calls: int) -> list[tuple[str, float, float | N
     return rows
 
 
-def bench_dprime(setting: Setting, sequences: int) -> dict[str, Any]:
-    """D′ as ``capver bench learning`` collects it, timed, with the environment states
-    behind each symbolic state at execution boundaries."""
-    caps = setting.capabilities
-    rng = np.random.default_rng(EVAL_SEED)
-    setting.sim.reset(EVAL_SEED)
-    behind: dict[int, set[Any]] = defaultdict(set)
-    outcomes: dict[str, Counter[str]] = defaultdict(Counter)
-    steps = executions = 0
-    wall = cpu = 0.0
-    for i in range(sequences):
-        x = setting.initial_states[int(rng.integers(len(setting.initial_states)))]
-        behind[setting.alpha(x)].add(x)
-        for _ in range(int(rng.integers(10, 31))):
-            c = caps[int(rng.integers(len(caps)))]
-            w0, c0 = time.perf_counter(), time.process_time()
-            ex = execute(setting.agent, setting.sim, setting.alpha, c, x, rng, setting.budget)
-            x = setting.sim.get_state()
-            wall += time.perf_counter() - w0
-            cpu += time.process_time() - c0
-            behind[ex.transition.s_next].add(x)
-            outcomes[c.name][ex.stop_reason.split(" of ")[0]] += 1
-            steps += ex.steps
-            executions += 1
-        if (i + 1) % max(1, sequences // 10) == 0:
-            print(f"  D′: {i + 1}/{sequences} sequences, {executions} executions", file=sys.stderr, flush=True)
-    sizes = sorted(len(v) for v in behind.values())
-    return {
-        "executions": executions, "steps": steps, "wall": wall, "cpu": cpu, "outcomes": outcomes,
-        "symbolic": len(sizes), "environment": sum(sizes), "sizes": sizes,
-    }
-
-
 def build_parser() -> BenchParser:
     p = BenchParser("overcooked", summary(__doc__))
     p.add_argument("--sequences", type=int, default=300, help="D′ sequences (default 300, as capver learn)")
@@ -123,26 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, get_us, set_us in bench_snapshots(args.layout, args.calls):
         print(f"| {name} | {get_us:,.2f} | {'—' if set_us is None else f'{set_us:,.2f}'} |")
     a = build_setting(f"overcooked:{args.layout}")
-    r = bench_dprime(a.setting, args.sequences)
-    n, steps = r["executions"], r["steps"]
-    cap = a.setting.budget.max_steps
-    print(f"\n## Executions ({a.name}, Θ = ∞, step cap {cap}, {args.sequences} D′ sequences)\n")
-    print("| executions | steps/exec | exec/s wall | exec/s CPU | steps/s CPU |")
-    print("|---|---|---|---|---|")
-    print(f"| {n:,} | {steps / n:.1f} | {n / r['wall']:,.0f} | {n / r['cpu']:,.0f} | {steps / r['cpu']:,.0f} |")
-    print("\n| sub-task | executions | done | how the others ended |")
-    print("|---|---|---|---|")
-    for name in sorted(r["outcomes"]):
-        counts: Counter[str] = r["outcomes"][name]
-        total = sum(counts.values())
-        rest = ", ".join(f"{k} {v}" for k, v in counts.most_common() if k != "done")
-        print(f"| {name} | {total} | {counts['done'] / total:.2f} | {rest} |")
-    sizes = r["sizes"]
-    print("\n## Aggregation on D′ (environment states per symbolic state, at execution boundaries)\n")
-    print("| symbolic states | environment states | mean | median | max |")
-    print("|---|---|---|---|---|")
-    print(f"| {r['symbolic']:,} | {r['environment']:,} | {r['environment'] / r['symbolic']:.1f} | "
-          f"{statistics.median(sizes):g} | {sizes[-1]:,} |")
+    print_dprime(bench_dprime(a.setting, args.sequences), a.name)
     return 0
 
 
