@@ -181,9 +181,15 @@ def test_every_option_of_every_command_has_help(command: str) -> None:
 def test_ctrl_c_ends_learn_with_one_line_saying_what_was_saved(tmp_path: Path) -> None:
     out = tmp_path / "run"
     cmd = capver_command()
-    proc = subprocess.Popen(cmd + ["learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "100000",
-                                   "--patience", "0", "--eval-sequences", "5", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # As from a terminal: SIGINT not ignored.  A background job, or a pytest-xdist
+    # worker after some library set SIGINT to SIG_IGN, would pass the ignore on to
+    # the child, and Python keeps an inherited SIG_IGN, so the Ctrl-C would never arrive.
+    # So the child resets it and then execs capver in the same process.
+    argv = cmd + ["learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "100000", "--patience", "0",
+                  "--eval-sequences", "5", "--out", str(out)]
+    reset = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+    proc = subprocess.Popen([sys.executable, "-c", reset, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (
         (out / "dataset.jsonl").exists() and (out / "dataset.jsonl").stat().st_size > 20_000
