@@ -45,3 +45,21 @@ def test_speed_converge_runs_to_the_rule_or_the_cpu_cap(tmp_path: Path) -> None:
     assert stop == "converged" or float(cpu) >= 1.0
     assert 0 < int(transitions) <= int(executions) and int(queries) > 0 and int(steps) > 0
     assert 0.0 <= float(coverage) <= 1.0 and 0.0 <= float(agreement) <= 1.0
+
+
+def test_reachable_closure_model_free_finds_a_subset_of_the_exact_one() -> None:
+    """``--reachable K`` as the README runs it (with fewer executions per pair): the
+    model-free closure can only miss what the exact closure over the agent's policy
+    and the domain's outcomes reaches."""
+    proc = capver("bench", "speed", "--methods", "random", "--steps", "20", "--reachable", "2", timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rows = {}
+    for line in proc.stdout.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells and cells[0].startswith(("2 executions per pair", "exact")):
+            rows[cells[0].split()[0]] = [int(c) for c in cells[1:7]]
+    free, exact = rows["2"], rows["exact"]
+    assert all(0 < f <= e for f, e in zip(free, exact, strict=True) if e) and free[1] == exact[1]
+    states, _, pairs, transitions, stochastic, still = exact
+    assert pairs == states * exact[1]  # every capability is tried in every reachable state
+    assert pairs <= transitions and stochastic <= pairs and still <= pairs
