@@ -47,11 +47,12 @@ def test_speed_converge_runs_to_the_rule_or_the_cpu_cap(tmp_path: Path) -> None:
     assert 0.0 <= float(coverage) <= 1.0 and 0.0 <= float(agreement) <= 1.0
 
 
-def test_reachable_closure_model_free_finds_a_subset_of_the_exact_one() -> None:
+def test_reachable_closure_model_free_finds_a_subset_of_the_exact_one(tmp_path: Path) -> None:
     """``--reachable K`` as the README runs it (with fewer executions per pair): the
     model-free closure can only miss what the exact closure over the agent's policy
     and the domain's outcomes reaches."""
-    proc = capver("bench", "speed", "--methods", "random", "--steps", "20", "--reachable", "2", timeout=300)
+    proc = capver("bench", "speed", "--methods", "random", "--steps", "20", "--reachable", "2",
+                  "--out", str(tmp_path / "speed"), timeout=300)
     assert proc.returncode == 0, proc.stderr
     rows = {}
     for line in proc.stdout.splitlines():
