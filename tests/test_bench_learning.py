@@ -106,7 +106,9 @@ def test_main_table_rows_columns_and_ranges(tables: Tables) -> None:
         assert 0.0 <= float(r["cov@budget"]) <= 1.0
         assert r["exact VD"] == "—"  # the LAO* setting has no known true model
         assert 0.0 <= _mean_pm(r["final cov h̃"]) <= 1.0 and r["exact VD h̃"] == "—"
-        assert float(r["wall s"]) >= float(r["learn s"]) > 0.0
+        # Seconds are compared as relations between recorded numbers, never against zero: a
+        # 40-step quick run may learn in well under a millisecond on a fast machine.
+        assert float(r["wall s"]) >= float(r["learn s"]) >= 0.0
         ratios = [r[c] for c in MAIN_HEADER if c.startswith("R÷M")]
         if r["method"] == "random":
             assert ratios == [""] * 6

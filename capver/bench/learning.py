@@ -743,7 +743,7 @@ def main_table(rows: Sequence[SummaryRow]) -> list[str]:
         cells += [
             r.ratio_final_coverage, f"{r.cov_at_budget:.4f}", _pm(r.final["agreement"]),
             _pm(r.final["coverage_agreement"]), "—" if r.exact_vd is None else f"{r.exact_vd:.4f}",
-            f"{r.learn_seconds:.1f}", f"{r.wall_seconds:.1f}",
+            f"{r.learn_seconds:.3f}", f"{r.wall_seconds:.3f}",
             "—" if r.final_tilde is None else _pm(r.final_tilde),
             "—" if r.exact_vd_tilde is None else f"{r.exact_vd_tilde:.4f}",
             r.ratio_final_tilde,
