@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from capver import synthetic
 from capver.api import learn
 from capver.engines.evaluation import reachable_states
-from capver.engines.verification.agent_verdict import AgentVerdict, decide
+from capver.engines.verification.agent_verdict import AgentVerdict, Tier, decide
 from capver.engines.verification.symbolic import SymbolicEngine
 from capver.io.properties_text import parse_property
 from capver.logic.condition import LogicContext
@@ -40,7 +40,7 @@ def test_agent_verdicts_are_true_of_the_truth(seed: int, steps: int) -> None:
             prop = parse_property(text, ctx.vocab, caps)
             v = decide(prop, result.h_and, result.h_or, result.data, init)
             on_truth = SymbolicEngine(truth).check(prop, init).holds
-            if v.verdict is AgentVerdict.UNKNOWN:
+            if v.verdict in (AgentVerdict.UNKNOWN, AgentVerdict.UNCONFIRMED):
                 continue
-            if v.assumption is None or complete:
+            if v.tier is Tier.OBSERVED or complete:
                 assert (v.verdict is AgentVerdict.HOLDS) == on_truth, (text, v.reason, complete)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cli import capver
 
-from capver.engines.verification.agent_verdict import AgentVerdict, decide
+from capver.engines.verification.agent_verdict import AgentVerdict, Tier, decide
 from capver.engines.verification.symbolic import SymbolicEngine
 from capver.io import dataset_file, dsl
 from capver.io.properties_text import parse_property
@@ -79,9 +79,9 @@ def test_agent_verdicts_that_need_no_assumption_are_true_of_the_agent(toy_run: P
     prop = parse_property(text, first.vocabulary, tuple(first.model))
     v = decide(prop, first.model, h_or, data, init)
     on_truth = SymbolicEngine(truth).check(prop, init).holds
-    if v.assumption is None and v.verdict is AgentVerdict.HOLDS:
+    if v.tier is Tier.OBSERVED and v.verdict is AgentVerdict.HOLDS:
         assert on_truth and v.witness is not None and v.witness.replays(first.model)
-    if v.assumption is None and v.verdict is AgentVerdict.VIOLATED:
+    if v.tier is Tier.OBSERVED and v.verdict is AgentVerdict.VIOLATED:
         assert not on_truth
     if v.decisive_query is not None:
         s, c = v.decisive_query
@@ -96,7 +96,7 @@ def test_the_run_command_reports_every_verdict_with_its_exit_status(toy_run: Pat
     assert res.returncode in (0, 3), res.stderr
     records = [json.loads(line) for line in res.stdout.splitlines()]
     assert [r["property"] for r in records] == ["stack", "never both"]
-    assert all(r["verdict"] in ("holds", "violated", "unknown") for r in records)
+    assert all(r["verdict"] in ("holds", "violated", "unconfirmed", "unknown") for r in records)
     assert records[0]["init"] == "{ontable(a), ontable(b), clear(a), clear(b), handempty}"
 
 

@@ -229,7 +229,8 @@ def _agent_line(prop: Property, v: LatticeVerdict, vocab: Vocabulary) -> tuple[s
         s, c = v.decisive_query
         record["decisive_query"] = {"state": vocab.format_state(s), "capability": c}
         line += f"\n  to decide it, execute {c} from {vocab.format_state(s)} (never tried)"
-    code = {AgentVerdict.HOLDS: 0, AgentVerdict.VIOLATED: EXIT_VIOLATED, AgentVerdict.UNKNOWN: EXIT_UNKNOWN}
+    code = {AgentVerdict.HOLDS: 0, AgentVerdict.VIOLATED: EXIT_VIOLATED, AgentVerdict.UNCONFIRMED: EXIT_UNKNOWN,
+            AgentVerdict.UNKNOWN: EXIT_UNKNOWN}
     return line, record, code[v.verdict]
 
 

@@ -7,6 +7,12 @@ needs are direct lookups: D_c, η_c(s, D), D_SC(s, c), N_e(s, c | D).
 
 Every addition is appended to a change log of (c, s) pairs; consumers such as the
 incremental lattice builder keep a cursor into it and rebuild only what changed.
+
+The order of the additions is also kept per pair, as much as the anytime-valid
+bounds of :mod:`capver.engines.verification.sampling` need (:class:`PairSample`):
+when the pair was first tried, how many distinct outcomes it has shown, how many
+executions passed since its last new outcome, and after how many executions each
+outcome first appeared.
 Persistence (append-only JSON Lines) is in :mod:`capver.io.dataset_file`.
 """
 
@@ -28,6 +34,21 @@ class Record:
     steps: int = 0  # simulator steps the execution took (the paper's cost measure)
 
 
+@dataclass(frozen=True, slots=True)
+class PairSample:
+    """How one pair (s, c) was sampled, in the order of the additions.
+
+    ``order``: the pair was the ``order``-th distinct pair ever tried (from 1);
+    ``n``: its executions N_e(s, c | D); ``outcomes``: distinct successors seen;
+    ``run``: executions since the last one that showed a new successor (the
+    executions of the current "epoch", during which the unseen mass is constant)."""
+
+    order: int
+    n: int
+    outcomes: int
+    run: int
+
+
 class TransitionDataset:
     """A mutable multiset of transitions over one vocabulary."""
 
@@ -40,6 +61,9 @@ class TransitionDataset:
         self._size = 0
         self._steps = 0
         self._log: list[tuple[str, State]] = []
+        self._order: dict[tuple[State, str], int] = {}  # (s, c) → rank of its first execution
+        self._run: dict[tuple[State, str], int] = {}  # (s, c) → executions since its last new outcome
+        self._first: dict[tuple[State, str, State], int] = {}  # (s, c, s′) → executions of (s, c) when s′ first came
         for c in capabilities:
             self.declare(c)
 
@@ -65,6 +89,14 @@ class TransitionDataset:
         if t.c not in self._caps:
             self.declare(Capability(t.c))
         succ = self._n[t.c].setdefault(t.s, {})
+        pair = (t.s, t.c)
+        self._order.setdefault(pair, len(self._order) + 1)
+        if t.s_next in succ:
+            self._run[pair] += count
+        else:
+            # `count` executions in a row: the first shows the new outcome, the rest repeat it.
+            self._first[(t.s, t.c, t.s_next)] = self._n_sc[t.c].get(t.s, 0) + 1
+            self._run[pair] = count - 1
         succ[t.s_next] = succ.get(t.s_next, 0) + count
         sc = self._n_sc[t.c]
         sc[t.s] = sc.get(t.s, 0) + count
@@ -101,6 +133,17 @@ class TransitionDataset:
         """N(s; D): observed transitions from s, any capability (initial-state
         sampling weights of the earlier paper, section 3.3)."""
         return self._n_s.get(s, 0)
+
+    def sample(self, s: State, c: str) -> PairSample | None:
+        """How (s, c) was sampled (None if it was never tried)."""
+        order = self._order.get((s, c))
+        if order is None:
+            return None
+        return PairSample(order, self.count_sc(s, c), len(self.successors(s, c)), self._run[(s, c)])
+
+    def first_seen(self, s: State, c: str, s_next: State) -> int:
+        """The execution of (s, c), counted from 1, that first showed s′ (0 if none did)."""
+        return self._first.get((s, c, s_next), 0)
 
     def successors(self, s: State, c: str) -> Mapping[State, int]:
         """{s′: N_e(s, c, s′)} for the pair (s, c)."""
