@@ -15,6 +15,13 @@ Each iteration:
    consecutive queries with no new transition and no effect probability of h∧
    moving by more than ``prob_tolerance`` (section 4.2: 25 queries, 5%).
 
+With properties (:attr:`LearnConfig.properties`) the learner also tracks their verdict
+tiers after every query (:mod:`capver.engines.directed`), directs query synthesis to
+the states that can still change them (the property focus, unless ``directed`` is
+off), starts queries from observed states inside that focus when there are any, and
+stops once every property is decided; patience does not apply then, since
+re-sampling a thin pair — what a confident verdict needs — adds no new transition.
+
 ξ is set from the number of queries since the last discovery of a new transition,
 ξ = min(ξ_cap, ξ_step · k) (section 4.2: "up to 10⁻⁵").
 
@@ -45,11 +52,13 @@ from typing import Any, Protocol
 import numpy as np
 
 from capver.agents.base import Agent
+from capver.engines.directed import PropertyTracker, Targets, TierChange
 from capver.engines.execution import Execution, ExecutionBudget, derived_streams, execute
 from capver.engines.executors import Executor, Setup
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.mcqs.base import QueryPolicy, SynthesisConfig, SynthesisInput
+from capver.engines.mcqs.focus import Focus
 from capver.engines.mcqs.tilde import REWARDS, Uncertainty
 from capver.engines.mcts import MCTSConfig
 from capver.envs.base import Representation, Simulator
@@ -57,6 +66,7 @@ from capver.errors import CapverError
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
+from capver.model.properties import Property
 from capver.model.state import Capability, State, Transition
 
 
@@ -163,6 +173,13 @@ class LearnConfig:
     reward: str = "disagreement"
     tilde_every: int = 10
     tilde_weight: float = 0.5
+    # Properties whose verdicts the run should decide (capver.engines.directed), from
+    # ``property_init`` (default: the setting's first initial state); ``directed``
+    # turns the property focus of query synthesis on.
+    properties: tuple[Property, ...] = ()
+    property_init: State | None = None
+    targets: Targets = Targets()
+    directed: bool = True
 
     def __post_init__(self) -> None:
         if self.method not in QUERY_METHODS:
@@ -218,6 +235,7 @@ class StopReason(Enum):
     QUERY_BUDGET = "query budget"
     TIME_BUDGET = "time budget"
     CONVERGED = "converged"
+    DECIDED = "every property decided"
     REQUESTED = "stopped on request"
 
 
@@ -291,6 +309,15 @@ class Learner:
         self._query_tag: dict[str, Any] | None = None
         self._stop_requested = False
         self.uncertainty: Uncertainty | None = None  # the reward's h̃ term, rebuilt every tilde_every queries
+        self.tracker: PropertyTracker | None = None
+        self._focus: Focus | None = None  # the focus of the current query
+        self.property_changes: list[TierChange] = []  # the tier changes of the last query
+        if config.properties:
+            init = config.property_init
+            if init is None:
+                init = setting.alpha(setting.initial_states[0])
+            self.tracker = PropertyTracker(config.properties, init, config.targets)
+            self.tracker.update(self.h_and, self.h_or, self.data, self.progress.steps, 0)
 
     # -- the loop -------------------------------------------------------------------
     @property
@@ -332,7 +359,9 @@ class Learner:
             p.stop, p.stop_reason = StopReason.QUERY_BUDGET, f"query budget {cfg.max_queries}"
         elif cfg.max_seconds is not None and time.monotonic() - self._start >= cfg.max_seconds:
             p.stop, p.stop_reason = StopReason.TIME_BUDGET, f"time budget {cfg.max_seconds}s"
-        elif cfg.patience and p.since_change >= cfg.patience:
+        elif self.tracker is not None and self.tracker.all_decided:
+            p.stop, p.stop_reason = StopReason.DECIDED, StopReason.DECIDED.value
+        elif cfg.patience and p.since_change >= cfg.patience and self.tracker is None:
             p.stop = StopReason.CONVERGED
             p.stop_reason = (f"converged: {cfg.patience} queries without a new transition or a "
                              f">{cfg.prob_tolerance:.0%} probability change")
@@ -340,9 +369,21 @@ class Learner:
             return False
         return True
 
+    def focus(self) -> Focus | None:
+        """The property focus query synthesis uses (None without properties, or when
+        ``directed`` is off)."""
+        if self.tracker is None or not self.config.directed:
+            return None
+        return self.tracker.focus()
+
     def sample_initial_state(self) -> tuple[int, Any]:
-        """x₀ with weight n_max + 1 − N(s; D) over the symbolic states seen so far."""
+        """x₀ with weight n_max + 1 − N(s; D) over the symbolic states seen so far
+        (those inside the property focus, when it has any)."""
         states = sorted(self.snapshots)
+        focus = self._focus
+        if focus is not None:
+            inside = [s for s in states if focus.relevant(s)]
+            states = inside or states
         counts = np.array([self.data.count_s(s) for s in states], dtype=float)
         w = counts.max() + 1.0 - counts
         i = int(self.rng.choice(len(states), p=w / w.sum()))
@@ -350,7 +391,7 @@ class Learner:
 
     def synthesis_input(self) -> SynthesisInput:
         return SynthesisInput(self.h_and, self.h_or, self.data, tuple(self.capability_table), self.xi(),
-                              self.uncertainty)
+                              self.uncertainty, self._focus)
 
     def query(self) -> None:
         """Synthesize and execute one query ⟨x₀, π, n⟩."""
@@ -358,6 +399,7 @@ class Learner:
         before = self.h_and
         log_start = self.data.log_position
         unique_before = p.unique_transitions
+        self._focus = self.focus()
         s0, x0 = self.sample_initial_state()
         cfg = self.config
         if cfg.reward != "disagreement" and (self.uncertainty is None or p.queries % cfg.tilde_every == 0):
@@ -381,6 +423,8 @@ class Learner:
             p.since_change = 0
         else:
             p.since_change += 1
+        if self.tracker is not None:
+            self.property_changes = self.tracker.update(self.h_and, self.h_or, self.data, p.steps, p.queries)
 
     def _execute_sequentially(self, policy: QueryPolicy, s0: State, x0: Any) -> None:
         for _ in range(self.config.executions_per_query):

@@ -15,6 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
+from capver.engines.mcqs.focus import Focus
 from capver.engines.mcqs.tilde import Uncertainty
 from capver.engines.mcts import Backup, MCTSConfig
 from capver.model.capability_model import CompoundModel
@@ -34,6 +35,8 @@ class SynthesisInput:
     # The h̃-uncertainty term of the reward (issue 12; capver.engines.mcqs.tilde);
     # None: the paper's disagreement reward alone.
     uncertainty: Uncertainty | None = None
+    # The property focus (capver.engines.mcqs.focus); None: the whole lattice.
+    focus: Focus | None = None
 
 
 class QueryPolicy(Protocol):

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from capver.engines.mcqs.focus import Focus
 from capver.engines.mcqs.tilde import Uncertainty
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
@@ -35,6 +36,9 @@ SINK1 = -1
 """⊥₁: where h₁ sends mass it cannot move, and the ξ mass of unseen effects."""
 SINK2 = -2
 """⊥₂: where h₂ sends mass it cannot move."""
+SINK0 = -3
+"""Where both players send mass that neither can move outside a property focus: the
+same sink for both, so it carries no disagreement (:mod:`capver.engines.mcqs.focus`)."""
 PRUNE = 1e-12
 
 Dist = tuple[tuple[int, float], ...]
@@ -98,19 +102,19 @@ class StepMemo:
     replaces c's model objects whenever a count of c changes, so a table of steps
     stays valid exactly as long as c's two model objects and ξ are the same; a
     change of any of them starts a fresh table for c.  With the h̃-uncertainty
-    reward (issue 12) the steps also depend on u, so the table is keyed by its
-    version too (``uncertainty``: 0 for none).  Results are therefore identical to
-    computing every step anew."""
+    reward (issue 12) the steps also depend on u, and with a property focus on the
+    focus, so the table is keyed by their versions too (``variant``: 0 for
+    neither).  Results are therefore identical to computing every step anew."""
 
     def __init__(self, limit: int = 500_000) -> None:
         self.limit = limit  # entries per capability before its table is dropped (memory bound)
-        self._tables: dict[str, tuple[object, object, float, dict[Any, Any], int]] = {}
+        self._tables: dict[str, tuple[object, object, float, dict[Any, Any], object]] = {}
 
-    def table(self, c: str, m1: object, m2: object, xi: float, uncertainty: int = 0) -> dict[Any, Any]:
+    def table(self, c: str, m1: object, m2: object, xi: float, variant: object = 0) -> dict[Any, Any]:
         entry = self._tables.get(c)
         if (entry is None or entry[0] is not m1 or entry[1] is not m2 or entry[2] != xi
-                or entry[4] != uncertainty or len(entry[3]) > self.limit):
-            entry = self._tables[c] = (m1, m2, xi, {}, uncertainty)
+                or entry[4] != variant or len(entry[3]) > self.limit):
+            entry = self._tables[c] = (m1, m2, xi, {}, variant)
         return entry[3]
 
 
@@ -126,6 +130,7 @@ class DistinguishingMDP:
         xi: float = 0.0,
         memo: StepMemo | None = None,
         uncertainty: Uncertainty | None = None,
+        focus: Focus | None = None,
     ) -> None:
         self.h1 = h1
         self.h2 = h2
@@ -134,6 +139,7 @@ class DistinguishingMDP:
         self.xi = xi
         # λ = 0 is the default reward exactly: drop the term rather than add zeros.
         self.uncertainty = uncertainty if uncertainty is not None and uncertainty.weight > 0 else None
+        self.focus = focus
         # Searches revisit the same meta-states many times, and the models are fixed
         # for the life of this object, so steps are memoised per capability — in
         # ``memo`` when given, which outlives this object (see StepMemo).
@@ -145,7 +151,8 @@ class DistinguishingMDP:
         t = self._tables.get(c)
         if t is None:
             version = self.uncertainty.version if self.uncertainty is not None else 0
-            t = self._tables[c] = self._memo.table(c, self.h1.get(c), self.h2.get(c), self.xi, version)
+            variant: object = version if self.focus is None else (version, self.focus.version)
+            t = self._tables[c] = self._memo.table(c, self.h1.get(c), self.h2.get(c), self.xi, variant)
         return t
 
     def missing_mass(self, s: State, c: str) -> float:
@@ -160,10 +167,16 @@ class DistinguishingMDP:
         """τ_c^{h_which}(ρ) with sinks (and the ξ mass for h₁)."""
         model = (self.h1 if which == 1 else self.h2).get(c)
         sink = SINK1 if which == 1 else SINK2
+        focus = self.focus
         out: dict[int, float] = {}
         for s, p in rho:
             if s < 0:
                 out[s] = out.get(s, 0.0) + p
+                continue
+            if focus is not None and not focus.relevant(s):
+                # Outside the focus both players make the same move (capver.engines.mcqs.focus).
+                for s2, q in self._common_move(s, c):
+                    out[s2] = out.get(s2, 0.0) + p * q
                 continue
             dist = model.float_distribution(s) if model is not None else ()
             if not dist:
@@ -181,12 +194,23 @@ class DistinguishingMDP:
             keep = p
             if which == 1:
                 m = self.missing_mass(s, c)
+                if focus is not None:
+                    m = min(1.0, m + focus.bonus(s, c))
                 if m:
                     out[SINK1] = out.get(SINK1, 0.0) + p * m
                     keep = p * (1.0 - m)
             for s2, q in dist:
                 out[s2] = out.get(s2, 0.0) + keep * q
         return tuple(sorted((s, p) for s, p in out.items() if p > PRUNE))
+
+    def _common_move(self, s: State, c: str) -> Dist:
+        """Both players' move outside the focus: h∧'s prediction, else h∨'s, else the
+        common sink (:data:`SINK0`, so that no disagreement arises)."""
+        for model in (self.h1.get(c), self.h2.get(c)):
+            dist = model.float_distribution(s) if model is not None else ()
+            if dist:
+                return dist
+        return ((SINK0, 1.0),)
 
     def step(self, meta: MetaState, c: str) -> MetaState:
         """T†(⟨ρ₁, ρ₂⟩, c)."""

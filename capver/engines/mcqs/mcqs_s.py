@@ -130,7 +130,7 @@ def plan_sampled(
     ends once every capability has been tried at the root."""
     memo = memo if memo is not None else SampleMemo()
     mdp = DistinguishingMDP(inp.h_and, inp.h_or, inp.data, inp.capability_names, inp.xi, memo.mixtures,
-                             inp.uncertainty)
+                             inp.uncertainty, inp.focus)
     problem = _SampleProblem(mdp, memo)
     engine: MCTS[int, str] = MCTS(problem, config, rng)
     certain = stop_at_certain and any(problem.certain(s0, c) for c in problem.actions(s0))

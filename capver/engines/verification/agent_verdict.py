@@ -52,7 +52,7 @@ from capver.engines.verification.symbolic import (
 from capver.logic.bdd import Node
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
-from capver.model.properties import Eventually, ExistsPath, ForallPath, Globally, Property, Until
+from capver.model.properties import Eventually, ExistsPath, ForallPath, Globally, PathFormula, Property, Until
 from capver.model.state import State
 
 MARKOV = ("the agent is Markov in α's states: each execution of c from a state s ends in s′ with a fixed "
@@ -160,14 +160,8 @@ def decide(prop: Property, h_and: CompoundModel, h_or: CompoundModel, data: Tran
         why = "not decided on the lattice for this operator (runs stop in dead ends): see the results on h∧ and h∨"
         return LatticeVerdict(AgentVerdict.UNKNOWN, Tier.UNKNOWN, why, on_and, on_or)
     if (existential and not on_or.holds) or (invariant and on_or.holds):
-        bdd = eng_or.bdd
         engine = eng_or.restricted(caps)
-        if isinstance(path, Globally):
-            hold, goal = bdd.true, bdd.neg(formula_bdd(engine.ctx, path.invariant))
-        elif isinstance(path, Until):
-            hold, goal = formula_bdd(engine.ctx, path.hold), formula_bdd(engine.ctx, path.goal)
-        else:
-            hold, goal = bdd.true, formula_bdd(engine.ctx, path.goal)
+        hold, goal = path_sets(engine, path)
         conf = confidence(engine, init, goal, hold, path.bound, data, delta, epsilon, max_queries)
         verdict = AgentVerdict.HOLDS if invariant else AgentVerdict.VIOLATED
         on = "holds on h∨" if invariant else "impossible on h∨"
@@ -180,6 +174,19 @@ def decide(prop: Property, h_and: CompoundModel, h_or: CompoundModel, data: Tran
     why = "holds on h∨ but not on h∧" if existential else "fails on h∨ but not on h∧"
     return LatticeVerdict(AgentVerdict.UNKNOWN, Tier.UNKNOWN, why, on_and, on_or, on_or.witness,
                           decisive_query=pair)
+
+
+def path_sets(engine: SymbolicEngine, path: PathFormula) -> tuple[Node, Node]:
+    """(hold, goal) of the run a verdict on h∨ rules out: ``E [ hold U goal ]`` for an
+    existential property, ``E [ F ¬φ ]`` for ``A [ G φ ]``."""
+    bdd = engine.bdd
+    if isinstance(path, Globally):
+        return bdd.true, bdd.neg(formula_bdd(engine.ctx, path.invariant))
+    if isinstance(path, Until):
+        return formula_bdd(engine.ctx, path.hold), formula_bdd(engine.ctx, path.goal)
+    if isinstance(path, Eventually):
+        return bdd.true, formula_bdd(engine.ctx, path.goal)
+    raise TypeError(f"no run to rule out for {path!r}")
 
 
 def confidence(engine: SymbolicEngine, init: State, goal: Node, hold: Node, bound: int | None,

@@ -1,0 +1,192 @@
+"""Property-directed learning: the verdict tiers of the user's properties, tracked while
+MCQS learns, and the focus that directs query synthesis to what can still change them
+(:mod:`capver.engines.mcqs.focus`).
+
+After every query the tracker re-decides each property that is not yet decided
+(:func:`capver.engines.verification.agent_verdict.decide`) and records each change of
+tier with the simulator steps it took.  A property is *decided* when its tier is
+observed (exact) or confident at the user's δ and ε.  For the others it contributes
+relevant states to the focus:
+
+* **unconfirmed** (holds on h∨, or impossible there, but the data do not bound the
+  unseen effects): the frontier of h∨ (:meth:`SymbolicEngine.frontier`), with the
+  missing-mass bound ε(s, c) of every thinly sampled tried pair there as bonus — so
+  the search re-samples the pairs whose bound is weakest, and executes the untried
+  ones (worth δ_TV = 1 already);
+* **unknown** (h∧ and h∨ disagree): the states of h∨'s witness or counterexample, so
+  the search tries to realise on the agent a run that exists on h∨ but not yet on h∧.
+
+Properties the lattice does not decide (``E [ G φ ]``, ``A [ F φ ]``, ``A [ U ]``: see
+the agent verdict module) and quantitative ones are tracked but add no focus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from capver.engines.mcqs.focus import Focus
+from capver.engines.verification.agent_verdict import (
+    DEFAULT_DELTA,
+    DEFAULT_EPSILON,
+    AgentVerdict,
+    LatticeVerdict,
+    Tier,
+    decide,
+    path_sets,
+)
+from capver.engines.verification.sampling import SamplingBounds
+from capver.engines.verification.symbolic import SymbolicEngine, qualitative_query
+from capver.logic.bdd import Node
+from capver.model.capability_model import CompoundModel
+from capver.model.dataset import TransitionDataset
+from capver.model.properties import ExistsPath, ForallPath, Property
+from capver.model.state import State
+
+
+@dataclass(frozen=True, slots=True)
+class Targets:
+    """When a property counts as decided: the confident tier's δ and ε."""
+
+    delta: float = DEFAULT_DELTA
+    epsilon: float = DEFAULT_EPSILON
+
+
+@dataclass(frozen=True, slots=True)
+class TierChange:
+    """A property reached ``tier`` (with ``verdict``) after ``steps`` simulator steps
+    and ``queries`` queries."""
+
+    name: str
+    verdict: str
+    tier: str
+    steps: int
+    queries: int
+
+
+@dataclass(frozen=True, slots=True)
+class PropertyStatus:
+    """Where one property stands: its last verdict, whether it is decided, and what is
+    still missing for those that are not."""
+
+    prop: Property
+    verdict: str
+    tier: str
+    decided: bool
+    missing: str
+    lattice: LatticeVerdict | None = None
+
+
+def is_decided(v: LatticeVerdict) -> bool:
+    return v.tier in (Tier.OBSERVED, Tier.CONFIDENT)
+
+
+def missing_text(v: LatticeVerdict) -> str:
+    """What an undecided verdict still needs, in words."""
+    if is_decided(v):
+        return ""
+    c = v.confidence
+    if c is not None:
+        parts = []
+        if c.untried:
+            parts.append(f"{c.untried} untried (state, capability) pairs on h∨'s frontier")
+        if c.thin:
+            parts.append(f"{c.thin} pairs with ε > {c.threshold:g} (largest ε {c.epsilon:.3g})")
+        return "; ".join(parts) or "nothing"
+    if v.decisive_query is not None:
+        return "a run of h∨'s witness on the agent (its first untried pair)"
+    if v.verdict is AgentVerdict.UNKNOWN and v.on_or.witness is None:
+        return "not decided on the lattice for this operator"
+    return "a run that h∨ has and h∧ lacks, observed on the agent"
+
+
+class PropertyTracker:
+    """The tiers of ``properties`` from ``init`` as the data grow (module docstring)."""
+
+    def __init__(self, properties: Sequence[Property], init: State, targets: Targets = Targets()) -> None:
+        self.properties = tuple(properties)
+        self.init = init
+        self.targets = targets
+        self.history: list[TierChange] = []
+        self.status: dict[str, PropertyStatus] = {}
+        self._regions: list[tuple[Node, dict[tuple[State, str], float]]] = []
+        self._h_or: CompoundModel | None = None
+
+    @property
+    def all_decided(self) -> bool:
+        return bool(self.status) and all(st.decided for st in self.status.values())
+
+    def qualitative(self, prop: Property) -> bool:
+        return isinstance(prop.query, ExistsPath | ForallPath)
+
+    def update(self, h_and: CompoundModel, h_or: CompoundModel, data: TransitionDataset, steps: int,
+               queries: int) -> list[TierChange]:
+        """Re-decide the undecided properties on the current lattice; the tier changes."""
+        changes: list[TierChange] = []
+        self._regions = []
+        self._h_or = h_or
+        eng_and, eng_or = SymbolicEngine(h_and), SymbolicEngine(h_or)
+        bounds = SamplingBounds(data, self.targets.delta)
+        for prop in self.properties:
+            old = self.status.get(prop.name)
+            if old is not None and old.decided:
+                continue
+            if not self.qualitative(prop):
+                if old is None:
+                    self.status[prop.name] = PropertyStatus(prop, "tracked", "quantitative", False,
+                                                            "quantitative: narrowed by learning, not decided here")
+                continue
+            v = decide(prop, h_and, h_or, data, self.init, engines=(eng_and, eng_or), delta=self.targets.delta,
+                       epsilon=self.targets.epsilon)
+            st = PropertyStatus(prop, v.verdict.value, v.tier.value, is_decided(v), missing_text(v), v)
+            self.status[prop.name] = st
+            if old is None or (old.verdict, old.tier) != (st.verdict, st.tier):
+                changes.append(TierChange(prop.name, st.verdict, st.tier, steps, queries))
+            if not st.decided:
+                region = self._region(prop, v, eng_or, data, bounds)
+                if region is not None:
+                    self._regions.append(region)
+        self.history += changes
+        return changes
+
+    def _region(self, prop: Property, v: LatticeVerdict, eng_or: SymbolicEngine, data: TransitionDataset,
+                bounds: SamplingBounds) -> tuple[Node, dict[tuple[State, str], float]] | None:
+        query, caps = qualitative_query(prop)
+        engine = eng_or.restricted(caps)
+        bdd = engine.bdd
+        if v.tier is Tier.UNCONFIRMED:
+            hold, goal = path_sets(engine, query.path)
+            region = engine.frontier(self.init, goal, hold, query.path.bound)
+            bonus: dict[tuple[State, str], float] = {}
+            for c in engine.capability_names:
+                for s in data.states_of(c):
+                    if bdd.evaluate(region, s):
+                        e = bounds.epsilon(s, c)
+                        if e > self.targets.epsilon:
+                            bonus[(s, c)] = e
+            return region, bonus
+        run = v.witness if v.witness is not None else v.on_or.witness
+        if run is None:
+            return None
+        region = bdd.false
+        for s in run.states[:-1] or run.states:
+            region = bdd.disj(region, bdd.minterm(s))
+        return region, {}
+
+    def focus(self) -> Focus | None:
+        """The focus of the undecided properties (None when none adds one)."""
+        if not self._regions or self._h_or is None:
+            return None
+        bdd = self._h_or.ctx.bdd
+        union = bdd.false
+        bonus: dict[tuple[State, str], float] = {}
+        for region, b in self._regions:
+            union = bdd.disj(union, region)
+            for key, e in b.items():
+                bonus[key] = max(bonus.get(key, 0.0), e)
+        return Focus(lambda s: bool(bdd.evaluate(union, s)), bonus)
+
+    def relevant_states(self, states: Iterable[State]) -> list[State]:
+        """The given states that lie in the current focus."""
+        focus = self.focus()
+        return [] if focus is None else [s for s in states if focus.relevant(s)]
