@@ -17,6 +17,7 @@ reachable from a result.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,12 +26,13 @@ from typing import Any
 import numpy as np
 
 from capver.agents.base import Agent
+from capver.engines.directed import PropertyStatus, Targets, TierChange
 from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset
 from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import LearnConfig, Learner, Progress, Setting
 from capver.engines.lifting import run_lifted_model
 from capver.engines.verification import quantitative
-from capver.engines.verification.agent_verdict import LatticeVerdict, decide
+from capver.engines.verification.agent_verdict import DEFAULT_DELTA, DEFAULT_EPSILON, LatticeVerdict, decide
 from capver.engines.verification.quantitative import QuantitativeResult
 from capver.engines.verify import Verdict, equivalent, refines, same_distributions
 from capver.envs.base import Representation, Simulator
@@ -89,6 +91,8 @@ class LearnResult:
     data: TransitionDataset
     progress: Progress
     seed: int = 0
+    properties: tuple[PropertyStatus, ...] = ()  # with learn(properties=...): each property's status
+    history: tuple[TierChange, ...] = ()  # and the changes of tier, with the steps each took
     _tilde: dict[str, CompoundModel] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -124,8 +128,8 @@ class LearnResult:
         d_eval = collect_eval_dataset(a.setting, a.setting.capabilities, sequences, np.random.default_rng(seed))
         return checkpoint_scores(self.h_and, self.data, d_eval, a.truth, a.reachable)
 
-    def verify(self, prop: str, *, init: str = "", engine: str = "explicit",
-               delta: float = 0.05) -> LatticeVerdict | QuantitativeResult:
+    def verify(self, prop: str, *, init: str = "", engine: str = "explicit", delta: float = DEFAULT_DELTA,
+               epsilon: float = DEFAULT_EPSILON) -> LatticeVerdict | QuantitativeResult:
         """Check a property (``capver verify``'s language) from the setting's initial
         state (or the atoms ``init``): a qualitative one gives the verdict about the
         agent from h∧ and h∨; a quantitative one its value on h∧ by ``engine`` (a name
@@ -136,7 +140,7 @@ class LearnResult:
         st = self.assessment.setting
         start = parse_state(init, vocab, what="init") if init.strip() else st.alpha(st.initial_states[0])
         if isinstance(parsed.query, ExistsPath | ForallPath):
-            return decide(parsed, self.h_and, self.h_or, self.data, start)
+            return decide(parsed, self.h_and, self.h_or, self.data, start, delta=delta, epsilon=epsilon)
         if engine not in QUANTITATIVE_CHECKERS:
             raise UsageError(f"engine={engine!r}: expected one of {', '.join(QUANTITATIVE_CHECKERS)}")
         return quantitative.check(parsed, self.h_and, start, QUANTITATIVE_CHECKERS[engine](), data=self.data, delta=delta)
@@ -158,14 +162,32 @@ class LearnResult:
 def learn(
     assessment: Assessment, *, method: str = "mcqs-s", max_steps: int | None = 2000, max_queries: int | None = None,
     max_seconds: float | None = None, executions: int = 2, iterations: int = 100, horizon: int = 10,
-    xi: float = 1e-5, patience: int = 25, seed: int = 0,
+    xi: float = 1e-5, patience: int = 25, seed: int = 0, properties: Sequence[str] = (),
+    delta: float = DEFAULT_DELTA, epsilon: float = DEFAULT_EPSILON, focus: bool = True,
 ) -> LearnResult:
     """Assess the agent with MCQS-E, MCQS-S or random queries (``method``) until a
-    budget is spent or the stopping rule fires; the same loop as ``capver learn``."""
+    budget is spent or the stopping rule fires; the same loop as ``capver learn``.
+
+    ``properties`` (``capver verify``'s language, optionally ``"name": ...``) make the
+    run property-directed, as ``capver learn --properties``: queries go where they can
+    change a property's verdict tier (``focus=False`` only tracks the tiers), and the
+    run stops once every property is observed or confident at ``delta`` and
+    ``epsilon``; the result's :attr:`LearnResult.properties` lists each property's
+    status and :attr:`LearnResult.history` the tier changes with their steps."""
+    vocab = assessment.ctx.vocab
+    caps = tuple(c.name for c in assessment.setting.capabilities)
+    props = tuple(
+        p if text.lstrip().startswith('"') else dataclasses.replace(p, name=f"p{k}")
+        for k, text in enumerate(properties, 1) for p in (parse_property(text, vocab, caps, source="properties"),)
+    )
     config = LearnConfig.from_options(
         method, executions=executions, iterations=iterations, horizon=horizon, xi_cap=xi, patience=patience,
         max_steps=max_steps, max_queries=max_queries, max_seconds=max_seconds,
+        properties=props, targets=Targets(delta, epsilon), directed=focus,
     )
     learner = Learner(assessment.ctx, assessment.setting, config, np.random.default_rng(seed), grow=assessment.grow)
     progress = learner.run()
-    return LearnResult(assessment, learner.h_and, learner.h_or, learner.data, progress, seed)
+    tracker = learner.tracker
+    return LearnResult(assessment, learner.h_and, learner.h_or, learner.data, progress, seed,
+                       tuple(tracker.status[p.name] for p in props) if tracker else (),
+                       tuple(tracker.history) if tracker else ())

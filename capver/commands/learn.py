@@ -27,8 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from capver.commands.argtypes import positive, seconds, theta
+from capver.commands.argtypes import open_unit_interval, positive, seconds, theta
 from capver.commands.progress import ProgressReport
+from capver.engines.directed import PropertyTracker, Targets, TierChange
 from capver.engines.eval_collection import SUGGESTED_CHUNK, collect_eval_chunked
 from capver.engines.evaluation import checkpoint_scores, tilde_scores
 from capver.engines.executors import EXECUTORS, Executor, make_executor
@@ -38,13 +39,15 @@ from capver.engines.lifting import LiftedOccam, run_lifted_model
 from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.mcqs.tilde import REWARDS
 from capver.errors import RunFileError, UsageError
-from capver.io import certificate, dataset_file, dsl, run_file
+from capver.io import certificate, dataset_file, dsl, property_status, run_file
 from capver.io.atomic import replace_text
 from capver.io.curves import plot_curves, read_curves, write_curve
 from capver.io.explain import capability_report
+from capver.io.properties_text import parse_properties
 from capver.io.run_file import RunBudget, RunManifest
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
+from capver.model.properties import Property
 from capver.settings import SETTINGS, Assessment, SettingArgs, SettingSpec, build_assessment
 
 DEFAULT_MAX_STEPS = 2000
@@ -106,6 +109,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"collect D′ in chunks of N sequences on the executor's workers (e.g. {SUGGESTED_CHUNK:,}); "
                         "D′ then depends on N, never on the executor (default: one stream in this process)")
     parser.add_argument("--eval-every", type=positive, default=200, help="evaluate every this many simulator steps")
+    parser.add_argument("--properties", type=Path, default=None, metavar="FILE.props",
+                        help="properties (capver verify's language) the run should decide: queries go where they can "
+                        "change a property's verdict tier, and the run stops when every property is observed or "
+                        "confident (patience does not apply); --resume keeps the run's properties")
+    parser.add_argument("--delta", type=open_unit_interval, default=None,
+                        help="with --properties: confident verdicts have error probability ≤ δ (default 0.05)")
+    parser.add_argument("--epsilon", type=open_unit_interval, default=None,
+                        help="with --properties: a confident verdict needs every frontier pair's unseen-effect "
+                        "probability ≤ ε (default 0.05)")
+    parser.add_argument("--no-focus", action="store_true",
+                        help="with --properties: track the verdicts but keep the method's own queries (an ablation)")
     parser.add_argument("--out", type=Path, required=True,
                         help="output directory: new or empty, or with --resume a capver learn run")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out")
@@ -234,18 +248,25 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
     if writer.loaded.torn is not None:
         report.say(f"capver learn: {writer.loaded.torn.describe(out / 'dataset.jsonl')}; cut it off and resumed "
                    f"after record {writer.loaded.records}")
+    props, targets, directed, history = _properties(args, out, assessment)
     b = manifest.budget
     config = LearnConfig.from_options(
         manifest.method, executions=args.executions, iterations=args.iterations, horizon=args.horizon,
         xi_cap=args.xi, patience=args.patience,
         max_steps=b.max_steps, max_queries=b.max_queries, max_seconds=b.max_seconds,
         reward=args.reward, tilde_every=args.tilde_every, tilde_weight=args.tilde_weight,
+        properties=props, targets=targets, directed=directed,
     )
     # A resumed run continues with a different stream of random choices.
     rng = np.random.default_rng([args.seed, len(data)])
     parallel = None if args.executor == "local" and args.concurrency == 1 else ParallelExecutions(executor, spec)
     learner = Learner(ctx, assessment.setting, config, rng, data=data, sink=writer, grow=assessment.grow,
-                      parallel=parallel)
+                      parallel=parallel, history=history)
+    if learner.tracker is not None:
+        property_status.write(out, learner.tracker, directed)
+        for prop in props:
+            st = learner.tracker.status[prop.name]
+            report.say(f"capver learn: property {prop.name}: {_tier_text(st.verdict, st.tier)}")
     learner.progress.queries = resumed_queries(writer.loaded.meta)
     curve = Curve.load(out / "curve.csv")
     started = time.monotonic()
@@ -278,6 +299,11 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
 
     def on_query(lr: Learner) -> None:
         p = lr.progress
+        if lr.tracker is not None and lr.property_changes:
+            property_status.write(out, lr.tracker, directed)
+            for ch in lr.property_changes:
+                report.say(f"capver learn: property {ch.name}: {_tier_text(ch.verdict, ch.tier)} after {ch.steps} "
+                           f"simulator steps ({ch.queries} queries)")
         if p.steps >= next_eval[0]:
             row = record()
             next_eval[0] = p.steps + args.eval_every
@@ -335,7 +361,62 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
     )
     if (usage := agent_usage(assessment.setting.agent, learner.worker_usage)) is not None:
         print(f"{assessment.name}: {usage} in this invocation")
+    if learner.tracker is not None:
+        print(property_summary(learner.tracker))
     return 0
+
+
+def _tier_text(verdict: str, tier: str) -> str:
+    if tier in ("observed", "confident"):
+        return f"{verdict.upper()} ({tier})"
+    return verdict.upper()
+
+
+def property_summary(tracker: PropertyTracker) -> str:
+    """Each property with its tier, the steps it took to get there, and what is still
+    missing for those left undecided."""
+    t = tracker.targets
+    head = (f"Properties (confident: error probability ≤ δ = {t.delta:g}, unseen effects ≤ ε = {t.epsilon:g} per "
+            "execution at every frontier pair):")
+    lines = [head]
+    for prop in tracker.properties:
+        st = tracker.status[prop.name]
+        reached = tracker.reached(prop.name)
+        when = f" after {reached.steps} simulator steps" if reached is not None else ""
+        line = f"  {prop.name}: {_tier_text(st.verdict, st.tier)}{when}"
+        if not st.decided:
+            line += f"; missing: {st.missing}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _properties(args: argparse.Namespace, out: Path, a: Assessment
+                ) -> tuple[tuple[Property, ...], Targets, bool, tuple[TierChange, ...]]:
+    """The run's properties: those given (copied into the run), else on --resume the
+    run's own; their targets (given, else stored, else the defaults) and history."""
+    stored = property_status.read(out) if args.resume else None
+    kept = out / property_status.PROPS
+    source = args.properties if args.properties is not None else (kept if args.resume and kept.exists() else None)
+    if source is None:
+        if args.delta is not None or args.epsilon is not None or args.no_focus:
+            raise UsageError("--delta, --epsilon and --no-focus need --properties")
+        return (), Targets(), True, ()
+    try:
+        text = source.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--properties {source}: {exc.strerror or exc}") from None
+    caps = tuple(c.name for c in a.setting.capabilities)
+    props = parse_properties(text, a.ctx.vocab, caps, filename=str(source))
+    if not props:
+        raise UsageError(f"--properties {source}: no property in the file")
+    default = stored.targets if stored is not None else Targets()
+    targets = Targets(args.delta if args.delta is not None else default.delta,
+                      args.epsilon if args.epsilon is not None else default.epsilon)
+    directed = not args.no_focus if (args.no_focus or stored is None) else stored.directed
+    if source != kept:
+        replace_text(kept, text)
+    history = stored.history if stored is not None else ()
+    return props, targets, directed, history
 
 
 def agent_usage(agent: object, workers: Mapping[str, int] | None = None) -> str | None:

@@ -103,11 +103,12 @@ def missing_text(v: LatticeVerdict) -> str:
 class PropertyTracker:
     """The tiers of ``properties`` from ``init`` as the data grow (module docstring)."""
 
-    def __init__(self, properties: Sequence[Property], init: State, targets: Targets = Targets()) -> None:
+    def __init__(self, properties: Sequence[Property], init: State, targets: Targets = Targets(),
+                 history: Iterable[TierChange] = ()) -> None:
         self.properties = tuple(properties)
         self.init = init
         self.targets = targets
-        self.history: list[TierChange] = []
+        self.history: list[TierChange] = list(history)
         self.status: dict[str, PropertyStatus] = {}
         self._regions: list[tuple[Node, dict[tuple[State, str], float]]] = []
         self._h_or: CompoundModel | None = None
@@ -140,7 +141,13 @@ class PropertyTracker:
                        epsilon=self.targets.epsilon)
             st = PropertyStatus(prop, v.verdict.value, v.tier.value, is_decided(v), missing_text(v), v)
             self.status[prop.name] = st
-            if old is None or (old.verdict, old.tier) != (st.verdict, st.tier):
+            if old is None:
+                # A resumed run: a change only if it differs from where the property stood.
+                last = next((h for h in reversed(self.history) if h.name == prop.name), None)
+                changed = last is None or (last.verdict, last.tier) != (st.verdict, st.tier)
+            else:
+                changed = (old.verdict, old.tier) != (st.verdict, st.tier)
+            if changed:
                 changes.append(TierChange(prop.name, st.verdict, st.tier, steps, queries))
             if not st.decided:
                 region = self._region(prop, v, eng_or, data, bounds)
@@ -186,7 +193,6 @@ class PropertyTracker:
                 bonus[key] = max(bonus.get(key, 0.0), e)
         return Focus(lambda s: bool(bdd.evaluate(union, s)), bonus)
 
-    def relevant_states(self, states: Iterable[State]) -> list[State]:
-        """The given states that lie in the current focus."""
-        focus = self.focus()
-        return [] if focus is None else [s for s in states if focus.relevant(s)]
+    def reached(self, name: str) -> TierChange | None:
+        """When the property reached its current tier (the last change recorded)."""
+        return next((h for h in reversed(self.history) if h.name == name), None)

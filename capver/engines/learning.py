@@ -208,6 +208,9 @@ class LearnConfig:
         reward: str = "disagreement",
         tilde_every: int = 10,
         tilde_weight: float = 0.5,
+        properties: tuple[Property, ...] = (),
+        targets: Targets = Targets(),
+        directed: bool = True,
     ) -> LearnConfig:
         """The configuration the command line and the benchmark share: ξ grows by a
         tenth of its cap per query without discovery, and the search discounts by
@@ -225,6 +228,9 @@ class LearnConfig:
             reward=reward,
             tilde_every=tilde_every,
             tilde_weight=tilde_weight,
+            properties=properties,
+            targets=targets,
+            directed=directed,
         )
 
 
@@ -273,7 +279,10 @@ class Learner:
         sink: RecordSink | None = None,
         grow: Callable[[Transition], Iterable[Capability]] | None = None,
         parallel: ParallelExecutions | None = None,
+        history: Iterable[TierChange] = (),
     ) -> None:
+        """``history``: the tier changes of the properties in earlier invocations of a
+        resumed run."""
         self.ctx = ctx
         self.parallel = parallel
         # The usage counters the workers' agents added (rounds mode): the learner's
@@ -316,7 +325,7 @@ class Learner:
             init = config.property_init
             if init is None:
                 init = setting.alpha(setting.initial_states[0])
-            self.tracker = PropertyTracker(config.properties, init, config.targets)
+            self.tracker = PropertyTracker(config.properties, init, config.targets, history)
             self.tracker.update(self.h_and, self.h_or, self.data, self.progress.steps, 0)
 
     # -- the loop -------------------------------------------------------------------

@@ -1,0 +1,161 @@
+"""Property-directed learning (capver.engines.directed, capver.engines.mcqs.focus):
+verdicts checked against known truths, the stopping rule, the tier history, and the
+focus leaving the distinguishing MDP unchanged where it restricts nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from capver import synthetic
+from capver.api import learn
+from capver.engines.lattice import LatticeBuilder
+from capver.engines.learning import StopReason
+from capver.engines.mcqs.distinguishing import DistinguishingMDP
+from capver.engines.mcqs.focus import Focus
+from capver.engines.verification.agent_verdict import AgentVerdict, Tier
+from capver.engines.verification.explicit import pmax_reach
+from capver.engines.verification.sampling import SamplingBounds
+from capver.engines.verification.symbolic import SymbolicEngine
+from capver.logic.condition import LogicContext
+from capver.model.capability_model import CompoundModel
+from capver.model.dataset import TransitionDataset
+from capver.model.properties import Eventually, Globally, holds
+from capver.model.state import Transition
+from capver.model.vocabulary import Vocabulary
+from capver.settings import model_assessment
+
+
+def _truth(seed: int) -> tuple[CompoundModel, np.random.Generator]:
+    rng = np.random.default_rng(seed)
+    ctx = LogicContext(synthetic.propositional_vocabulary(4))
+    return synthetic.random_model(ctx, rng, n_capabilities=3, max_rules=2, max_effects=2, total=True), rng
+
+
+def _missing_mass_event(truth: CompoundModel, data: TransitionDataset, delta: float) -> bool:
+    """Every tried pair's true unseen mass is within its bound (the event of sampling.py)."""
+    bounds = SamplingBounds(data, delta)
+    for c in truth:
+        for s in data.states_of(c):
+            seen = set(data.successors(s, c))
+            unseen = sum(float(p) for s2, p in truth[c].distribution(s).items() if s2 not in seen)
+            if unseen > bounds.epsilon(s, c) + 1e-12:
+                return False
+    return True
+
+
+def _violating(path: Globally | Eventually, vocab: Vocabulary) -> Callable[[int], bool]:
+    """The states a run must reach to break a verdict on ``A [ G φ ]`` / ``E [ F φ ]``."""
+    if isinstance(path, Globally):
+        inv = path.invariant
+        return lambda s: not holds(inv, s, vocab)
+    goal = path.goal
+    return lambda s: holds(goal, s, vocab)
+
+
+PROPS = ("A [ G !p0 ]", "E [ F p1 ]", "A [ G !(p2 & p3) ]", "E [ !p0 U<=3 p2 ]")
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["mcqs-e", "mcqs-s"]))
+def test_directed_verdicts_are_true_of_the_truth(seed: int, method: str) -> None:
+    truth, rng = _truth(seed)
+    init = int(rng.integers(16))
+    result = learn(model_assessment(truth, init, "random truth"), method=method, max_steps=3000, patience=0,
+                   seed=int(rng.integers(2**31)), properties=PROPS, epsilon=0.2)
+    event = _missing_mass_event(truth, result.data, 0.05)
+    assert len(result.properties) == len(PROPS)
+    for status in result.properties:
+        v = status.lattice
+        assert v is not None
+        on_truth = SymbolicEngine(truth).check(status.prop, init).holds
+        if v.tier is Tier.OBSERVED:
+            assert (v.verdict is AgentVerdict.HOLDS) == on_truth, status.prop.text
+        path = status.prop.path
+        if v.tier is Tier.CONFIDENT and event and isinstance(path, Globally | Eventually) and path.bound is None:
+            # The guarantee, checked exactly on the truth: with the missing-mass event, a
+            # violation within k executions has probability ≤ the printed bound.
+            assert v.confidence is not None and v.confidence.epsilon <= 0.2
+            bad = _violating(path, truth.vocabulary)
+            for k, bound in v.confidence.violation:
+                assert float(pmax_reach(truth, init, bad, k, exact=False)) <= bound + 1e-9, (status.prop.text, k)
+    if all(s.decided for s in result.properties):
+        assert result.progress.stop is StopReason.DECIDED
+
+
+def test_the_run_stops_when_every_property_is_decided_and_records_when() -> None:
+    truth, _ = _truth(1)
+    result = learn(model_assessment(truth, 0, "t"), method="mcqs-e", max_steps=20_000, patience=0, seed=0,
+                   properties=['"safe": A [ G !p0 ]', '"reach": E [ F p3 ]'], epsilon=0.1)
+    assert result.progress.stop is StopReason.DECIDED
+    assert [s.prop.name for s in result.properties] == ["safe", "reach"]
+    assert all(s.decided and s.tier in ("observed", "confident") for s in result.properties)
+    for name in ("safe", "reach"):
+        changes = [h for h in result.history if h.name == name]
+        assert changes[0].steps == 0  # the first verdict is on the empty data
+        assert [h.steps for h in changes] == sorted(h.steps for h in changes)
+        assert changes[-1].tier == next(s.tier for s in result.properties if s.prop.name == name)
+        assert changes[-1].steps <= result.progress.steps
+    # A confident verdict needs every frontier pair below ε: the run sampled until it was.
+    safe = result.properties[0].lattice
+    assert safe is not None and safe.confidence is not None and safe.confidence.epsilon <= 0.1
+
+
+def test_without_properties_the_run_is_the_plain_one() -> None:
+    truth, _ = _truth(2)
+    a = model_assessment(truth, 0, "t")
+    plain = learn(a, method="mcqs-e", max_steps=200, seed=3)
+    again = learn(model_assessment(truth, 0, "t"), method="mcqs-e", max_steps=200, seed=3, properties=())
+    assert dict(plain.data.items()) == dict(again.data.items())
+    assert plain.properties == () and plain.history == ()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 15))
+def test_a_focus_that_restricts_nothing_changes_no_step(seed: int, s0: int) -> None:
+    truth, rng = _truth(seed)
+    data = synthetic.sample_dataset(truth, rng, n_transitions=int(rng.integers(1, 40)))
+    a = model_assessment(truth, 0, "t")
+    lat = LatticeBuilder(a.ctx, data)
+    caps = tuple(truth)
+    plain = DistinguishingMDP(lat.pessimistic, lat.optimistic, data, caps, xi=1e-5)
+    focused = DistinguishingMDP(lat.pessimistic, lat.optimistic, data, caps, xi=1e-5,
+                                focus=Focus(lambda s: True, {}))
+    rho = ((s0, 1.0),)
+    for c in caps:
+        for which in (1, 2):
+            assert plain.step_one(rho, c, which) == focused.step_one(rho, c, which)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 15))
+def test_outside_the_focus_no_disagreement_arises(seed: int, s0: int) -> None:
+    truth, rng = _truth(seed)
+    data = synthetic.sample_dataset(truth, rng, n_transitions=int(rng.integers(0, 40)))
+    a = model_assessment(truth, 0, "t")
+    lat = LatticeBuilder(a.ctx, data)
+    mdp = DistinguishingMDP(lat.pessimistic, lat.optimistic, data, tuple(truth), xi=1e-5,
+                            focus=Focus(lambda s: False, {}))
+    rho = ((s0, 1.0),)
+    for c in truth:
+        assert mdp.step_one(rho, c, 1) == mdp.step_one(rho, c, 2)
+
+
+def test_a_bonus_at_a_relevant_pair_is_sent_to_the_sink_of_h1() -> None:
+    truth, _ = _truth(4)
+    data = TransitionDataset(truth.vocabulary, truth.capabilities)
+    s = 0
+    c = next(iter(truth))
+    dist = truth[c].distribution(s)
+    s2 = max(dist, key=lambda x: dist[x])
+    for _ in range(5):
+        data.add(Transition(s, c, s2))
+    a = model_assessment(truth, 0, "t")
+    lat = LatticeBuilder(a.ctx, data)
+    mdp = DistinguishingMDP(lat.pessimistic, lat.optimistic, data, tuple(truth), xi=0.0,
+                            focus=Focus(lambda x: True, {(s, c): 0.25}))
+    out = dict(mdp.step_one(((s, 1.0),), c, 1))
+    assert abs(out[-1] - 0.25) < 1e-12  # ⊥₁ holds exactly the bonus
