@@ -75,7 +75,7 @@ def test_success_probability_is_exact_and_state_dependent_ranges_are_shown() -> 
 
 def test_missing_parts_say_not_present() -> None:
     page = render(ReportInputs(manifest=MANIFEST, links={"h_and.capm": None, "report.txt": "report.txt"}))
-    for name in ("certificate.json", "verify.json", "h_and.capm", "curve.csv"):
+    for name in ("certificate.json", "verdicts.json", "h_and.capm", "curve.csv"):
         assert f"{name}: not present" in page
     assert '<a href="report.txt">report.txt</a>' in page
 

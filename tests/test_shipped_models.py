@@ -70,8 +70,8 @@ def test_every_shipped_verdict_is_confirmed_independently(name: str) -> None:
         elif isinstance(q, ProbabilityQuery) and isinstance(q.path, Eventually):
             goal = formula_bdd(models["h_and"].ctx, q.path.goal)
             storm = storm_reach(models["h_and"], init, goal, q.path.bound, maximise=q.optimum is Optimum.MAX)
-            assert Fraction(r["value"]) == storm, prop.name
+            assert Fraction(r["exact"]) == storm, prop.name
         elif isinstance(q, RewardQuery):
             goal = formula_bdd(models["h_and"].ctx, q.target)
             storm = storm_expected_executions(models["h_and"], init, goal, maximise=q.optimum is Optimum.MAX)
-            assert Fraction(r["value"]) == storm, prop.name
+            assert Fraction(r["exact"]) == storm, prop.name

@@ -1,7 +1,8 @@
 """``capver report RUN``: one static HTML page for a ``capver learn`` run — the
 setting, the last checkpoint's numbers, the learning curve, each capability of h∧
-with its rules and success probabilities, the certificate and property verdicts
-when the run has them, and links to the run's files.
+with its rules and success probabilities, the certificate and the property verdicts
+(``verdicts.json``, which ``capver verify RUN --save`` writes) when the run has them,
+and links to the run's files.
 
 The page (default ``RUN/report.html``) is self-contained: it can be opened from disk
 with no server and fetches nothing.  Like every command, it never overwrites a file
@@ -19,14 +20,14 @@ from pathlib import Path
 
 from capver.commands.argtypes import refuse_to_overwrite
 from capver.errors import RunFileError
-from capver.io import dsl, run_file
+from capver.io import dsl, run_file, verdicts_file
 from capver.io.curves import read_curves
 from capver.io.explain import read_findings
 from capver.io.html_report import JsonFile, ReportInputs, curve_points, render
 
 DEFAULT_NAME = "report.html"
 CERTIFICATE = "certificate.json"
-VERDICTS = "verify.json"
+VERDICTS = verdicts_file.NAME  # written by capver verify RUN --save
 # Linked from the page in this order; those the run lacks are listed as not present.
 LINKED = ("h_and.capm", "h_or.capm", "h_tilde.capm", "report.txt", "dataset.jsonl", "eval.jsonl", "curve.csv", "curve.png",
           "run.json", CERTIFICATE, VERDICTS)

@@ -12,6 +12,13 @@ section 4.2 evaluates — with, for Pmax of ``F``, the upper confidence bound of
 run's data at 1 − δ (:func:`capver.engines.verification.quantitative.confidence_bound`).
 ``--model-kind and|or`` checks every property on one bound of the lattice instead.
 
+Every result repeats its property's text; a witness or counterexample is printed as
+its initial state and then, per step, the atoms added and removed
+(:meth:`Witness.format_changes`), and in ``--json`` as lists of atoms
+(:meth:`Witness.to_json`).  ``--json`` values are numbers, with the exact fraction
+beside them when the checker computed one.  ``--save`` writes the records to
+``RUN/verdicts.json`` (:mod:`capver.io.verdicts_file`) for ``capver report``.
+
 Exit status, as model checkers do: 0 every property holds, 1 one is violated,
 3 none is violated but one is unknown, 2 bad input.
 """
@@ -21,6 +28,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
+import sys
 import time
 from fractions import Fraction
 from pathlib import Path
@@ -30,13 +39,24 @@ from capver.engines.verification import quantitative, storm
 from capver.engines.verification.agent_verdict import AgentVerdict, LatticeVerdict, decide
 from capver.engines.verification.symbolic import QualitativeResult, SymbolicEngine, Witness
 from capver.errors import UsageError
-from capver.io import dataset_file, dsl, run_file
+from capver.io import dataset_file, dsl, run_file, verdicts_file
 from capver.io.checkers import QUANTITATIVE_CHECKERS
 from capver.io.literal_text import parse_conjunction
 from capver.io.properties_text import parse_property, read_properties
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
-from capver.model.properties import ExistsPath, ForallPath, Globally, Property, holds, to_text
+from capver.model.properties import (
+    Comparison,
+    ExistsPath,
+    ForallPath,
+    Globally,
+    ProbabilityBound,
+    Property,
+    holds,
+    probability_text,
+    terminating_places,
+    to_text,
+)
 from capver.model.state import Capability, State
 from capver.model.vocabulary import Vocabulary
 
@@ -62,7 +82,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="a property, e.g. 'A [ G !(holding(a) & holding(b)) ]' (repeatable)")
     what.add_argument("--properties", type=Path, metavar="FILE.props", help="a file of named properties")
     parser.add_argument("--init", metavar="ATOMS", default="",
-                        help="initial state (default: the model's (:init ...), else the empty state)")
+                        help="initial state as its true atoms (default: the model's (:init ...), which a run's "
+                        "models carry; a model without one needs --init)")
     parser.add_argument("--model-kind", choices=tuple(MODEL_KINDS), default="lattice",
                         help="which model of a run the properties are checked on: "
                         + "; ".join(f"{k}: {v}" for k, v in MODEL_KINDS.items()))
@@ -77,7 +98,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sound: unseen outcomes and untried capabilities count as reaching the goal (a bound "
                         "on the agent; 1 once an untried pair is reachable); observed: the bound on the agent "
                         "restricted to the observed (state, capability) pairs and outcomes")
-    parser.add_argument("--json", action="store_true", help="print one JSON object per property instead of text")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object per property instead of text (values as numbers, with the exact "
+                        "fraction in \"exact\"; witnesses as lists of atoms)")
+    parser.add_argument("--save", action="store_true",
+                        help=f"on a run: also write the verdicts (the --json records) to RUN/{verdicts_file.NAME}, "
+                        "which capver report shows; replaces a file capver wrote there, never another one")
     parser.add_argument("--replay", type=non_negative, default=0, metavar="N",
                         help="on a run: execute each witness / counterexample N times with the agent in its "
                         "simulator and report how often it reached the property's goal (default: 0, no replay)")
@@ -87,6 +113,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     target: Path = args.target
     data: TransitionDataset | None = None
+    if args.save:
+        if not target.is_dir():
+            raise UsageError(f"--save: {target} is one model file; --save writes {verdicts_file.NAME} into a run "
+                             "directory (capver learn --out)")
+        verdicts_file.check_writable(target)
     if target.is_dir():
         first = dsl.read(target / "h_and.capm")
         second = dsl.read(target / "h_or.capm", ctx=first.ctx, ctx_source=f"the first model ({target / 'h_and.capm'})")
@@ -105,6 +136,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         first, second = dsl.read(target), None
     vocab = first.vocabulary
+    if not args.init.strip() and first.init is None:
+        # A verdict from an initial state the user never chose (the empty one) looks
+        # like a verdict about the agent and is not one.
+        raise UsageError(f"{first.filename} has no (:init ...) and no --init was given: give --init ATOMS "
+                         "(the initial state's true atoms) or add (:init ...) to the model")
     props = _properties(args, vocab, tuple(first.model))
     init, source = first.initial_state(args.init)
     checker = QUANTITATIVE_CHECKERS[_engine(args.engine)]()
@@ -117,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
             hit = engines[id(m)] = SymbolicEngine(m)
         return hit
     codes = []
+    records: list[dict[str, object]] = []
     for prop in props:
         start = time.perf_counter()
         witness: Witness | None = None
@@ -141,6 +178,10 @@ def run(args: argparse.Namespace) -> int:
                              engines=(engine(first.model), engine(second.model)))
             line, record, code = _agent_line(prop, verdict, vocab)
             witness = verdict.witness
+        if witness is not None:
+            # Structured for every kind of result (_agent_line records the text form).
+            record["witness"] = witness.to_json(vocab)
+        line = _echo(prop, line)
         if args.replay and second is not None and witness is not None and witness.steps:
             reached, runs = _replay(target, prop, witness, args.replay, args.seed)
             record["replay"] = {"runs": runs, "reached_goal": reached}
@@ -148,7 +189,13 @@ def run(args: argparse.Namespace) -> int:
         record.update(seconds=round(time.perf_counter() - start, 4), init=vocab.format_state(init),
                       init_from=source)
         print(json.dumps(record, ensure_ascii=False) if args.json else line)
+        records.append(record)
         codes.append(code)
+    if args.save:
+        path = verdicts_file.write(target, records)
+        # With --json, stdout stays one JSON object per line.
+        print(f"saved {len(records)} verdict{'s' if len(records) != 1 else ''} to {path}",
+              file=sys.stderr if args.json else sys.stdout)
     return EXIT_VIOLATED if EXIT_VIOLATED in codes else EXIT_UNKNOWN if EXIT_UNKNOWN in codes else 0
 
 
@@ -174,20 +221,65 @@ def _properties(args: argparse.Namespace, vocab: Vocabulary, caps: tuple[str, ..
     return props
 
 
+def _echo(prop: Property, line: str) -> str:
+    """``line`` with the property's text after its name, ``p1: A [ G !dead ] — HOLDS
+    ...``, so that a verdict can be read without the command line that asked for it;
+    done here once for every kind of result."""
+    head = f"{prop.name}: "
+    # to_text names the property first (quoted); the name is already at the front.
+    text = to_text(prop).removeprefix(f"{json.dumps(prop.name, ensure_ascii=False)}: ")
+    return f"{head}{text} — {line.removeprefix(head)}"
+
+
 def _value_text(v: object) -> str:
+    """A value as people read it: a decimal when it is exactly one (0.75), else the
+    fraction and its first digits (28/9 (3.11111))."""
     if isinstance(v, Fraction):
-        return f"{v.numerator}/{v.denominator} ({float(v):.6g})" if v.denominator != 1 else str(v.numerator)
+        if terminating_places(v) is not None:
+            return probability_text(v)
+        return f"{v.numerator}/{v.denominator} ({float(v):.6g})"
     return f"{v:.6g}" if isinstance(v, float) else str(v)
 
 
+def _value_json(v: quantitative.Value) -> dict[str, object]:
+    """A value in a JSON record: the number, and for an exact one the fraction, which
+    the number only approximates (``"value": 0.333..., "exact": "1/3"``).  JSON has no
+    infinity, so an infinite expectation is ``"value": null, "infinite": true``."""
+    if isinstance(v, Fraction):
+        return {"value": float(v), "exact": str(v)}
+    if math.isinf(v):
+        return {"value": None, "infinite": True}
+    return {"value": float(v)}
+
+
+_SYMBOL = {Comparison.LT: "<", Comparison.LE: "≤", Comparison.GE: "≥", Comparison.GT: ">"}
+_NEGATION = {Comparison.LT: Comparison.GE, Comparison.LE: Comparison.GT, Comparison.GE: Comparison.LT,
+             Comparison.GT: Comparison.LE}
+
+
+def _comparison(bound: ProbabilityBound, q: quantitative.QuantitativeResult) -> tuple[str, str]:
+    """Why a ``P<op>p`` verdict is what it is: the value compared and the relation
+    between it and p (``Pmin = 0.8 ≥ 0.75``), and why that value — the bound is
+    about every scheduler, so the extreme over schedulers decides it."""
+    p = probability_text(bound.probability)
+    relation = bound.comparison if q.holds else _NEGATION[bound.comparison]
+    extreme = "maximum" if bound.comparison in (Comparison.LT, Comparison.LE) else "minimum"
+    must = "holds" if q.holds else "must hold"
+    return (f"{q.what} = {_value_text(q.value)} {_SYMBOL[relation]} {p}",
+            f"P{bound.comparison.value}{p} {must} for every scheduler, so the {extreme} over schedulers is compared")
+
+
 def _quantitative_line(prop: Property, q: quantitative.QuantitativeResult, on: str) -> tuple[str, dict[str, object], int]:
-    record: dict[str, object] = {"property": prop.name, "text": to_text(prop), "value": str(q.value),
+    record: dict[str, object] = {"property": prop.name, "text": to_text(prop), **_value_json(q.value),
                                  "quantity": q.what, "model": on, "engine": q.engine}
     line = f"{prop.name}: {q.what} = {_value_text(q.value)} on {on} (engine {q.engine})"
-    if q.holds is not None:
-        record["verdict"] = "holds" if q.holds else "violated"
-        line = f"{prop.name}: {'HOLDS' if q.holds else 'VIOLATED'} on {on}: {q.what} = {_value_text(q.value)} " \
-               f"(engine {q.engine})"
+    bound = prop.query
+    if q.holds is not None and isinstance(bound, ProbabilityBound):  # the only query with a verdict
+        compared, why = _comparison(bound, q)
+        p = bound.probability
+        record.update(verdict="holds" if q.holds else "violated", reason=f"{compared} ({why})",
+                      threshold={"comparison": bound.comparison.value, "value": float(p), "exact": str(p)})
+        line = f"{prop.name}: {'HOLDS' if q.holds else 'VIOLATED'} on {on}: {compared} ({why}; engine {q.engine})"
     if q.bound is not None:
         b = q.bound
         sound = b.unseen == "top"
@@ -202,14 +294,18 @@ def _quantitative_line(prop: Property, q: quantitative.QuantitativeResult, on: s
 
 def _model_line(prop: Property, r: QualitativeResult, vocab: Vocabulary,
                 on: str) -> tuple[str, dict[str, object], int]:
-    record: dict[str, object] = {"property": prop.name, "text": to_text(prop), "verdict": r.verdict,
-                                 "model": on, "engine": r.engine, "reachable": r.reachable, "explored": r.explored}
     states = f"{r.reachable} reachable states" if r.reachable is not None else \
         f"decided after exploring {r.explored} states"
+    reason = f"{r.verdict} on {on} ({states})"
+    label = "witness" if r.holds else "counterexample"
+    if r.witness is not None:
+        n = len(r.witness)
+        reason += f"; {label}: a run of {n} step{'s' if n != 1 else ''}"
+    record: dict[str, object] = {"property": prop.name, "text": to_text(prop), "verdict": r.verdict, "reason": reason,
+                                 "model": on, "engine": r.engine, "reachable": r.reachable, "explored": r.explored}
     line = f"{prop.name}: {r.verdict.upper()} on {on} ({states}, engine {r.engine})"
     if r.witness is not None:
-        record["witness"] = r.witness.format(vocab)
-        line += "\n  " + ("witness" if r.holds else "counterexample") + ": " + r.witness.format(vocab)
+        line += f"\n  {label}: {r.witness.format_changes(vocab)}"
     return line, record, 0 if r.holds else EXIT_VIOLATED
 
 
@@ -222,7 +318,7 @@ def _agent_line(prop: Property, v: LatticeVerdict, vocab: Vocabulary) -> tuple[s
            f"h∨: {v.on_or.verdict})"
     if v.witness is not None:
         record["witness"] = v.witness.format(vocab)
-        line += f"\n  run: {v.witness.format(vocab)}"
+        line += f"\n  run: {v.witness.format_changes(vocab)}"
     if v.assumption:
         line += f"\n  assuming {v.assumption}"
     if v.decisive_query is not None:

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 
 from capver.errors import RunFileError
+from capver.io import verdicts_file
 from capver.io.dsl import condition_text
 from capver.io.run_file import RunManifest
 from capver.model.capability_model import (
@@ -342,9 +343,10 @@ def _verdict_badge(value: object) -> str:
 
 def _json_html(value: object, depth: int = 0) -> str:
     """JSON of unknown shape as nested tables: objects as key/value rows, lists of
-    objects as one table with a column per key; deeper nesting as cut text.  The
-    formats of certificate.json and verify.json are not fixed yet, so nothing here
-    assumes a key beyond the verdict-looking ones that get a coloured badge."""
+    objects as one table with a column per key; deeper nesting as cut text.  Used for
+    certificate.json, and for a verdicts.json capver did not write (the one capver
+    verify saves has its own table, :func:`_verdicts_block`), so nothing here assumes
+    a key beyond the verdict-looking ones that get a coloured badge."""
     if isinstance(value, bool) or value is None:
         return _verdict_badge(value) if isinstance(value, bool) else '<span class="muted">null</span>'
     if isinstance(value, int | float):
@@ -392,10 +394,117 @@ def _json_file_block(title: str, doc: JsonFile | None, missing_name: str) -> str
     return f"<h3>{_e(title)} <span class=muted>({_e(doc.name)})</span></h3>{status}{_json_html(doc.data)}"
 
 
+def _json_number(value: object) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def _verdict_values(r: Mapping[str, object]) -> list[str]:
+    """The numbers behind one verdict of ``verdicts.json``, as short phrases: the
+    value of a quantitative query (its exact fraction when there is one), the
+    confidence bound, the verdicts on h∧ and h∨, the model, the state count, the
+    replays.  The file is read, so every field is checked for its type."""
+    out: list[str] = []
+    if isinstance(r.get("quantity"), str):
+        exact, value = r.get("exact"), r.get("value")
+        if r.get("infinite") is True:
+            shown = "∞"
+        elif isinstance(exact, str) and "/" in exact:
+            shown = f"{exact} ≈ {_json_number(value)}"
+        else:
+            shown = exact if isinstance(exact, str) else _json_number(value)
+        out.append(f"{r['quantity']} = {shown}")
+    threshold = r.get("threshold")
+    if isinstance(threshold, dict):
+        out.append(f"threshold {threshold.get('comparison')} {_json_number(threshold.get('value'))}")
+    bound = r.get("confidence_bound")
+    if isinstance(bound, dict) and isinstance(bound.get("upper"), int | float) and isinstance(bound.get("delta"),
+                                                                                                  int | float):
+        out.append(f"the agent's {r.get('quantity', 'value')} ≤ {bound['upper']:.6g} with probability "
+                   f"≥ {1 - bound['delta']:g} ({bound.get('scope', '?')} bound)")
+    if "on_h_and" in r or "on_h_or" in r:
+        out.append(f"h∧: {r.get('on_h_and')}, h∨: {r.get('on_h_or')}")
+    if isinstance(r.get("model"), str):
+        out.append(f"on {r['model']}")
+    if isinstance(r.get("reachable"), int):
+        out.append(f"{r['reachable']:,} reachable states")
+    replay = r.get("replay")
+    if isinstance(replay, dict):
+        out.append(f"goal reached in {replay.get('reached_goal')} of {replay.get('runs')} replays on the agent")
+    return out
+
+
+def _witness_html(witness: object, label: str) -> str:
+    """A witness of ``verdicts.json`` as capver verify prints it: the initial state,
+    then per step the atoms added and removed, inside a closed "show" element."""
+    if not isinstance(witness, dict) or not isinstance(witness.get("steps"), list):
+        return f"<p><code>{_e(json.dumps(witness, ensure_ascii=False)[:JSON_CHARS])}</code></p>"
+    steps = witness["steps"]
+    initial = witness.get("initial")
+    atoms = ", ".join(map(str, initial)) if isinstance(initial, list) else str(initial)
+    items = []
+    for step in steps:
+        if not isinstance(step, dict):
+            items.append(f"<li><code>{_e(step)}</code></li>")
+            continue
+        diff = [f"+{a}" for a in step.get("added") or ()] + [f"-{a}" for a in step.get("removed") or ()]
+        items.append(f"<li>{_e(step.get('capability'))}: <code>{_e(' '.join(diff) if diff else '(no change)')}</code>"
+                     "</li>")
+    loop = witness.get("loop")
+    if isinstance(loop, int):
+        back = "the initial state" if loop == 0 else f"the state after step {loop}"
+        items.append(f'<li class="muted">then back to {_e(back)}, around that cycle forever</li>')
+    n = len(steps)
+    return (f"<details><summary>{_e(label)}: {n} step{'s' if n != 1 else ''}</summary>"
+            f"<p>from <code>{{{_e(atoms)}}}</code></p><ol>{''.join(items)}</ol></details>")
+
+
+def _verdicts_block(doc: JsonFile | None) -> str:
+    """The verdicts ``capver verify RUN --save`` wrote: one row per property with its
+    text, verdict, reason and the values behind it.  Another file of that name is
+    shown as any JSON file is."""
+    title = "Property verdicts"
+    if doc is None or doc.error is not None:
+        return _json_file_block(title, doc, verdicts_file.NAME)
+    try:
+        rows = verdicts_file.records(doc.data, doc.name)
+    except RunFileError:
+        return _json_file_block(title, doc, verdicts_file.NAME)
+    if not rows:
+        return f'<h3>{_e(title)} <span class=muted>({_e(doc.name)})</span></h3><p class="muted">(no properties)</p>'
+    body = []
+    for r in rows:
+        verdict = r.get("verdict")
+        badge = _verdict_badge(verdict) if isinstance(verdict, str) else '<span class="muted">value only</span>'
+        reason = [_e(r.get("reason", ""))]
+        if r.get("assumption"):
+            reason.append(f"<br>assuming {_e(r['assumption'])}")
+        query = r.get("decisive_query")
+        if isinstance(query, dict):
+            reason.append(f"<br>to decide it, execute {_e(query.get('capability'))} from "
+                          f"<code>{_e(query.get('state'))}</code> (never tried)")
+        if "witness" in r:
+            label = "counterexample" if verdict in ("fails", "violated") else "witness"
+            reason.append(_witness_html(r["witness"], label))
+        values = "<br>".join(_e(v) for v in _verdict_values(r))
+        name, text = str(r.get("property", "")), str(r.get("text", ""))
+        # The text names the property first (capver.model.properties.to_text); the name has its own column.
+        text = text.removeprefix(f"{json.dumps(name, ensure_ascii=False)}: ")
+        body.append(f"<tr><td>{_e(name)}</td><td><code>{_e(text)}</code></td>"
+                    f"<td>{badge}</td><td>{''.join(reason)}</td><td>{values}</td></tr>")
+    starts = {(str(r.get("init")), str(r.get("init_from"))) for r in rows if "init" in r}
+    start = ""
+    if len(starts) == 1:
+        state, source = next(iter(starts))
+        start = f'<p class="muted">Checked from <code>{_e(state)}</code> ({_e(source)}).</p>'
+    head = "".join(f"<th>{h}</th>" for h in ("property", "text", "verdict", "reason", "values"))
+    return (f"<h3>{_e(title)} <span class=muted>({_e(doc.name)})</span></h3>{start}"
+            f'<table class="grid"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>')
+
+
 def _verification_section(inputs: ReportInputs) -> str:
     return ("<section><h2>Verification</h2>"
             + _json_file_block("Certificate", inputs.certificate, "certificate.json")
-            + _json_file_block("Property verdicts", inputs.verdicts, "verify.json")
+            + _verdicts_block(inputs.verdicts)
             + "</section>")
 
 

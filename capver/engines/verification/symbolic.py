@@ -146,6 +146,44 @@ class Witness:
             lines.append(f"  (loops back to state {self.loop})")
         return "\n".join(lines)
 
+    def changes(self) -> tuple[tuple[str, State, State], ...]:
+        """Per step, (c_i, added, removed): the atoms s_i has and s_{i-1} lacks, and
+        the other way round, as states."""
+        out: list[tuple[str, State, State]] = []
+        before = self.initial
+        for c, after in self.steps:
+            out.append((c, after & ~before, before & ~after))
+            before = after
+        return tuple(out)
+
+    def format_changes(self, vocab: Vocabulary) -> str:
+        """The run as a person checks it: the initial state in full, then one
+        numbered line per step with the atoms it adds (``+on(a,b)``) and removes
+        (``-holding(a)``).  A whole state per step hides the one or two atoms that
+        changed among dozens that did not.  The first line has no indent and the
+        others four spaces, to sit under a ``  witness: `` label."""
+        lines = [vocab.format_state(self.initial)]
+        for i, (c, added, removed) in enumerate(self.changes(), 1):
+            diff = [f"+{a}" for a in vocab.atoms_of(added)] + [f"-{a}" for a in vocab.atoms_of(removed)]
+            lines.append(f"    {i}. {c}: {' '.join(diff) if diff else '(no change)'}")
+        if self.loop is not None:
+            back = "the initial state" if self.loop == 0 else f"the state after step {self.loop}"
+            lines.append(f"    (then back to {back}, around that cycle forever)")
+        return "\n".join(lines)
+
+    def to_json(self, vocab: Vocabulary) -> dict[str, object]:
+        """The run as JSON: ``initial`` and each step's ``state`` as lists of atoms, each
+        step's ``added`` / ``removed`` atoms, and ``loop`` (the index into the states,
+        0 = the initial one) or None."""
+        return {
+            "initial": [str(a) for a in vocab.atoms_of(self.initial)],
+            "steps": [{"capability": c, "added": [str(a) for a in vocab.atoms_of(added)],
+                       "removed": [str(a) for a in vocab.atoms_of(removed)],
+                       "state": [str(a) for a in vocab.atoms_of(s)]}
+                      for (c, added, removed), (_, s) in zip(self.changes(), self.steps, strict=True)],
+            "loop": self.loop,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class QualitativeResult:
