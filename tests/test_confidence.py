@@ -1,8 +1,9 @@
-"""The confidence bound of issue 11 (capver.engines.verification.confidence):
+"""The fixed-n confidence bound of capver.engines.verification.confidence:
 Clopper–Pearson intervals against known values, the robust upper bound against the
 point value, and a coverage experiment — independent MCQS learn runs on a model-backed
 agent with a known stochastic truth, counting how often the bound at δ = 0.05 is
-≥ the truth's Pmax (explicit.pmax_reach on the truth)."""
+≥ the truth's Pmax (explicit.pmax_reach on the truth), and how often the anytime-valid
+two-sided bounds of the same module (tests/test_agent_bounds.py) hold it."""
 
 from __future__ import annotations
 
@@ -18,18 +19,20 @@ from capver.engines.lattice import LatticeBuilder
 from capver.engines.learning import LearnConfig, Learner, Setting
 from capver.engines.verification.confidence import (
     ConfidenceBound,
+    Unseen,
+    agent_reach_bounds,
     beta_ppf,
     betainc,
     clopper_pearson,
     confidence_intervals,
-    pmax_upper_bound,
     robust_pmax_data,
 )
-from capver.engines.verification.explicit import pmax_reach, robust_pmax
+from capver.engines.verification.explicit import Target, pmax_reach, robust_pmax
+from capver.engines.verification.sampling import SamplingBounds
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
-from capver.model.state import Transition
+from capver.model.state import State, Transition
 from capver.synthetic import propositional_vocabulary, random_model, sample_dataset
 
 # -- Clopper–Pearson --------------------------------------------------------------------
@@ -104,6 +107,27 @@ def _truth() -> CompoundModel:
     """3 atoms, 3 capabilities, genuinely stochastic effects (up to 3 per rule);
     Pmax(F<=2 x1∧x2) from 0 is 0.351 — neither 0 nor 1."""
     return random_model(CTX, np.random.default_rng(0), n_capabilities=3, max_rules=2, max_effects=3, total=True)
+
+
+def pmax_upper_bound(
+    data: TransitionDataset,
+    model: CompoundModel,
+    init: State,
+    target: Target,
+    bound: int | None,
+    delta: float,
+    *,
+    unseen: Unseen = "top",
+    untried: Unseen = "top",
+) -> ConfidenceBound:
+    """The fixed-n bound as ``quantitative.confidence_bound`` builds it: the point
+    value Pmax on ``model`` (h∧) beside the robust Pmax of the Clopper–Pearson
+    interval MDP of ``data``, the capabilities being ``data.capability_table``."""
+    intervals = confidence_intervals(data, delta)
+    point = float(pmax_reach(model, init, target, bound, exact=False))
+    upper = robust_pmax_data(intervals, init, target, bound, unseen=unseen, untried=untried,
+                             capabilities=list(data.capability_table))
+    return ConfidenceBound(point, upper, delta, len(intervals), unseen, untried)
 
 
 def test_confidence_intervals_union_bound() -> None:
@@ -216,7 +240,7 @@ def _pairs_used(truth: CompoundModel, init: int, bound: int) -> set[tuple[int, s
     layer, seen = {init}, {init}
     pairs: set[tuple[int, str]] = set()
     for _ in range(bound):
-        nxt = set()
+        nxt: set[int] = set()
         for s in layer:
             for c, m in truth.items():
                 dist = m.distribution(s)
@@ -230,34 +254,41 @@ def _pairs_used(truth: CompoundModel, init: int, bound: int) -> set[tuple[int, s
 
 def coverage(runs: int, queries: int, delta: float = 0.05, bound: int = 2) -> dict[str, float]:
     """Over ``runs`` independent learn runs: the fraction whose sound bound
-    (unseen = untried = "top") is ≥ the truth's Pmax; the same for the issue's literal
+    (unseen = untried = "top") is ≥ the truth's Pmax; the same for the observed-only
     construction (both "ignore"), overall and among the runs that tried every pair the
-    truth can use within ``bound`` steps (its assumption); mean point value and bounds."""
+    truth can use within ``bound`` steps (its assumption); the fraction whose
+    anytime-valid interval [lower, upper] holds the truth's Pmax; mean point value and
+    bounds."""
     truth = _truth()
     true = float(pmax_reach(truth, 0, _target, bound, exact=False))
     used = _pairs_used(truth, 0, bound)
-    hits = {"sound": 0, "issue": 0, "issue_complete": 0}
+    hits = {"sound": 0, "observed": 0, "observed_complete": 0, "agent": 0}
     complete = 0
-    sums = {"point": 0.0, "sound": 0.0, "issue": 0.0}
+    sums = {"point": 0.0, "sound": 0.0, "observed": 0.0, "agent_lower": 0.0, "agent_upper": 0.0}
     for r in range(runs):
         data = _learn_run(truth, r, queries)
         h_and = LatticeBuilder(CTX, data).pessimistic
         sound = pmax_upper_bound(data, h_and, 0, _target, bound, delta)
-        issue = pmax_upper_bound(data, h_and, 0, _target, bound, delta, unseen="ignore", untried="ignore")
+        observed = pmax_upper_bound(data, h_and, 0, _target, bound, delta, unseen="ignore", untried="ignore")
+        agent = agent_reach_bounds(SamplingBounds(data, delta), 0, _target, bound, maximise=True)
         is_complete = all(data.count_sc(s, c) for s, c in used)
         complete += is_complete
         hits["sound"] += sound.upper >= true - 1e-12
-        hits["issue"] += issue.upper >= true - 1e-12
-        hits["issue_complete"] += is_complete and issue.upper >= true - 1e-12
+        hits["observed"] += observed.upper >= true - 1e-12
+        hits["observed_complete"] += is_complete and observed.upper >= true - 1e-12
+        hits["agent"] += agent.lower - 1e-12 <= true <= agent.upper + 1e-12
         sums["point"] += sound.point
         sums["sound"] += sound.upper
-        sums["issue"] += issue.upper
+        sums["observed"] += observed.upper
+        sums["agent_lower"] += agent.lower
+        sums["agent_upper"] += agent.upper
     return {
         "true": true,
         "coverage_sound": hits["sound"] / runs,
-        "coverage_issue": hits["issue"] / runs,
+        "coverage_observed": hits["observed"] / runs,
         "complete_runs": complete,
-        "coverage_issue_complete": hits["issue_complete"] / complete if complete else math.nan,
+        "coverage_observed_complete": hits["observed_complete"] / complete if complete else math.nan,
+        "coverage_agent": hits["agent"] / runs,
         **{f"mean_{k}": v / runs for k, v in sums.items()},
     }
 
@@ -270,18 +301,18 @@ def test_truth_is_nontrivial() -> None:
 
 def test_coverage_small() -> None:
     res = coverage(runs=40, queries=8)
-    assert res["coverage_sound"] >= 0.95
-    assert res["complete_runs"] >= 20 and res["coverage_issue_complete"] >= 0.95
+    assert res["coverage_sound"] >= 0.95 and res["coverage_agent"] >= 0.95
+    assert res["complete_runs"] >= 20 and res["coverage_observed_complete"] >= 0.95
     # the bounds say something: on average below 1
-    assert res["mean_issue"] < 1.0 and res["mean_sound"] < 1.0
+    assert res["mean_observed"] < 1.0 and res["mean_sound"] < 1.0
 
 
 @pytest.mark.slow
 def test_coverage_200_runs() -> None:
     res = coverage(runs=200, queries=20)
     print(res)
-    assert res["coverage_sound"] >= 0.95
-    assert res["coverage_issue_complete"] >= 0.95
+    assert res["coverage_sound"] >= 0.95 and res["coverage_agent"] >= 0.95
+    assert res["coverage_observed_complete"] >= 0.95
 
 
 if __name__ == "__main__":  # python tests/test_confidence.py [runs] [queries]

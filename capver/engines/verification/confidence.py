@@ -1,68 +1,149 @@
-"""The confidence bound of issue 11: per (s, c) Clopper–Pearson intervals on each
-effect probability at confidence 1 − δ (union bound over the intervals), giving an
-interval MDP whose robust Pmax is an upper bound on the agent's true Pmax with
-probability ≥ 1 − δ — under the assumptions stated here.
+"""Confidence bounds on an agent's quantitative values from its data D, in two
+constructions: two-sided anytime-valid bounds (the main one), and the older upper
+bound on Pmax from fixed-n Clopper–Pearson intervals.
 
-**Intervals.**  For every observed pair (s, c) with N_e(s, c | D) = n executions and
-every observed successor s′ with N_e(s, c, s′ | D) = k, :func:`confidence_intervals`
-gives the two-sided Clopper–Pearson interval of Pr(s′ | s, c) at level
-α = δ / m, m the number of such (s, c, s′) intervals (Bonferroni / union bound: all m
-intervals hold simultaneously with probability ≥ 1 − δ).
+**Two-sided bounds on the agent** (:func:`agent_reach_bounds`,
+:func:`agent_globally_bounds`, :func:`agent_rmin_bounds`): a lower and an upper bound
+on the agent's Pmax and on its Pmin of ``φ U<=k ψ`` (``F`` is ``true U``, k may be
+absent), ``G φ`` / ``G<=k φ`` by duality (Pmax[G φ] = 1 − Pmin[F ¬φ],
+Pmin[G φ] = 1 − Pmax[F ¬φ]), and a lower bound on its Rmin of ``F ψ`` (expected
+capability executions), all from the bounds of
+:class:`~capver.engines.verification.sampling.SamplingBounds`.
 
-**What is covered, and what is not.**
+*Assumptions.*  A1 of :mod:`~capver.engines.verification.sampling` (the agent is
+Markov in the abstract states; which pair is executed next may depend on the data,
+and the user may stop at any time), and the agent's capabilities are the declared
+ones, ``data.capability_table`` (those the property allows): in a state s the
+agent's scheduler chooses among the capabilities enabled there, and every tried pair
+is enabled.  The agent's value is that of its MDP from ``init``, deadlocks fixed by a
+self-loop as in :mod:`~capver.engines.verification.explicit`.
 
-* Untried pairs.  The issue's interval MDP has only the *observed* pairs (s, c),
-  exactly as the pessimistic model h∧ (pcond admits observed transitions only).  A
-  capability the agent could execute in a state where it was never tried — or any
-  state from which nothing was observed — is then absent, and the robust Pmax bounds
-  only the agent's MDP **restricted to the observed pairs**, not its true Pmax
-  (``untried="ignore"``).  With ``untried="top"`` (the default of
-  :func:`pmax_upper_bound`) every reachable state gets, for each declared capability
-  of ``data.capability_table`` never observed there, a choice that moves to ⊤ (below)
-  with probability 1 — nothing is known about it, so it is assumed to reach the
-  target, in the spirit of h∨'s ocond.  This is sound when the agent's capabilities
-  are the declared ones, and makes the bound 1 as soon as an untried pair is
-  reachable.
-* Unobserved successors of an observed (s, c) (an effect of small probability never
-  seen in n executions): with ``unseen="ignore"`` they are not covered (the interval
-  MDP is the one of h∧ with intervals; its robust Pmax bounds the Pmax of the agent
-  restricted to observed outcomes).  With ``unseen="top"`` (the default of
-  :func:`pmax_upper_bound`) every observed (s, c) gets an extra successor ⊤ — a
-  state *in the target* (value 1, absorbing) — with interval [0, 1 − Σ lo].  This is
-  sound for an upper bound: when the m intervals hold, the true distribution puts
-  p(s′) ∈ [lo, hi] on each observed s′ and the rest, 1 − Σ_obs p(s′) ≤ 1 − Σ lo, on
-  unobserved successors, whose values are ≤ 1 = value(⊤); so the true distribution
-  with the unobserved mass moved to ⊤ is admitted by the intervals and has at least
-  the true expected value.  A sink *outside* the target would not be sound for an
-  upper bound (the missing outcome might lead to the target), so it is not offered.
-  (A missing-mass bound such as 1 − α^{1/n} could tighten ⊤'s upper bound, but the
-  set of unobserved outcomes depends on the sample, so its validity needs a separate
-  argument — not used.)
+*Statement.*  Let G be the event of the sampling module: every tried pair's unseen
+mass is ≤ ε(s, c) and every observed outcome's probability lies in its interval.
+Pr(G) ≥ 1 − δ, and on G every bound computed here from the data holds:
+lower ≤ the agent's value ≤ upper — for every property, initial state and stopping
+time at once (all follow from the one event G; no union over properties is needed).
 
-**Further caveats.**  Clopper–Pearson is exact for a fixed number of trials n; a
-learner chooses n adaptively, and m is itself data dependent (the union bound should
-strictly run over the true support, which has ≥ m triples; ``n_intervals`` lets the
-caller fix a larger, data-independent m).  Unbounded reachability is float value
-iteration from below, stopped when the largest change is below a tolerance, so its
-result can be slightly *below* the robust value; bounded properties are computed
-with exactly ``bound`` iterations (floats).
+*Construction.*  The states X are those reached from ``init`` through observed
+outcomes of tried pairs (ψ-states and states outside φ ∨ ψ are not expanded; for a
+bound k, neither are the states at breadth-first depth k, whose values are never
+used).  At an expanded state each tried pair is a choice whose distributions put
+p(s′) ∈ [lo, hi] on each observed s′ and p(u) ∈ [0, ū] on one extra *unseen* outcome
+u, in total 1, where ū = max(min(ε, 1 − Σ lo), 1 − Σ hi).  On G the true
+distribution, its unobserved successors lumped into u, is among them (its unseen
+mass is ≤ ε and = 1 − Σ P(s′) ≤ 1 − Σ lo); the term 1 − Σ hi only matters off G,
+where it keeps the set non-empty.  u is worth the worst case for the direction: 1
+in upper bounds (an unseen outcome might reach the goal), 0 in lower bounds (and in
+the Rmin bound the goal, cost 0 after the step).  Nature picks its distribution
+greedily by successor value (all lower ends, then the rest in order of value), which
+is optimal over such a set.  Per bound:
+
+====================  ====================  ======================  ================
+bound                 tried pair            untried pair (s, c)     no choice at s
+====================  ====================  ======================  ================
+upper on Pmax         max, nature max       a choice worth 1        0 (deadlock)
+lower on Pmax         max, nature min       left out (a)            0
+upper on Pmin         min, nature max       left out (b)            1 (c)
+lower on Pmin         min, nature min       a choice worth 0 (d)    0
+lower on Rmin         min, 1 + nature min   a choice worth 1 (e)    ∞ (deadlock)
+====================  ====================  ======================  ================
+
+(a) the agent's Pmax is at least what any scheduler over tried (hence enabled) pairs
+achieves; (b) its Pmin is at most the minimum over tried pairs; (c) a state with no
+tried pair: nothing is known, and every probability is ≤ 1; (d) the minimising
+scheduler might pick an untried pair that never reaches the goal; (e) one
+execution, after which the goal may hold.
+
+*Proof sketch.*  Let B be the agent's Bellman operator on all states and T the one
+above, reading a vector v on X as worth what u is worth outside X.  On G,
+T v ≥ B v pointwise on X for every such v (upper bounds), and T v ≤ B v (lower bounds):
+a tried pair's true distribution is admitted and its successors outside X are worth
+no more (less) than u; an enabled untried pair is worth at most 1 (at least 0, at
+least 1 execution); a state where nothing is enabled is a deadlock, worth 0 (Rmin:
+∞).  B is monotone.  Bounded (k steps from the ψ-indicator x₀):
+T_upper^k(x₀) ≥ B^k(x₀) = the agent's value ≥ T_lower^k(x₀).  Unbounded: the
+agent's value V is the least fixpoint of B.  Lower bounds iterate from x₀ ≤ V (Rmin:
+from 0), upper bounds from the vector that is 1 on every state of φ ∨ ψ, ≥ V; one
+state's update keeps w ≤ V (w ≥ V), because T w(s) ≤ B w(s) ≤ B V(s) = V(s).  So
+*every* iterate is a bound, also when states are updated in place (Gauss–Seidel,
+used here) and when the iteration stops early (``tolerance``, ``max_iterations``;
+``converged`` says which): stopping costs tightness, never soundness.  From 1 an
+upper bound approaches the greatest fixpoint of T from above, not its least one;
+that is still a bound, and the gap is real (next paragraph).  Rmin is the least
+fixpoint of its Bellman operator in [0, ∞] (non-negative costs, finitely many
+states and choices), so the same argument holds for its lower bound.
+
+*Where the bounds are wide.*  Unbounded upper bounds are 1 wherever a scheduler can
+stay forever among tried pairs with ε > 0 (a capability that keeps "doing nothing"):
+repeated forever, an unseen outcome of mass up to ε happens with probability 1, and
+the data cannot exclude that it reaches the goal.  Bounded properties lose at most
+about ε per step and are informative.  Untried pairs make the upper bound on Pmax 1
+and the lower bound on Pmin 0 where they are met; :class:`AgentBounds` names up to
+five, those that widen the bound first, and the largest ε of the pairs used — the
+queries that narrow the bounds.
+
+*No finite upper bound on Rmin* (unless ``init`` satisfies ψ): ε > 0 at every tried
+pair, and an unseen outcome might lead to a state from which ψ is never reached.
+An agent with such an outcome of mass η at the pairs of ``init`` has Rmin = ∞, and as
+η → 0 its data's distribution tends to that of the agent without it; a bound that
+holds with probability ≥ 1 − δ for every agent is therefore ∞ with probability
+≥ 1 − δ.  The upper end of an Rmin bound is ``inf``.
+
+*Scope "observed"* (``scope="observed"``): ε is taken as 0 and untried pairs are left
+out in every direction (a state without a tried pair is a deadlock).  The bounds are
+then those of an agent with no outcomes and pairs beyond the observed ones: valid at
+1 − δ only under that assumption (effect and transition completeness on the states
+met), as the h∧ reading of the data.
+
+*Floats.*  Values are floats; rounding (≈ 1e-16 per operation) is not accounted for.
+
+**Fixed-n upper bound on Pmax** (:func:`confidence_intervals`,
+:func:`robust_pmax_data`; :attr:`QuantitativeResult.bound
+<capver.engines.verification.quantitative.QuantitativeResult>`): for every observed
+pair (s, c) with N_e(s, c | D) = n executions and every observed successor s′ with
+N_e(s, c, s′ | D) = k, the two-sided Clopper–Pearson interval of Pr(s′ | s, c) at
+level α = δ / m, m the number of such (s, c, s′) intervals (Bonferroni / union bound:
+all m intervals hold simultaneously with probability ≥ 1 − δ — for a fixed n).
+
+* Untried pairs.  With ``untried="ignore"`` the interval MDP has only the observed
+  pairs, and its robust Pmax bounds only the agent's MDP restricted to them.  With
+  ``untried="top"`` every reachable state gets, for each declared capability never
+  observed there, a choice that moves to ⊤ (a state in the target) with probability
+  1: sound when the agent's capabilities are the declared ones, and 1 as soon as an
+  untried pair is reachable.
+* Unobserved successors of an observed (s, c): with ``unseen="ignore"`` not covered;
+  with ``unseen="top"`` every observed (s, c) gets an extra successor ⊤ with interval
+  [0, 1 − Σ lo], sound for an upper bound (the unobserved mass moved to ⊤ can only
+  add value).
+
+Caveats: Clopper–Pearson is exact for a fixed number of trials n, but a learner
+chooses n adaptively, and m is itself data dependent (``n_intervals`` lets the
+caller fix a larger, data-independent m); the anytime-valid construction above has
+neither problem.  Unbounded reachability is float value iteration from below,
+stopped when the largest change is below a tolerance, so its result can be slightly
+*below* the robust value.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Collection
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
 
-from capver.engines.verification.explicit import Interval, Intervals, Target, pmax_reach
-from capver.model.capability_model import CompoundModel
+from capver.engines.verification.explicit import Interval, Intervals, Target
 from capver.model.dataset import TransitionDataset
 from capver.model.state import State
 
+if TYPE_CHECKING:
+    # sampling imports clopper_pearson from here: the two-sided bounds only read the
+    # SamplingBounds they are given.
+    from capver.engines.verification.sampling import SamplingBounds
+
 Unseen = Literal["top", "ignore"]
-"""What stands in for what the data did not show: ⊤ (sound for an upper bound) or
-nothing (the issue's literal construction, sound only under its assumptions)."""
+"""What stands in, in the fixed-n construction, for what the data did not show: ⊤
+(sound for an upper bound) or nothing (sound only under the completeness
+assumptions of the module docstring)."""
 
 
 def _betacf(a: float, b: float, x: float) -> float:
@@ -238,7 +319,9 @@ def robust_pmax_data(
 
 @dataclass(frozen=True, slots=True)
 class ConfidenceBound:
-    """The point value Pmax on h∧ and the robust upper bound of issue 11."""
+    """A point value (Pmax on h∧) and the fixed-n upper bound on the agent's Pmax
+    (module docstring): ``upper`` from :func:`robust_pmax_data` over
+    :func:`confidence_intervals` of ``n_intervals`` observed transitions."""
 
     point: float
     upper: float
@@ -248,46 +331,328 @@ class ConfidenceBound:
     untried: Unseen
 
 
-def pmax_upper_bound(
-    data: TransitionDataset,
-    model: CompoundModel,
-    init: State,
-    target: Target,
-    bound: int | None,
-    delta: float,
-    *,
-    unseen: Unseen = "top",
-    untried: Unseen = "top",
-    n_intervals: int | None = None,
-) -> ConfidenceBound:
-    """``point``: Pmax of F<=bound target on ``model`` (h∧ of ``data``, i.e.
-    ``LatticeBuilder(ctx, data).pessimistic``); ``upper``: the robust Pmax of the
-    Clopper–Pearson interval MDP of ``data`` at confidence 1 − δ
-    (:func:`confidence_intervals`, :func:`robust_pmax_data`; ``unseen`` and
-    ``untried`` as there, the capabilities being ``data.capability_table``).  With
-    both "top" and fixed-n Clopper–Pearson validity, ``upper`` ≥ the agent's true
-    Pmax with probability ≥ 1 − δ; with "ignore" only under the module's extra
-    assumptions.  ``upper`` is always
-    ≥ the Pmax of the per-pair MLE model (each MLE k/n lies in its interval); h∧
-    pools its MLE over blocks of states, so ``upper`` ≥ ``point`` is typical but not
-    a theorem."""
-    intervals: Mapping[tuple[State, str, State], Interval] = confidence_intervals(
-        data, delta, n_intervals=n_intervals
-    )
-    point = float(pmax_reach(model, init, target, bound, exact=False))
-    upper = robust_pmax_data(
-        intervals, init, target, bound, unseen=unseen, untried=untried, capabilities=list(data.capability_table)
-    )
-    return ConfidenceBound(point, upper, delta, len(intervals), unseen, untried)
+# =====================================================================================
+# Two-sided anytime-valid bounds on the agent (module docstring)
+# =====================================================================================
 
+Scope = Literal["sound", "observed"]
+"""What stands in for untried pairs and unseen outcomes in the two-sided bounds: the
+worst case for the direction (sound), or nothing (observed: completeness assumed)."""
+
+Quantity = Literal["Pmax", "Pmin", "Rmin"]
+
+MAX_LISTED = 5
+"""How many untried pairs an :class:`AgentBounds` names."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentBounds:
+    """``lower`` ≤ the agent's ``quantity`` ≤ ``upper``, at confidence 1 − ``delta``
+    together with every other bound computed from the same data and δ (module
+    docstring, with its assumptions; ``upper`` is ``inf`` for Rmin).
+
+    ``tried`` / ``untried``: the tried and the untried pairs (s, c) met at the
+    expanded states of the construction.  ``untried_pairs``: up to
+    :data:`MAX_LISTED` of the untried ones — the queries that narrow the bound —
+    first those at states where they widen it (an untried pair stands for 1 in the
+    upper bound on Pmax, for 0 in the lower bound on Pmin, for one execution in the
+    lower bound on Rmin; it widens the bound where the value without the untried
+    pairs is worse than that), then the others, each group breadth first from the
+    initial state.  ``max_epsilon``: the largest
+    missing-mass bound ε among the tried pairs met, at ``widest_pair`` (0 and None
+    when none was met).  ``converged``: whether unbounded value iteration met its
+    tolerance; the bounds hold either way, only less tight."""
+
+    quantity: Quantity
+    lower: float
+    upper: float
+    delta: float
+    scope: Scope
+    tried: int
+    untried: int
+    untried_pairs: tuple[tuple[State, str], ...]
+    max_epsilon: float
+    widest_pair: tuple[State, str] | None
+    converged: bool = True
+
+    @property
+    def width(self) -> float:
+        return self.upper - self.lower
+
+    def contains(self, value: float) -> bool:
+        return self.lower <= value <= self.upper
+
+
+_GOAL, _STOP, _OPEN, _FRONTIER = range(4)  # kinds of states of an _Arena
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    """A tried pair as a choice: (successor index, lo, hi) per observed outcome, and
+    ū, the most mass the unseen outcome may take."""
+
+    outcomes: tuple[tuple[int, float, float], ...]
+    unseen: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Arena:
+    """The interval MDP of the data from ``states[0]`` (module docstring,
+    construction); ``kind`` per state: ψ, outside φ ∨ ψ, expanded, or beyond the
+    step bound."""
+
+    states: tuple[State, ...]
+    kind: tuple[int, ...]
+    rows: tuple[tuple[_Row, ...], ...]
+    untried: tuple[tuple[str, ...], ...]
+    max_epsilon: float
+    widest_pair: tuple[State, str] | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Side:
+    """One bound's reading of an arena: a row of the module docstring's table."""
+
+    upper: bool  # nature maximises and the unseen outcome is worth 1 (else minimises, 0)
+    maximise: bool  # the scheduler's choice among the pairs
+    untried: float | None  # what an untried pair is worth as a choice; None: left out
+    empty: float  # the value of an expanded state without a choice (sound scope)
+    empty_observed: float  # the same in the observed scope, where such a state is a deadlock
+    goal: float = 1.0  # the value of a ψ-state
+    cost: float = 0.0  # added per execution (1 for expected executions)
+
+
+_PMAX_UPPER = _Side(upper=True, maximise=True, untried=1.0, empty=0.0, empty_observed=0.0)
+_PMAX_LOWER = _Side(upper=False, maximise=True, untried=None, empty=0.0, empty_observed=0.0)
+_PMIN_UPPER = _Side(upper=True, maximise=False, untried=None, empty=1.0, empty_observed=0.0)
+_PMIN_LOWER = _Side(upper=False, maximise=False, untried=0.0, empty=0.0, empty_observed=0.0)
+_RMIN_LOWER = _Side(upper=False, maximise=False, untried=1.0, empty=math.inf, empty_observed=math.inf,
+                    goal=0.0, cost=1.0)
+
+
+def _arena(bounds: SamplingBounds, init: State, goal: Target, hold: Target | None, horizon: int | None,
+           capabilities: Collection[str] | None, scope: Scope) -> _Arena:
+    if scope not in ("sound", "observed"):
+        raise ValueError(f"scope must be 'sound' or 'observed', got {scope!r}")
+    if horizon is not None and horizon < 0:
+        raise ValueError(f"step bound {horizon} is negative")
+    caps = [c for c in bounds.data.capability_table if capabilities is None or c in capabilities]
+    states: list[State] = [init]
+    index: dict[State, int] = {init: 0}
+    depth = [0]
+    kinds: list[int] = []
+    rows: list[tuple[_Row, ...]] = []
+    untried: list[tuple[str, ...]] = []
+    max_epsilon, widest = 0.0, None
+    i = 0
+    while i < len(states):
+        s = states[i]
+        mine: list[_Row] = []
+        missing: list[str] = []
+        if goal(s):
+            kind = _GOAL
+        elif hold is not None and not hold(s):
+            kind = _STOP
+        elif horizon is not None and depth[i] >= horizon:
+            kind = _FRONTIER  # its value after the remaining 0 steps is all that is used
+        else:
+            kind = _OPEN
+            for c in caps:
+                pb = bounds.pair(s, c)
+                if pb is None:
+                    missing.append(c)
+                    continue
+                if widest is None or pb.epsilon > max_epsilon:
+                    max_epsilon, widest = pb.epsilon, (s, c)
+                outcomes = []
+                for s2, lo, hi in pb.intervals:
+                    j = index.get(s2)
+                    if j is None:
+                        j = index[s2] = len(states)
+                        states.append(s2)
+                        depth.append(depth[i] + 1)
+                    outcomes.append((j, lo, hi))
+                room = 0.0 if scope == "observed" else min(pb.epsilon, 1.0 - sum(lo for _, lo, _ in outcomes))
+                # Off the good event the intervals may leave mass nowhere to go (Σ hi + ε < 1);
+                # the unseen outcome takes it, so that every row is a distribution.
+                forced = 1.0 - sum(hi for _, _, hi in outcomes)
+                mine.append(_Row(tuple(outcomes), max(room, forced, 0.0)))
+        kinds.append(kind)
+        rows.append(tuple(mine))
+        untried.append(tuple(missing))
+        i += 1
+    return _Arena(tuple(states), tuple(kinds), tuple(rows), tuple(untried), max_epsilon, widest)
+
+
+def _nature(row: _Row, v: list[float], side: _Side) -> float:
+    """The expected value after one execution of the row's pair, for the distribution
+    nature picks within the intervals: the largest (upper bounds) or the smallest."""
+    items = [(v[j], lo, hi) for j, lo, hi in row.outcomes]
+    items.append((1.0 if side.upper else 0.0, 0.0, row.unseen))
+    items.sort(key=lambda x: x[0], reverse=side.upper)
+    rest = 1.0 - sum(lo for _, lo, _ in items)
+    total = 0.0
+    for value, lo, hi in items:
+        add = min(hi - lo, rest) if rest > 0 else 0.0
+        rest -= add
+        mass = lo + add
+        if mass > 0:  # a successor that gets no mass costs nothing, even at value ∞ (Rmin)
+            total += mass * value
+    return total
+
+
+def _backup(arena: _Arena, side: _Side, scope: Scope, i: int, v: list[float]) -> float:
+    values = [side.cost + _nature(row, v, side) for row in arena.rows[i]]
+    if arena.untried[i] and side.untried is not None and scope == "sound":
+        values.append(side.untried)
+    if not values:
+        return side.empty if scope == "sound" else side.empty_observed
+    best = max(values) if side.maximise else min(values)
+    # Off the good event Σ lo may exceed 1; a probability bound stays in [0, 1].
+    return best if side.cost else min(max(best, 0.0), 1.0)
+
+
+def _solve(arena: _Arena, side: _Side, scope: Scope, horizon: int | None, tolerance: float,
+           max_iterations: int) -> tuple[list[float], bool]:
+    """The bound in every state of the arena, and whether the iteration converged
+    (module docstring: every iterate is a bound)."""
+    v = [side.goal if k == _GOAL else 0.0 for k in arena.kind]
+    expanded = [i for i, k in enumerate(arena.kind) if k == _OPEN]
+    if horizon is not None:
+        for _ in range(horizon):
+            nxt = list(v)
+            for i in expanded:
+                nxt[i] = _backup(arena, side, scope, i, v)
+            v = nxt
+        return v, True
+    if side.upper:
+        for i in expanded:
+            v[i] = 1.0  # above the agent's value: iterates from here stay above it
+    # In place, deepest states first: values flow back from ψ in fewer sweeps.
+    order = expanded[::-1]
+    for _ in range(max_iterations):
+        change = 0.0
+        for i in order:
+            new, old = _backup(arena, side, scope, i, v), v[i]
+            if new != old:
+                v[i] = new
+                if math.isinf(new) or math.isinf(old):
+                    change = math.inf
+                else:
+                    change = max(change, abs(new - old) / max(1.0, abs(old)) if side.cost else abs(new - old))
+        if change < tolerance:
+            return v, True
+    return v, False
+
+
+def _listed(arena: _Arena, side: _Side, scope: Scope, horizon: int | None, tolerance: float,
+            max_iterations: int) -> tuple[tuple[State, str], ...]:
+    """Up to :data:`MAX_LISTED` untried pairs met: first those at states whose value
+    in ``side``'s bound without the untried pairs is worse than their stand-in (they
+    widen the bound there), then the others, each group breadth first."""
+    if not any(arena.untried):
+        return ()
+    decisive: list[tuple[State, str]] = []
+    others: list[tuple[State, str]] = []
+    stand_in = side.untried
+    without = None
+    if scope == "sound" and stand_in is not None:
+        without, _ = _solve(arena, replace(side, untried=None), scope, horizon, tolerance, max_iterations)
+    slack = 1e-9  # float noise must not make a pair decisive
+    for i, missing in enumerate(arena.untried):
+        if not missing:
+            continue
+        decides = without is not None and stand_in is not None and (
+            without[i] < stand_in - slack if side.maximise else without[i] > stand_in + slack)
+        (decisive if decides else others).extend((arena.states[i], c) for c in missing)
+    return tuple((decisive + others)[:MAX_LISTED])
+
+
+def agent_reach_bounds(
+    bounds: SamplingBounds,
+    init: State,
+    goal: Target,
+    bound: int | None,
+    *,
+    maximise: bool,
+    hold: Target | None = None,
+    capabilities: Collection[str] | None = None,
+    scope: Scope = "sound",
+    tolerance: float = 1e-10,
+    max_iterations: int = 10_000,
+) -> AgentBounds:
+    """Bounds on the agent's Pmax (Pmin unless ``maximise``) of ``hold U<=bound goal``
+    from ``init`` (``F`` when ``hold`` is None, unbounded when ``bound`` is None) at
+    the confidence 1 − δ of ``bounds`` (module docstring).  ``capabilities``
+    restricts the scheduler (None: every declared capability).  Unbounded value
+    iteration stops when a sweep changes no value by ``tolerance`` or more, or after
+    ``max_iterations`` sweeps."""
+    arena = _arena(bounds, init, goal, hold, bound, capabilities, scope)
+    low_side, up_side = (_PMAX_LOWER, _PMAX_UPPER) if maximise else (_PMIN_LOWER, _PMIN_UPPER)
+    low, low_ok = _solve(arena, low_side, scope, bound, tolerance, max_iterations)
+    up, up_ok = _solve(arena, up_side, scope, bound, tolerance, max_iterations)
+    # Untried pairs widen the upper bound on Pmax and the lower bound on Pmin.
+    listed = _listed(arena, up_side if maximise else low_side, scope, bound, tolerance, max_iterations)
+    return AgentBounds("Pmax" if maximise else "Pmin", low[0], up[0], bounds.delta, scope,
+                       sum(map(len, arena.rows)), sum(map(len, arena.untried)), listed,
+                       arena.max_epsilon, arena.widest_pair, low_ok and up_ok)
+
+
+def agent_globally_bounds(
+    bounds: SamplingBounds,
+    init: State,
+    invariant: Target,
+    bound: int | None,
+    *,
+    maximise: bool,
+    capabilities: Collection[str] | None = None,
+    scope: Scope = "sound",
+    tolerance: float = 1e-10,
+    max_iterations: int = 10_000,
+) -> AgentBounds:
+    """Bounds on the agent's Pmax (Pmin) of ``G<=bound invariant``, by duality from
+    those on its Pmin (Pmax) of ``F<=bound ¬invariant``: [1 − upper, 1 − lower]."""
+    dual = agent_reach_bounds(bounds, init, lambda s: not invariant(s), bound, maximise=not maximise,
+                              capabilities=capabilities, scope=scope, tolerance=tolerance,
+                              max_iterations=max_iterations)
+    return replace(dual, quantity="Pmax" if maximise else "Pmin", lower=1.0 - dual.upper, upper=1.0 - dual.lower)
+
+
+def agent_rmin_bounds(
+    bounds: SamplingBounds,
+    init: State,
+    goal: Target,
+    *,
+    capabilities: Collection[str] | None = None,
+    scope: Scope = "sound",
+    tolerance: float = 1e-10,
+    max_iterations: int = 10_000,
+) -> AgentBounds:
+    """A lower bound on the agent's Rmin of ``F goal`` (the fewest expected capability
+    executions over schedulers) from ``init``; the upper end is ``inf`` (0 when
+    ``init`` satisfies ``goal``): no finite upper bound follows from the data
+    (module docstring).  ``tolerance`` is relative to the value."""
+    arena = _arena(bounds, init, goal, None, None, capabilities, scope)
+    low, ok = _solve(arena, _RMIN_LOWER, scope, None, tolerance, max_iterations)
+    upper = 0.0 if arena.kind[0] == _GOAL else math.inf
+    return AgentBounds("Rmin", low[0], upper, bounds.delta, scope, sum(map(len, arena.rows)),
+                       sum(map(len, arena.untried)),
+                       _listed(arena, _RMIN_LOWER, scope, None, tolerance, max_iterations),
+                       arena.max_epsilon, arena.widest_pair, ok)
 
 __all__ = [
+    "MAX_LISTED",
+    "AgentBounds",
     "ConfidenceBound",
+    "Quantity",
+    "Scope",
     "Unseen",
+    "agent_globally_bounds",
+    "agent_reach_bounds",
+    "agent_rmin_bounds",
     "beta_ppf",
     "betainc",
     "clopper_pearson",
     "confidence_intervals",
-    "pmax_upper_bound",
     "robust_pmax_data",
 ]

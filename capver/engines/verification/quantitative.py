@@ -6,21 +6,39 @@ holds when every scheduler keeps the probability within the bound, i.e. Pmax ≤
 :func:`check` reads the query and asks a :class:`QuantitativeChecker` for the numbers:
 :class:`ExplicitChecker` here (capver's explicit-state engine, exact rationals), or
 Storm (:class:`capver.io.checkers.StormChecker`, which needs the PRISM writer of the io
-layer); :data:`capver.io.checkers.QUANTITATIVE_CHECKERS` names them all."""
+layer); :data:`capver.io.checkers.QUANTITATIVE_CHECKERS` names them all.
+
+Given the data D a model was learned from, :func:`check` also bounds the *agent*:
+:func:`agent_bounds` gives, for every ``P`` and ``Rmin`` query, an interval
+[lower, upper] that holds the agent's Pmax, Pmin or Rmin with probability ≥ 1 − δ
+(anytime valid, all properties at once;
+:mod:`capver.engines.verification.confidence`), and :func:`bound_verdict` decides a
+``P<op>p`` bound for the agent from it: ``P>=p`` (the agent's Pmin ≥ p) is confirmed
+when the lower bound on Pmin is ≥ p and refuted when its upper bound is < p, and
+``P<=p`` (Pmax ≤ p) likewise on the bounds of Pmax; a wrong verdict has probability
+≤ δ.  ``observed_only`` reads the data under completeness (scope "observed": no
+unseen outcomes, no untried pairs)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from fractions import Fraction
 from typing import Protocol
 
 from capver.engines.verification import explicit
 from capver.engines.verification.confidence import (
+    AgentBounds,
     ConfidenceBound,
+    Scope,
     Unseen,
+    agent_globally_bounds,
+    agent_reach_bounds,
+    agent_rmin_bounds,
     confidence_intervals,
     robust_pmax_data,
 )
+from capver.engines.verification.sampling import SamplingBounds
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
 from capver.model.properties import (
@@ -34,6 +52,7 @@ from capver.model.properties import (
     Property,
     RewardQuery,
     StateFormula,
+    Until,
     holds,
 )
 from capver.model.state import State
@@ -41,15 +60,31 @@ from capver.model.state import State
 Value = Fraction | float
 
 
+class BoundVerdict(StrEnum):
+    """What the data says about a ``P<op>p`` bound for the agent, at confidence 1 − δ."""
+
+    CONFIRMED = "confirmed"
+    REFUTED = "refuted"
+    UNDECIDED = "undecided"
+
+
 @dataclass(frozen=True, slots=True)
 class QuantitativeResult:
-    """The value of a ``=?`` query, or the value behind a bound and whether it holds."""
+    """The value of a ``=?`` query, or the value behind a bound and whether it holds,
+    on the model; with the data, also what it says about the agent.
+
+    ``agent``: lower ≤ the agent's ``what`` ≤ upper with probability ≥ 1 − δ (None
+    without data, and for Rmax); ``agent_verdict``: a ``P<op>p`` bound decided for
+    the agent from ``agent``; ``bound``: the older fixed-n upper bound on the agent's
+    Pmax, for ``Pmax`` of ``F`` only (:class:`ConfidenceBound`)."""
 
     value: Value
     holds: bool | None  # None for a =? query
     what: str  # "Pmax", "Pmin", "Rmin", "Rmax"
     engine: str = "explicit"
-    bound: ConfidenceBound | None = None  # the agent's Pmax ≤ bound.upper with probability ≥ 1 − δ
+    bound: ConfidenceBound | None = None  # the agent's Pmax ≤ bound.upper with probability ≥ 1 − δ (fixed n)
+    agent: AgentBounds | None = None
+    agent_verdict: BoundVerdict | None = None  # None for a =? query or without data
 
 
 def restricted(model: CompoundModel, prop: Property) -> CompoundModel:
@@ -86,7 +121,9 @@ class ExplicitChecker:
         if isinstance(path, Globally):
             inv = path.invariant
             return explicit.globally(model, init, lambda s: holds(inv, s, vocab), path.bound, maximise)
-        raise TypeError("U inside P is not supported yet; use E [ φ U ψ ] or rewrite with F")
+        hold, goal = path.hold, path.goal
+        return explicit.until(model, init, lambda s: holds(hold, s, vocab), lambda s: holds(goal, s, vocab),
+                              path.bound, maximise)
 
     def executions(self, model: CompoundModel, init: State, target: StateFormula, maximise: bool) -> Value:
         vocab = model.vocabulary
@@ -97,11 +134,74 @@ def check(prop: Property, model: CompoundModel, init: State, checker: Quantitati
           data: TransitionDataset | None = None, delta: float = 0.05, observed_only: bool = False) -> QuantitativeResult:
     """The value of ``prop`` from ``init`` on ``model`` (restricted to the property's
     capabilities), by ``checker`` (default: the explicit engine); with the ``data``
-    ``model`` was learned from, also its :func:`confidence_bound` at 1 − ``delta``."""
+    ``model`` was learned from, also the :func:`agent_bounds` and, for a ``P<op>p``
+    query, the :func:`bound_verdict` at confidence 1 − ``delta``, and the fixed-n
+    :func:`confidence_bound`.  ``observed_only``: both read the data as complete."""
     result = _value(prop, model, init, checker if checker is not None else ExplicitChecker())
     if data is None:
         return result
-    return replace(result, bound=confidence_bound(prop, result.value, data, init, delta, observed_only=observed_only))
+    scope: Scope = "observed" if observed_only else "sound"
+    agent = agent_bounds(prop, data, init, delta, scope=scope)
+    q = prop.query
+    verdict = bound_verdict(q.comparison, q.probability, agent) \
+        if isinstance(q, ProbabilityBound) and agent is not None else None
+    return replace(result, bound=confidence_bound(prop, result.value, data, init, delta, observed_only=observed_only),
+                   agent=agent, agent_verdict=verdict)
+
+
+def agent_bounds(prop: Property, data: TransitionDataset, init: State, delta: float, *, scope: Scope = "sound",
+                 sampling: SamplingBounds | None = None) -> AgentBounds | None:
+    """Bounds on the agent's value of ``prop`` from ``init`` at confidence 1 − ``delta``
+    (:mod:`capver.engines.verification.confidence`): Pmax or Pmin of the path (``F``,
+    ``U``, ``G``, bounded or not) for ``Pmax=?``, ``Pmin=?`` and ``P<op>p`` (Pmax for
+    ``<``/``<=``, Pmin for ``>``/``>=``), and the lower bound on Rmin for ``Rmin=?``;
+    None for ``Rmax=?``.  ``sampling``: the :class:`SamplingBounds` of ``data`` at
+    ``delta`` to reuse (its per-pair intervals are cached)."""
+    q = prop.query
+    if sampling is None:
+        sampling = SamplingBounds(data, delta)
+    elif sampling.data is not data or sampling.delta != delta:
+        raise ValueError("sampling must be the SamplingBounds of data at delta")
+    vocab, allowed = data.vocab, prop.capability_names
+    if isinstance(q, RewardQuery):
+        if q.optimum is Optimum.MAX:
+            return None
+        target = q.target
+        return agent_rmin_bounds(sampling, init, lambda s: holds(target, s, vocab), capabilities=allowed, scope=scope)
+    if isinstance(q, ProbabilityQuery):
+        maximise = q.optimum is Optimum.MAX
+    elif isinstance(q, ProbabilityBound):
+        maximise = q.comparison in (Comparison.LT, Comparison.LE)
+    else:
+        raise TypeError(f"not a quantitative query: {q!r}")
+    path = q.path
+    if isinstance(path, Globally):
+        inv = path.invariant
+        return agent_globally_bounds(sampling, init, lambda s: holds(inv, s, vocab), path.bound, maximise=maximise,
+                                     capabilities=allowed, scope=scope)
+    goal = path.goal
+    hold = path.hold if isinstance(path, Until) else None
+    return agent_reach_bounds(sampling, init, lambda s: holds(goal, s, vocab), path.bound, maximise=maximise,
+                              hold=None if hold is None else (lambda s: holds(hold, s, vocab)),
+                              capabilities=allowed, scope=scope)
+
+
+def bound_verdict(comparison: Comparison, p: Fraction | float, bounds: AgentBounds) -> BoundVerdict:
+    """``P<comparison>p`` for the agent from bounds on its Pmin (``>``, ``>=``: every
+    scheduler reaches at least p) or Pmax (``<``, ``<=``): confirmed when the whole
+    interval [lower, upper] satisfies the comparison, refuted when none of it does,
+    else undecided.  Wrong with probability ≤ δ (that of ``bounds``)."""
+    want = "Pmax" if comparison in (Comparison.LT, Comparison.LE) else "Pmin"
+    if bounds.quantity != want:
+        raise ValueError(f"P{comparison.value}p is decided on bounds of {want}, got {bounds.quantity}")
+    lo, hi, x = bounds.lower, bounds.upper, float(p)
+    confirmed, refuted = {
+        Comparison.GE: (lo >= x, hi < x),
+        Comparison.GT: (lo > x, hi <= x),
+        Comparison.LE: (hi <= x, lo > x),
+        Comparison.LT: (hi < x, lo >= x),
+    }[comparison]
+    return BoundVerdict.CONFIRMED if confirmed else BoundVerdict.REFUTED if refuted else BoundVerdict.UNDECIDED
 
 
 def _value(prop: Property, model: CompoundModel, init: State, engine: QuantitativeChecker) -> QuantitativeResult:
@@ -126,10 +226,9 @@ def _value(prop: Property, model: CompoundModel, init: State, engine: Quantitati
 
 def confidence_bound(prop: Property, value: Value, data: TransitionDataset, init: State,
                      delta: float, *, observed_only: bool = False) -> ConfidenceBound | None:
-    """The upper confidence bound on the agent's true Pmax of the property's ``F``
-    path (:mod:`capver.engines.verification.confidence`), beside the point ``value``;
-    None for other queries, which have no bound yet (Pmin, G, R, lower probability
-    bounds).  Unseen outcomes and untried pairs count as reaching the goal (⊤), which
+    """The fixed-n upper confidence bound on the agent's true Pmax of the property's
+    ``F`` path (:mod:`capver.engines.verification.confidence`), beside the point
+    ``value``; None for other queries (:func:`agent_bounds` covers them all).  Unseen outcomes and untried pairs count as reaching the goal (⊤), which
     makes the bound sound and 1 as soon as an untried pair is reachable; with
     ``observed_only`` they are left out, and the bound is on the agent restricted to
     the observed pairs and outcomes."""
