@@ -555,9 +555,6 @@ def test_unconfirmed_queries_are_what_would_confirm(seed: int, lo: int, delta: f
                 assert v.witness is not None and (s, c) in zip(v.witness.states, v.witness.capability_names)
 
 
-@pytest.mark.xfail(strict=True, reason="agent_verdict.confidence gives every untried query the δ share of "
-                   "rank next_order; executed as listed, the k-th untried pair is tried with rank next_order + k − 1, "
-                   "so its stated executions leave ε just above the threshold")
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from([(0.05, 0.05), (0.5, 0.3)]))
 def test_unconfirmed_queries_executed_as_listed_all_reach_the_threshold(seed: int,

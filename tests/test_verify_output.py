@@ -89,7 +89,7 @@ def test_agent_results_echo_their_property_and_show_the_run_as_changes(blocks_ru
     res = capver("verify", str(blocks_run), "--property", "E [ F on(a,b) ]", "--property", "Pmax=? [ F<=3 on(a,b) ]")
     assert res.returncode in (0, 3), res.stderr
     lines = res.stdout.splitlines()
-    assert lines[0].startswith("p1: E [ F on(a,b) ] — HOLDS for the agent — ")
+    assert lines[0].startswith("p1: E [ F on(a,b) ] — HOLDS for the agent (observed) — ")
     assert lines[1] == ("  run: {ontable(a), ontable(b), ontable(c), ontable(d), clear(a), clear(b), clear(c), "
                         "clear(d), handempty(robot)}")
     # LAO* picks a up, then puts it on b: two executions of the capability on(a,b).

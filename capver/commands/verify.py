@@ -36,7 +36,15 @@ from pathlib import Path
 
 from capver.commands.argtypes import non_negative, open_unit_interval
 from capver.engines.verification import quantitative, storm
-from capver.engines.verification.agent_verdict import AgentVerdict, LatticeVerdict, decide
+from capver.engines.verification.agent_verdict import (
+    DEFAULT_DELTA,
+    DEFAULT_EPSILON,
+    AgentVerdict,
+    Confidence,
+    LatticeVerdict,
+    Tier,
+    decide,
+)
 from capver.engines.verification.symbolic import QualitativeResult, SymbolicEngine, Witness
 from capver.errors import UsageError
 from capver.io import dataset_file, dsl, run_file, verdicts_file
@@ -91,9 +99,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="checker of quantitative properties: storm (Storm, exact rationals), storm-float "
                         "(Storm on doubles, sound, precision 1e-12), explicit (capver's explicit-state engine, exact); "
                         "auto: storm when stormpy is installed, else explicit")
-    parser.add_argument("--delta", type=open_unit_interval, default=0.05,
-                        help="on a run, the confidence 1 − δ of the upper bound given beside each Pmax of F "
-                        "(Clopper–Pearson intervals with a union bound; unseen outcomes count as reaching the goal)")
+    parser.add_argument("--delta", type=open_unit_interval, default=DEFAULT_DELTA,
+                        help="on a run, the error probability δ of every statement about the agent that rests on the "
+                        "data's bounds: confident verdicts and the bounds on quantitative values (anytime-valid: they "
+                        f"hold wherever the run stopped; default {DEFAULT_DELTA})")
+    parser.add_argument("--epsilon", type=open_unit_interval, default=DEFAULT_EPSILON,
+                        help="on a run, a verdict that rests on h∨ is confident only when every (state, capability) "
+                        "pair of h∨'s frontier shows an unseen effect with probability ≤ ε per execution at "
+                        f"confidence 1 − δ; otherwise it is unconfirmed, with the queries that would confirm it "
+                        f"(default {DEFAULT_EPSILON})")
     parser.add_argument("--bound-scope", choices=("sound", "observed"), default="sound",
                         help="sound: unseen outcomes and untried capabilities count as reaching the goal (a bound "
                         "on the agent; 1 once an untried pair is reachable); observed: the bound on the agent "
@@ -175,7 +189,8 @@ def run(args: argparse.Namespace) -> int:
             witness = result.witness
         else:
             verdict = decide(prop, first.model, second.model, data, init,
-                             engines=(engine(first.model), engine(second.model)))
+                             engines=(engine(first.model), engine(second.model)), delta=args.delta,
+                             epsilon=args.epsilon)
             line, record, code = _agent_line(prop, verdict, vocab)
             witness = verdict.witness
         if witness is not None:
@@ -314,11 +329,14 @@ def _agent_line(prop: Property, v: LatticeVerdict, vocab: Vocabulary) -> tuple[s
         "property": prop.name, "text": to_text(prop), "verdict": v.verdict.value, "reason": v.reason,
         "on_h_and": v.on_and.verdict, "on_h_or": v.on_or.verdict, "engine": "bdd", "assumption": v.assumption,
     }
-    line = f"{prop.name}: {v.verdict.value.upper()} for the agent — {v.reason} (h∧: {v.on_and.verdict}, " \
-           f"h∨: {v.on_or.verdict})"
+    record["tier"] = v.tier.value
+    line = f"{prop.name}: {_verdict_words(v)} — {v.reason} (h∧: {v.on_and.verdict}, h∨: {v.on_or.verdict})"
     if v.witness is not None:
         record["witness"] = v.witness.format(vocab)
         line += f"\n  run: {v.witness.format_changes(vocab)}"
+    if v.confidence is not None:
+        record["confidence"] = _confidence_json(v.confidence, vocab)
+        line += _confidence_text(v, v.confidence, vocab)
     if v.assumption:
         line += f"\n  assuming {v.assumption}"
     if v.decisive_query is not None:
@@ -328,6 +346,46 @@ def _agent_line(prop: Property, v: LatticeVerdict, vocab: Vocabulary) -> tuple[s
     code = {AgentVerdict.HOLDS: 0, AgentVerdict.VIOLATED: EXIT_VIOLATED, AgentVerdict.UNCONFIRMED: EXIT_UNKNOWN,
             AgentVerdict.UNKNOWN: EXIT_UNKNOWN}
     return line, record, code[v.verdict]
+
+
+def _verdict_words(v: LatticeVerdict) -> str:
+    if v.tier is Tier.OBSERVED:
+        return f"{v.verdict.value.upper()} for the agent (observed)"
+    if v.tier is Tier.CONFIDENT and v.confidence is not None:
+        return f"{v.verdict.value.upper()} for the agent with confidence {1 - v.confidence.delta:g}"
+    return f"{v.verdict.value.upper()} for the agent"
+
+
+def _confidence_text(v: LatticeVerdict, c: Confidence, vocab: Vocabulary) -> str:
+    """What the data bound at h∨'s frontier: the guarantee of a confident verdict, or
+    why an unconfirmed one is not confident and which queries would make it so."""
+    frontier = (f"h∨'s frontier: {c.states:,} states × {c.pairs // max(c.states, 1):,} capabilities = {c.pairs:,} "
+                "(state, capability) pairs")
+    if v.tier is Tier.CONFIDENT:
+        ks = ", ".join(f"k = {k}: {b:.3g}" for k, b in c.violation)
+        return (f"\n  guarantee: with probability ≥ {1 - c.delta:g} (whichever queries were chosen and wherever the run "
+                f"stopped), each of the {c.pairs:,} (state, capability) pairs of h∨'s frontier shows an effect never observed there with "
+                f"probability ≤ ε̄ = {c.epsilon:.3g} per execution; so under any scheduler a run of the agent that "
+                f"breaks this verdict within k executions has probability ≤ 1 − (1 − ε̄)^k ({ks})")
+    text = (f"\n  {frontier}; {c.untried:,} never tried, {c.thin:,} tried with ε > {c.threshold:g} "
+            f"(largest ε {c.epsilon:.3g}) at δ = {c.delta:g}")
+    if c.queries:
+        shown = len(c.queries)
+        text += f"\n  to confirm it, execute ({shown} of {c.untried + c.thin:,}):"
+        for q in c.queries:
+            where = "never tried" if q.tried == 0 else f"tried {q.tried}×, ε {q.epsilon:.3g}"
+            text += f"\n    {q.capability} from {vocab.format_state(q.state)} ({where}): {q.executions} more executions"
+    return text
+
+
+def _confidence_json(c: Confidence, vocab: Vocabulary) -> dict[str, object]:
+    return {
+        "delta": c.delta, "epsilon_threshold": c.threshold, "epsilon": c.epsilon, "frontier_states": c.states,
+        "frontier_pairs": c.pairs, "untried": c.untried, "thin": c.thin,
+        "violation": [{"k": k, "bound": b} for k, b in c.violation],
+        "queries": [{"state": [str(a) for a in vocab.atoms_of(q.state)], "capability": q.capability,
+                     "tried": q.tried, "epsilon": q.epsilon, "executions": q.executions} for q in c.queries],
+    }
 
 
 def _replay(run_dir: Path, prop: Property, witness: Witness, n: int, seed: int) -> tuple[int, int]:
