@@ -19,6 +19,7 @@ BENCHMARKS: dict[str, str] = {
     "occam": "capver.bench.occam",
     "introspection": "capver.bench.introspection",
     "verify": "capver.bench.verify",
+    "verdicts": "capver.bench.verdicts",
     "speed": "capver.bench.speed",
     "dprime": "capver.bench.dprime",
     "modelfiles": "capver.bench.modelfiles",
