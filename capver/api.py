@@ -132,9 +132,11 @@ class LearnResult:
                epsilon: float = DEFAULT_EPSILON) -> LatticeVerdict | QuantitativeResult:
         """Check a property (``capver verify``'s language) from the setting's initial
         state (or the atoms ``init``): a qualitative one gives the verdict about the
-        agent from h∧ and h∨; a quantitative one its value on h∧ by ``engine`` (a name
-        of :data:`capver.io.checkers.QUANTITATIVE_CHECKERS`) and, for Pmax of F, the
-        upper bound on the agent's Pmax at confidence 1 − ``delta`` (``.bound``)."""
+        agent from h∧ and h∨, in its tier (confident at ``delta`` and ``epsilon``); a
+        quantitative one its value on h∧ by ``engine`` (a name of
+        :data:`capver.io.checkers.QUANTITATIVE_CHECKERS`) and the agent's value
+        bounded at confidence 1 − ``delta`` (``.agent``; ``.agent_verdict`` for a
+        ``P<op>p`` bound)."""
         vocab = self.h_and.vocabulary
         parsed = parse_property(prop, vocab, tuple(self.h_and), source="prop")
         st = self.assessment.setting

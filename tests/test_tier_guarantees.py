@@ -178,6 +178,13 @@ def _check_observed(v: LatticeVerdict, prop: Property, r: Reading, truth: Compou
     bound (and only with the property's capabilities)."""
     on_truth = SymbolicEngine(truth).check(prop, init).holds
     assert (v.verdict is AgentVerdict.HOLDS) == on_truth, (prop.text, v.reason)
+    if v.witness is None:
+        # Decided by the initial state alone: no run through hold states can start there
+        # (or the bound allows no execution), so every agent gives this verdict.
+        assert "initial state decides" in v.reason, (prop.text, v.reason)
+        assert not r.goal(init) and (not r.hold(init) or r.bound == 0), prop.text
+        assert v.verdict is (AgentVerdict.VIOLATED if r.existential else AgentVerdict.HOLDS), prop.text
+        return
     assert v.verdict is (AgentVerdict.HOLDS if r.existential else AgentVerdict.VIOLATED), prop.text
     w = v.witness
     assert w is not None, prop.text
@@ -308,6 +315,9 @@ def test_every_level_a_dataset_uses_is_its_own_slot_of_the_allocation(seed: int,
                 rank = 1 + sum(1 for x in data.successors(s, c) if data.first_seen(s, c, x) < first)
                 ranks.append(rank)
                 later = sample.n - first
+                # Intervals are memoised by (successes, trials, level): start from an empty
+                # memo so that the spy sees the level this call uses.
+                sampling._interval.cache_clear()
                 with patch.object(sampling, "clopper_pearson", wraps=sampling.clopper_pearson) as spy:
                     sampling.outcome_interval(data, s, c, s2, delta)
                 if later:

@@ -188,21 +188,23 @@ def test_model_kind_checks_one_bound_of_the_lattice(toy_run: Path) -> None:
     assert res.returncode == 2 and "--model-kind or" in res.stderr and "run directory" in res.stderr
 
 
-def test_pmax_comes_with_a_confidence_bound_that_behaves_like_one(toy_run: Path) -> None:
-    """The sound bound (untried pairs and unseen outcomes may reach the goal) is at
-    least the observed-only one, and a smaller δ never gives a smaller bound."""
+def test_quantitative_values_come_with_bounds_on_the_agent_that_behave_like_ones(toy_run: Path) -> None:
+    """The agent's Pmax and Pmin lie in printed intervals: lower ≤ upper; the sound
+    bounds (untried pairs and unseen outcomes at their worst) contain the observed-only
+    ones, and a smaller δ never narrows them."""
     prop = ("--property", "Pmax=? [ F<=3 on(a,b) ]")
 
-    def upper(*extra: str) -> float:
-        bound = _records(str(toy_run), *prop, "--engine", "explicit", *extra)[0]["confidence_bound"]
+    def agent(*extra: str, text: tuple[str, ...] = prop) -> tuple[float, float]:
+        bound = _records(str(toy_run), *text, "--engine", "explicit", *extra)[0]["agent"]
         assert isinstance(bound, dict)
-        return float(bound["upper"])
+        return float(bound["lower"]), float(bound["upper"])
 
-    sound, observed = upper(), upper("--bound-scope", "observed")
-    assert 0 <= observed <= sound <= 1
-    assert upper("--bound-scope", "observed", "--delta", "0.001") >= observed
-    # Pmin and rewards have no bound yet: the record says nothing rather than something wrong
-    assert "confidence_bound" not in _records(str(toy_run), "--property", "Pmin=? [ F on(a,b) ]")[0]
+    sound, observed = agent(), agent("--bound-scope", "observed")
+    assert 0 <= sound[0] <= observed[0] <= observed[1] <= sound[1] <= 1
+    tight = agent("--delta", "0.001")
+    assert tight[0] <= sound[0] and tight[1] >= sound[1]
+    lo, hi = agent(text=("--property", "Pmin=? [ F on(a,b) ]"))
+    assert 0 <= lo <= hi <= 1
     for bad in ("0", "1", "1.5", "x"):
         res = capver("verify", str(toy_run), *prop, "--delta", bad)
         assert res.returncode == 2 and "--delta" in res.stderr and "(0, 1)" in res.stderr

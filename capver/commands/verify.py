@@ -1,16 +1,20 @@
 """``capver verify``: check properties of an agent's capabilities (the property
-language of :mod:`capver.io.properties_text`) on a learned run or on one model file.
+language of :mod:`capver.io.properties_text`; docs/properties.md) on a learned run or
+on one model file.
 
 On a run directory the verdict is about the *agent*, from h∧ and h∨ together
-(:mod:`capver.engines.verification.agent_verdict`): holds / violated / unknown, with
-the observed witness, the assumption a safety verdict rests on, or the untried
-(state, capability) pair that would decide an unknown one.  On a model file the
+(:mod:`capver.engines.verification.agent_verdict`), in tiers that say what it
+licenses: observed (exact: the witness or counterexample was observed), with
+confidence 1 − δ (rests on h∨, and the data bound the agent's unseen effects at h∨'s
+frontier by ε; the guarantee is printed), unconfirmed (with the queries that would
+confirm it) or unknown (with the query that would decide it).  On a model file the
 verdict is about that model.  Qualitative properties are checked by the BDD engine;
 quantitative ones (Pmax/Pmin, P<=p, Rmin/Rmax) by Storm (exact rationals) or capver's
 explicit-state engine (``--engine``), on h∧ of a run — the maximum-likelihood model
-section 4.2 evaluates — with, for Pmax of ``F``, the upper confidence bound of the
-run's data at 1 − δ (:func:`capver.engines.verification.quantitative.confidence_bound`).
-``--model-kind and|or`` checks every property on one bound of the lattice instead.
+section 4.2 evaluates — with the agent's value bounded at confidence 1 − δ
+(:func:`capver.engines.verification.quantitative.agent_bounds`), which also decides
+a ``P<op>p`` bound for the agent.  ``--model-kind and|or`` checks every property on
+one bound of the lattice instead.
 
 Every result repeats its property's text; a witness or counterexample is printed as
 its initial state and then, per step, the atoms added and removed
@@ -20,7 +24,7 @@ beside them when the checker computed one.  ``--save`` writes the records to
 ``RUN/verdicts.json`` (:mod:`capver.io.verdicts_file`) for ``capver report``.
 
 Exit status, as model checkers do: 0 every property holds, 1 one is violated,
-3 none is violated but one is unknown, 2 bad input.
+3 none is violated but one is unconfirmed, unknown or undecided, 2 bad input.
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ from capver.engines.verification.agent_verdict import (
     Tier,
     decide,
 )
+from capver.engines.verification.confidence import AgentBounds
+from capver.engines.verification.quantitative import BoundVerdict
 from capver.engines.verification.symbolic import QualitativeResult, SymbolicEngine, Witness
 from capver.errors import UsageError
 from capver.io import dataset_file, dsl, run_file, verdicts_file
@@ -109,9 +115,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         f"confidence 1 − δ; otherwise it is unconfirmed, with the queries that would confirm it "
                         f"(default {DEFAULT_EPSILON})")
     parser.add_argument("--bound-scope", choices=("sound", "observed"), default="sound",
-                        help="sound: unseen outcomes and untried capabilities count as reaching the goal (a bound "
-                        "on the agent; 1 once an untried pair is reachable); observed: the bound on the agent "
-                        "restricted to the observed (state, capability) pairs and outcomes")
+                        help="bounds on the agent's quantitative values: sound (unseen outcomes bounded by the "
+                        "missing mass, untried (state, capability) pairs at their worst, so a reachable untried pair "
+                        "widens the bound) or observed (the data read as complete: a bound on the agent restricted "
+                        "to the observed pairs and outcomes)")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object per property instead of text (values as numbers, with the exact "
                         "fraction in \"exact\"; witnesses as lists of atoms)")
@@ -180,7 +187,8 @@ def run(args: argparse.Namespace) -> int:
                                        delta=args.delta, observed_only=args.bound_scope == "observed")
             except TypeError as exc:
                 raise UsageError(f"{prop.name}: {exc}") from None
-            line, record, code = _quantitative_line(prop, q, on_model[kind] if second is not None else "the model")
+            line, record, code = _quantitative_line(prop, q, on_model[kind] if second is not None else "the model",
+                                                    vocab)
         elif second is None or args.model_kind != "lattice":
             model = first.model if second is None else models[args.model_kind]
             result = engine(model).check(prop, init)
@@ -284,7 +292,8 @@ def _comparison(bound: ProbabilityBound, q: quantitative.QuantitativeResult) -> 
             f"P{bound.comparison.value}{p} {must} for every scheduler, so the {extreme} over schedulers is compared")
 
 
-def _quantitative_line(prop: Property, q: quantitative.QuantitativeResult, on: str) -> tuple[str, dict[str, object], int]:
+def _quantitative_line(prop: Property, q: quantitative.QuantitativeResult, on: str,
+                       vocab: Vocabulary) -> tuple[str, dict[str, object], int]:
     record: dict[str, object] = {"property": prop.name, "text": to_text(prop), **_value_json(q.value),
                                  "quantity": q.what, "model": on, "engine": q.engine}
     line = f"{prop.name}: {q.what} = {_value_text(q.value)} on {on} (engine {q.engine})"
@@ -295,16 +304,45 @@ def _quantitative_line(prop: Property, q: quantitative.QuantitativeResult, on: s
         record.update(verdict="holds" if q.holds else "violated", reason=f"{compared} ({why})",
                       threshold={"comparison": bound.comparison.value, "value": float(p), "exact": str(p)})
         line = f"{prop.name}: {'HOLDS' if q.holds else 'VIOLATED'} on {on}: {compared} ({why}; engine {q.engine})"
-    if q.bound is not None:
-        b = q.bound
-        sound = b.unseen == "top"
-        record["confidence_bound"] = {"upper": b.upper, "delta": b.delta, "intervals": b.n_intervals,
-                                      "scope": "sound" if sound else "observed"}
-        scope = ("unseen outcomes and untried capabilities counted as reaching the goal" if sound
-                 else "the agent restricted to the observed pairs and outcomes")
-        line += f"\n  with probability ≥ {1 - b.delta:g} the agent's true {q.what} ≤ {b.upper:.6g} " \
-                f"(Clopper–Pearson, union bound over {b.n_intervals} observed transitions; {scope})"
-    return line, record, EXIT_VIOLATED if q.holds is False else 0
+    code = EXIT_VIOLATED if q.holds is False else 0
+    if q.agent is not None:
+        line += _agent_bounds_text(q.agent, vocab)
+        record["agent"] = _agent_bounds_json(q.agent, vocab)
+    if q.agent_verdict is not None and isinstance(bound, ProbabilityBound) and q.agent is not None:
+        # On a run the verdict is about the agent: the bounds decide it, not h∧'s value.
+        b = q.agent
+        verdict = q.agent_verdict
+        record["agent_verdict"] = verdict.value
+        asked = float(bound.probability)
+        words = {BoundVerdict.CONFIRMED: "HOLDS for the agent", BoundVerdict.REFUTED: "VIOLATED for the agent",
+                 BoundVerdict.UNDECIDED: "UNDECIDED for the agent"}[verdict]
+        line += (f"\n  {words} at confidence {1 - b.delta:g}: its {b.quantity} lies in [{b.lower:.4g}, {b.upper:.4g}] "
+                 f"and the bound asks {b.quantity} {bound.comparison.value} {asked:g}")
+        code = {BoundVerdict.CONFIRMED: 0, BoundVerdict.REFUTED: EXIT_VIOLATED,
+                BoundVerdict.UNDECIDED: EXIT_UNKNOWN}[verdict]
+    return line, record, code
+
+
+def _agent_bounds_text(b: AgentBounds, vocab: Vocabulary) -> str:
+    upper = "∞" if math.isinf(b.upper) else f"{b.upper:.4g}"
+    scope = ("unseen outcomes bounded by the missing mass, untried pairs counted at their worst"
+             if b.scope == "sound" else "restricted to the observed pairs and outcomes")
+    text = (f"\n  for the agent, with probability ≥ {1 - b.delta:g} (anytime-valid): {b.lower:.4g} ≤ {b.quantity} ≤ "
+            f"{upper} ({b.tried:,} tried and {b.untried:,} untried (state, capability) pairs met; {scope}; "
+            f"largest ε {b.max_epsilon:.3g})")
+    if b.untried_pairs:
+        text += "\n  to narrow it, execute (never tried):" + "".join(
+            f"\n    {c} from {vocab.format_state(s)}" for s, c in b.untried_pairs)
+    return text
+
+
+def _agent_bounds_json(b: AgentBounds, vocab: Vocabulary) -> dict[str, object]:
+    return {
+        "quantity": b.quantity, "lower": b.lower, "upper": None if math.isinf(b.upper) else b.upper,
+        "delta": b.delta, "scope": b.scope, "tried": b.tried, "untried": b.untried,
+        "max_epsilon": b.max_epsilon, "converged": b.converged,
+        "untried_pairs": [{"state": [str(a) for a in vocab.atoms_of(s)], "capability": c} for s, c in b.untried_pairs],
+    }
 
 
 def _model_line(prop: Property, r: QualitativeResult, vocab: Vocabulary,

@@ -1,6 +1,5 @@
-"""Confidence bounds on an agent's quantitative values from its data D, in two
-constructions: two-sided anytime-valid bounds (the main one), and the older upper
-bound on Pmax from fixed-n Clopper–Pearson intervals.
+"""Confidence bounds on an agent's quantitative values from its data D: two-sided
+anytime-valid bounds, and the Clopper–Pearson interval they are built from.
 
 **Two-sided bounds on the agent** (:func:`agent_reach_bounds`,
 :func:`agent_globally_bounds`, :func:`agent_rmin_bounds`): a lower and an upper bound
@@ -96,32 +95,6 @@ then those of an agent with no outcomes and pairs beyond the observed ones: vali
 met), as the h∧ reading of the data.
 
 *Floats.*  Values are floats; rounding (≈ 1e-16 per operation) is not accounted for.
-
-**Fixed-n upper bound on Pmax** (:func:`confidence_intervals`,
-:func:`robust_pmax_data`; :attr:`QuantitativeResult.bound
-<capver.engines.verification.quantitative.QuantitativeResult>`): for every observed
-pair (s, c) with N_e(s, c | D) = n executions and every observed successor s′ with
-N_e(s, c, s′ | D) = k, the two-sided Clopper–Pearson interval of Pr(s′ | s, c) at
-level α = δ / m, m the number of such (s, c, s′) intervals (Bonferroni / union bound:
-all m intervals hold simultaneously with probability ≥ 1 − δ — for a fixed n).
-
-* Untried pairs.  With ``untried="ignore"`` the interval MDP has only the observed
-  pairs, and its robust Pmax bounds only the agent's MDP restricted to them.  With
-  ``untried="top"`` every reachable state gets, for each declared capability never
-  observed there, a choice that moves to ⊤ (a state in the target) with probability
-  1: sound when the agent's capabilities are the declared ones, and 1 as soon as an
-  untried pair is reachable.
-* Unobserved successors of an observed (s, c): with ``unseen="ignore"`` not covered;
-  with ``unseen="top"`` every observed (s, c) gets an extra successor ⊤ with interval
-  [0, 1 − Σ lo], sound for an upper bound (the unobserved mass moved to ⊤ can only
-  add value).
-
-Caveats: Clopper–Pearson is exact for a fixed number of trials n, but a learner
-chooses n adaptively, and m is itself data dependent (``n_intervals`` lets the
-caller fix a larger, data-independent m); the anytime-valid construction above has
-neither problem.  Unbounded reachability is float value iteration from below,
-stopped when the largest change is below a tolerance, so its result can be slightly
-*below* the robust value.
 """
 
 from __future__ import annotations
@@ -131,20 +104,13 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from capver.engines.verification.explicit import Interval, Intervals, Target
-from capver.model.dataset import TransitionDataset
+from capver.engines.verification.explicit import Target
 from capver.model.state import State
 
 if TYPE_CHECKING:
     # sampling imports clopper_pearson from here: the two-sided bounds only read the
     # SamplingBounds they are given.
     from capver.engines.verification.sampling import SamplingBounds
-
-Unseen = Literal["top", "ignore"]
-"""What stands in, in the fixed-n construction, for what the data did not show: ⊤
-(sound for an upper bound) or nothing (sound only under the completeness
-assumptions of the module docstring)."""
-
 
 def _betacf(a: float, b: float, x: float) -> float:
     """The continued fraction of the incomplete beta function (modified Lentz)."""
@@ -214,121 +180,6 @@ def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
     lo = 0.0 if k == 0 else beta_ppf(alpha / 2, k, n - k + 1)
     hi = 1.0 if k == n else beta_ppf(1 - alpha / 2, k + 1, n - k)
     return lo, hi
-
-
-def confidence_intervals(
-    data: TransitionDataset, delta: float, *, n_intervals: int | None = None
-) -> dict[tuple[State, str, State], Interval]:
-    """(s, c, s′) → Clopper–Pearson interval of Pr(s′ | s, c) for every observed pair
-    (s, c) and observed successor s′, each at α = δ / m with m = ``n_intervals`` or
-    the number of observed (s, c, s′) (union bound: all hold together with
-    probability ≥ 1 − δ).  Unobserved pairs and successors get no interval; see the
-    module docstring for what that leaves uncovered."""
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1), got {delta}")
-    triples = list(data.unique_transitions())
-    m = n_intervals if n_intervals is not None else len(triples)
-    if m < len(triples):
-        raise ValueError(f"n_intervals={m} is smaller than the {len(triples)} observed (s, c, s′)")
-    alpha = delta / max(m, 1)
-    out: dict[tuple[State, str, State], Interval] = {}
-    for t in triples:
-        out[(t.s, t.c, t.s_next)] = clopper_pearson(data.count(t.s, t.c, t.s_next), data.count_sc(t.s, t.c), alpha)
-    return out
-
-
-_TOP = -1  # index of ⊤ in the interval MDP below
-
-
-def robust_pmax_data(
-    intervals: Intervals,
-    init: State,
-    target: Target,
-    bound: int | None,
-    *,
-    unseen: Unseen = "top",
-    untried: Unseen = "ignore",
-    capabilities: Collection[str] = (),
-    tolerance: float = 1e-12,
-    max_iterations: int = 1_000_000,
-) -> float:
-    """Robust Pmax of F<=bound target (F target when ``bound`` is None) from ``init``
-    in the interval MDP whose choices in s are the pairs (s, c) that have intervals,
-    nature maximising within the intervals.  With ``unseen="top"`` each choice also
-    has the successor ⊤ (in the target) with interval [0, 1 − Σ lo]; with
-    ``untried="top"`` each capability of ``capabilities`` without intervals in a
-    state is a choice to ⊤ with probability 1.  States without any choice are
-    deadlocks (value 0 unless in the target)."""
-    grouped: dict[State, dict[str, list[tuple[State, float, float]]]] = {}
-    for (s, c, s2), (lo, hi) in intervals.items():
-        grouped.setdefault(s, {}).setdefault(c, []).append((s2, float(lo), float(hi)))
-    states: list[State] = [init]
-    index: dict[State, int] = {init: 0}
-    choices: list[list[list[tuple[int, float, float]]]] = []
-    i = 0
-    while i < len(states):
-        mine: list[list[tuple[int, float, float]]] = []
-        observed = grouped.get(states[i], {})
-        if untried == "top" and any(c not in observed for c in capabilities):
-            mine.append([(_TOP, 1.0, 1.0)])
-        for _c, succ in sorted(observed.items()):
-            row: list[tuple[int, float, float]] = []
-            for s2, lo, hi in sorted(succ):
-                if hi <= 0:
-                    continue
-                j = index.get(s2)
-                if j is None:
-                    j = index[s2] = len(states)
-                    states.append(s2)
-                row.append((j, lo, hi))
-            if unseen == "top":
-                rest = 1.0 - sum(lo for _, lo, _ in row)
-                if rest > 0:
-                    row.append((_TOP, 0.0, rest))
-            mine.append(row)
-        choices.append(mine)
-        i += 1
-    goal = [bool(target(s)) for s in states]
-    v = [1.0 if g else 0.0 for g in goal] + [1.0]  # v[-1] = v[_TOP] = 1
-
-    def extreme(row: list[tuple[int, float, float]], val: list[float]) -> float:
-        order = sorted(row, key=lambda x: val[x[0]], reverse=True)
-        rest = 1.0 - sum(lo for _, lo, _ in order)
-        total = 0.0
-        for t, lo, hi in order:
-            add = min(hi - lo, max(rest, 0.0))
-            rest -= add
-            total += (lo + add) * val[t]
-        return min(total, 1.0)
-
-    steps = bound if bound is not None else max_iterations
-    for _ in range(steps):
-        nxt = list(v)
-        change = 0.0
-        for s, cs in enumerate(choices):
-            if goal[s] or not cs:
-                continue
-            best = max(extreme(row, v) for row in cs)
-            change = max(change, abs(best - v[s]))
-            nxt[s] = best
-        v = nxt
-        if bound is None and change < tolerance:
-            break
-    return v[0]
-
-
-@dataclass(frozen=True, slots=True)
-class ConfidenceBound:
-    """A point value (Pmax on h∧) and the fixed-n upper bound on the agent's Pmax
-    (module docstring): ``upper`` from :func:`robust_pmax_data` over
-    :func:`confidence_intervals` of ``n_intervals`` observed transitions."""
-
-    point: float
-    upper: float
-    delta: float
-    n_intervals: int
-    unseen: Unseen
-    untried: Unseen
 
 
 # =====================================================================================
@@ -643,16 +494,12 @@ def agent_rmin_bounds(
 __all__ = [
     "MAX_LISTED",
     "AgentBounds",
-    "ConfidenceBound",
     "Quantity",
     "Scope",
-    "Unseen",
     "agent_globally_bounds",
     "agent_reach_bounds",
     "agent_rmin_bounds",
     "beta_ppf",
     "betainc",
     "clopper_pearson",
-    "confidence_intervals",
-    "robust_pmax_data",
 ]

@@ -29,14 +29,10 @@ from typing import Protocol
 from capver.engines.verification import explicit
 from capver.engines.verification.confidence import (
     AgentBounds,
-    ConfidenceBound,
     Scope,
-    Unseen,
     agent_globally_bounds,
     agent_reach_bounds,
     agent_rmin_bounds,
-    confidence_intervals,
-    robust_pmax_data,
 )
 from capver.engines.verification.sampling import SamplingBounds
 from capver.model.capability_model import CompoundModel
@@ -75,14 +71,12 @@ class QuantitativeResult:
 
     ``agent``: lower ≤ the agent's ``what`` ≤ upper with probability ≥ 1 − δ (None
     without data, and for Rmax); ``agent_verdict``: a ``P<op>p`` bound decided for
-    the agent from ``agent``; ``bound``: the older fixed-n upper bound on the agent's
-    Pmax, for ``Pmax`` of ``F`` only (:class:`ConfidenceBound`)."""
+    the agent from ``agent``."""
 
     value: Value
     holds: bool | None  # None for a =? query
     what: str  # "Pmax", "Pmin", "Rmin", "Rmax"
     engine: str = "explicit"
-    bound: ConfidenceBound | None = None  # the agent's Pmax ≤ bound.upper with probability ≥ 1 − δ (fixed n)
     agent: AgentBounds | None = None
     agent_verdict: BoundVerdict | None = None  # None for a =? query or without data
 
@@ -135,8 +129,8 @@ def check(prop: Property, model: CompoundModel, init: State, checker: Quantitati
     """The value of ``prop`` from ``init`` on ``model`` (restricted to the property's
     capabilities), by ``checker`` (default: the explicit engine); with the ``data``
     ``model`` was learned from, also the :func:`agent_bounds` and, for a ``P<op>p``
-    query, the :func:`bound_verdict` at confidence 1 − ``delta``, and the fixed-n
-    :func:`confidence_bound`.  ``observed_only``: both read the data as complete."""
+    query, the :func:`bound_verdict` at confidence 1 − ``delta``.  ``observed_only``:
+    the bounds read the data as complete."""
     result = _value(prop, model, init, checker if checker is not None else ExplicitChecker())
     if data is None:
         return result
@@ -145,8 +139,7 @@ def check(prop: Property, model: CompoundModel, init: State, checker: Quantitati
     q = prop.query
     verdict = bound_verdict(q.comparison, q.probability, agent) \
         if isinstance(q, ProbabilityBound) and agent is not None else None
-    return replace(result, bound=confidence_bound(prop, result.value, data, init, delta, observed_only=observed_only),
-                   agent=agent, agent_verdict=verdict)
+    return replace(result, agent=agent, agent_verdict=verdict)
 
 
 def agent_bounds(prop: Property, data: TransitionDataset, init: State, delta: float, *, scope: Scope = "sound",
@@ -222,30 +215,3 @@ def _value(prop: Property, model: CompoundModel, init: State, engine: Quantitati
         v = engine.executions(m, init, q.target, maximise)
         return QuantitativeResult(v, None, "Rmax" if maximise else "Rmin", engine.name)
     raise TypeError(f"not a quantitative query: {q!r}")
-
-
-def confidence_bound(prop: Property, value: Value, data: TransitionDataset, init: State,
-                     delta: float, *, observed_only: bool = False) -> ConfidenceBound | None:
-    """The fixed-n upper confidence bound on the agent's true Pmax of the property's
-    ``F`` path (:mod:`capver.engines.verification.confidence`), beside the point
-    ``value``; None for other queries (:func:`agent_bounds` covers them all).  Unseen outcomes and untried pairs count as reaching the goal (⊤), which
-    makes the bound sound and 1 as soon as an untried pair is reachable; with
-    ``observed_only`` they are left out, and the bound is on the agent restricted to
-    the observed pairs and outcomes."""
-    q = prop.query
-    wants_max = (isinstance(q, ProbabilityQuery) and q.optimum is Optimum.MAX) or (
-        isinstance(q, ProbabilityBound) and q.comparison in (Comparison.LT, Comparison.LE))
-    if not wants_max or not isinstance(q.path, Eventually):  # type: ignore[union-attr]  # both have .path
-        return None
-    path: Eventually = q.path  # type: ignore[union-attr]
-    allowed = prop.capability_names
-    # The union bound runs over every observed (s, c, s′); a capability restriction
-    # only drops choices, which keeps the bound valid (and a little loose).
-    every = confidence_intervals(data, delta)
-    intervals = {k: v for k, v in every.items() if allowed is None or k[1] in allowed}
-    caps = [c for c in data.capability_table if allowed is None or c in allowed]
-    vocab, goal = data.vocab, path.goal
-    scope: Unseen = "ignore" if observed_only else "top"
-    upper = robust_pmax_data(intervals, init, lambda s: holds(goal, s, vocab), path.bound,
-                             unseen=scope, untried=scope, capabilities=caps)
-    return ConfidenceBound(float(value), upper, delta, len(every), scope, scope)
