@@ -42,6 +42,20 @@ def test_the_shipped_certificates_recheck(name: str) -> None:
     assert "h_and.capm ⪯ h_or.capm: proved" in res.stdout
 
 
+# The tiers the README's tables give: these short runs back no confident safety verdict.
+TIERS = {
+    "first_responders_lao": {
+        "heals z1": ("holds", "observed"), "both victims healthy": ("holds", "observed"),
+        "never both dying": ("unconfirmed", "unconfirmed"), "the hospital stays": ("unconfirmed", "unconfirmed"),
+    },
+    "minigrid_rl": {
+        "fetches the key": ("unknown", "unknown"), "reaches the north-east room": ("unknown", "unknown"),
+        "a door is never open and locked": ("unknown", "unknown"),
+        "never unlocks the west door": ("unconfirmed", "unconfirmed"),
+    },
+}
+
+
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_every_shipped_verdict_is_confirmed_independently(name: str) -> None:
     run = LEARNED / name
@@ -57,6 +71,7 @@ def test_every_shipped_verdict_is_confirmed_independently(name: str) -> None:
     for prop in props:
         r, q = records[prop.name], prop.query
         if isinstance(q, ExistsPath | ForallPath):
+            assert (r["verdict"], r["tier"]) == TIERS[name][prop.name], prop.name
             for bound in ("h_and", "h_or"):
                 reach = explicit.explore(models[bound], init).states
                 path = q.path
