@@ -235,6 +235,14 @@ def test_learn_crafter_end_to_end(tmp_path: Path) -> None:
     assert [c["holds"] for c in cert["claims"]] == [True, True, True]
     unique = int(r.stdout.split(" unique transitions")[0].rsplit(" ", 1)[1])
     assert unique >= 10
+    # A 300-step run backs no safety verdict: 'A [ G !dead ]' holds on h∨, but most of
+    # h∨'s frontier was never tried, so it is unconfirmed (exit 3), never a HOLDS.
+    v = capver("verify", str(out), "--property", "A [ G !dead ]", "--json")
+    assert v.returncode == 3, v.stderr
+    record = json.loads(v.stdout)
+    assert (record["verdict"], record["tier"], record["on_h_or"]) == ("unconfirmed", "unconfirmed", "holds")
+    conf = record["confidence"]
+    assert conf["untried"] > 0 and conf["epsilon"] == 1.0 and conf["queries"]
 
 
 def test_bench_threshold_steps_from_runs_csv(tmp_path: Path) -> None:
