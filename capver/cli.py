@@ -26,10 +26,11 @@ from capver.errors import CapverError
 class Command:
     """A sub-command: the module with ``add_arguments(parser)`` and ``run(args) -> int``,
     and the one-line summary ``capver --help`` lists (kept here, so that listing the
-    commands imports none of them)."""
+    commands imports none of them); ``epilog`` ends the command's own ``--help``."""
 
     module: str
     summary: str
+    epilog: str | None = None
 
 
 COMMANDS: dict[str, Command] = {
@@ -43,7 +44,9 @@ COMMANDS: dict[str, Command] = {
     "plot": Command("capver.commands.plot", "plot the learning curves of capver learn runs (one line per method), like the paper's Fig. 4"),
     "report": Command("capver.commands.report", "write one static HTML page (no server, nothing fetched) showing a capver learn run"),
     "run": Command("capver.commands.run_agent", "run one agent on one domain and print the transitions of a few capability executions"),
-    "verify": Command("capver.commands.verify", "check properties of an agent's capabilities on a learned run (h∧ and h∨) or a model"),
+    "verify": Command("capver.commands.verify", "check properties of an agent's capabilities on a learned run (h∧ and h∨) or a model",
+                      "The property language (E/A, Pmax/Pmin, P bounds, Rmin/Rmax with F, G, U, bounded or not; "
+                      "{caps: ...}; true/false), its grammar and an example of every operator: docs/properties.md."),
     "bench": Command("capver.commands.bench", "run a benchmark (foundation, agents, minigrid, learning, introspection, verify; NAME --quick for a smoke run)"),
 }
 
@@ -71,7 +74,7 @@ def build_parser(only: str | None = ALL) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="capver", description=__doc__.splitlines()[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, command in COMMANDS.items():
-        p = sub.add_parser(name, help=command.summary, description=command.summary,
+        p = sub.add_parser(name, help=command.summary, description=command.summary, epilog=command.epilog,
                            formatter_class=DefaultsHelpFormatter)
         if only in (ALL, name):
             module = importlib.import_module(command.module)

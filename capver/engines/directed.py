@@ -16,8 +16,9 @@ relevant states to the focus:
 * **unknown** (h∧ and h∨ disagree): the states of h∨'s witness or counterexample, so
   the search tries to realise on the agent a run that exists on h∨ but not yet on h∧.
 
-Properties the lattice does not decide (``E [ G φ ]``, ``A [ F φ ]``, ``A [ U ]``: see
-the agent verdict module) and quantitative ones are tracked but add no focus.
+``E [ G φ ]``, ``A [ F φ ]`` and ``A [ φ U ψ ]`` are decided on runs that never stop
+(the agent verdict module), with the frontier of their lasting run; quantitative
+properties are tracked but add no focus.
 """
 
 from __future__ import annotations
@@ -162,7 +163,8 @@ class PropertyTracker:
         engine = eng_or.restricted(caps)
         bdd = engine.bdd
         if v.tier is Tier.UNCONFIRMED:
-            hold, goal = path_sets(engine, query.path)
+            # The query, not only its path: E [ G φ ] and A [ G φ ] have different frontiers.
+            hold, goal = path_sets(engine, query)
             region = engine.frontier(self.init, goal, hold, query.path.bound)
             bonus: dict[tuple[State, str], float] = {}
             for c in engine.capability_names:

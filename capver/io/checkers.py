@@ -56,7 +56,8 @@ class StormChecker:
             return sm.reach(self._expression(model, export, path.goal), path.bound, maximise=maximise)
         if isinstance(path, Globally):
             return sm.globally(self._expression(model, export, path.invariant), path.bound, maximise=maximise)
-        raise TypeError("U inside P is not supported yet; use E [ φ U ψ ] or rewrite with F")
+        hold, goal = self._expression(model, export, path.hold), self._expression(model, export, path.goal)
+        return sm.until(hold, goal, path.bound, maximise=maximise)
 
     def executions(self, model: CompoundModel, init: State, target: StateFormula, maximise: bool) -> Value:
         export, sm = self.built(model, init)

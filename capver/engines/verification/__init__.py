@@ -2,8 +2,8 @@
 induces, with Pr_h(s′ | s, c) as transition probabilities and the capabilities
 enabled in s as the choices).
 
-Quantitative model checking (Pmax/Pmin of F<=k, F, G<=k; Rmin/Rmax of the expected
-number of capability executions; interval MDPs):
+Quantitative model checking (Pmax/Pmin of F, G and U, bounded or not; Rmin/Rmax of
+the expected number of capability executions; interval MDPs):
 
 * :mod:`capver.engines.verification.explicit` — capver's own explicit-state engine:
   reachable states, exact bounded value iteration, graph pre-computation and exact

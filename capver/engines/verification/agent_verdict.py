@@ -29,9 +29,53 @@ confirm it with how many executions each still needs.
 
 **Unknown.**  h∧ and h∨ disagree; the first untried pair on h∨'s witness decides.
 
-Other path operators (``E [ G φ ]``, ``A [ F φ ]``, ``A [ U ]``) are not monotone in
-the transition set once runs stop in dead ends, so for them only the per-model results
-are reported.
+**Runs that never stop: E [ G φ ], A [ F φ ], A [ φ U ψ ]** (bounded or not).  The
+model-checking semantics lets a run stop in a dead end (read as stuttering there),
+which makes these operators non-monotone in the transition set; but the agent never
+stops — every capability can be executed in every state ("it is always valid to ask
+an agent to achieve an intent", appendix A.3) — and h∧ has dead ends wherever nothing
+was observed yet, which say nothing about the agent.  So these three are decided on
+the agent's runs, which are infinite, through one kind of run, a *lasting run*: from
+the initial state through ``stay`` states, either reaching an ``escape`` state within
+k executions or staying in ``stay`` for k executions (unbounded: forever):
+
+    E [ G φ ]     holds     ⟺  the agent has a lasting run, stay = φ,      escape = ∅
+    A [ F φ ]     violated  ⟺  ...                          stay = ¬φ,     escape = ∅
+    A [ φ U ψ ]   violated  ⟺  ...                          stay = φ ∧ ¬ψ, escape = ¬φ ∧ ¬ψ
+
+(a run fails ``φ U<=k ψ`` exactly when its first state outside φ ∧ ¬ψ among
+s_0 … s_k lacks ψ, or there is none; :func:`lasting_sets`).
+
+* *Observed.*  A lasting run of h∧ that needs no dead end
+  (:meth:`SymbolicEngine.lasting_run`: a shortest run to escape, else k observed
+  executions inside stay, else a lasso of observed transitions inside stay) is a run
+  of the agent, every step observed: E G holds, A F and A U are violated, exactly, and
+  the run is the witness.  A run of h∧ that stops in a dead end is not used: the agent
+  goes on from there, anywhere.
+* *Confident.*  Suppose h∨ has no lasting run even when its dead ends may continue
+  anywhere — which is the model-checking semantics on h∨: ``E [ G φ ]`` =
+  νZ. φ ∧ (dead ∨ EX Z) fails there, and ``A [ F φ ]``, ``A [ φ U ψ ]`` hold, a dead
+  end outside the goal failing them.  Take a lasting run of the agent and its first
+  step outside h∨'s transitions, from s_j.  Every s_0 … s_j is a stay state and no
+  escape (else h∨ would have a lasting run, to that escape or to the dead end), so
+  s_0 … s_j is a run of h∨ inside stay, j < k, and s_j is on the *frontier*
+  (``frontier(init, escape, stay, k)``: the stay states h∨ reaches through stay within
+  k − 1 executions).  At a tried pair h∨'s successors are the observed ones, so that
+  step is an unseen outcome there, of probability ≤ ε(s_j, c) — the argument of the
+  confident tier above, with its tiers: confident when every frontier pair is tried
+  with ε ≤ the threshold, else unconfirmed with the queries.  Moreover h∨ has no
+  cycle inside stay reachable through stay (it would be a lasting lasso), so
+  s_0 … s_j are distinct frontier states and j < d, the frontier's size: the stated
+  horizons include d, at which 1 − (1 − ε̄)^d bounds the probability of a violation
+  ever (``confidence(..., finite_runs=True)``).  With d = 0 (the initial state is
+  outside stay, or k = 0) no agent has a lasting run at all: the verdict is exact,
+  in the observed tier.
+* *No confident tier the other way* (E G holds, A F or A U violated without an
+  observed lasting run): the missing mass bounds outcomes the data have not shown
+  from above; it never shows that an unobserved run exists.
+* *Unknown.*  h∨ has a lasting run (its dead ends continuing anywhere) and h∧ none:
+  the first untried pair on h∨'s run decides (at a dead end of h∨ — only where no
+  allowed capability was ever tried — any capability there).
 """
 
 from __future__ import annotations
@@ -101,7 +145,8 @@ class Confidence:
     tried shows an unseen effect with probability ≤ its ε; ``epsilon`` is the largest
     (1 when some pair is untried).  ``violation`` lists (k, bound) with
     1 − (1 − ε̄)^k, the probability bound on the verdict failing within k executions
-    under any scheduler, for the ``HORIZONS`` and the property's own bound."""
+    under any scheduler, for the ``HORIZONS`` and the property's own bound (and, for
+    E G, A F and A U, the frontier's size d, past which no violation can start)."""
 
     delta: float
     threshold: float
@@ -157,8 +202,9 @@ def decide(prop: Property, h_and: CompoundModel, h_or: CompoundModel, data: Tran
         return LatticeVerdict(AgentVerdict.VIOLATED, Tier.OBSERVED, "violated on h∧: the counterexample was observed",
                               on_and, on_or, on_and.witness)
     if not (existential or invariant):
-        why = "not decided on the lattice for this operator (runs stop in dead ends): see the results on h∧ and h∨"
-        return LatticeVerdict(AgentVerdict.UNKNOWN, Tier.UNKNOWN, why, on_and, on_or)
+        # E [ G φ ], A [ F φ ], A [ φ U ψ ]: on runs that never stop.
+        return _decide_lasting(query, eng_and.restricted(caps), eng_or.restricted(caps), on_and, on_or, data, init,
+                               delta, epsilon, max_queries)
     if (existential and not on_or.holds) or (invariant and on_or.holds):
         engine = eng_or.restricted(caps)
         hold, goal = path_sets(engine, path)
@@ -176,9 +222,86 @@ def decide(prop: Property, h_and: CompoundModel, h_or: CompoundModel, data: Tran
                           decisive_query=pair)
 
 
-def path_sets(engine: SymbolicEngine, path: PathFormula) -> tuple[Node, Node]:
+def _decide_lasting(query: ExistsPath | ForallPath, eng_and: SymbolicEngine, eng_or: SymbolicEngine,
+                    on_and: QualitativeResult, on_or: QualitativeResult, data: TransitionDataset | None,
+                    init: State, delta: float, epsilon: float, max_queries: int) -> LatticeVerdict:
+    """``E [ G φ ]``, ``A [ F φ ]`` and ``A [ φ U ψ ]`` for an agent whose runs never
+    stop ("Runs that never stop" in the module docstring); the engines are already
+    restricted to the property's capabilities."""
+    path = query.path
+    exists = isinstance(query, ExistsPath)
+    # A lasting run of the agent makes E G hold and A F, A U fail.
+    found, absent = (AgentVerdict.HOLDS, AgentVerdict.VIOLATED) if exists else \
+        (AgentVerdict.VIOLATED, AgentVerdict.HOLDS)
+    stay, escape = lasting_sets(eng_and, query)
+    run = eng_and.lasting_run(init, stay, escape, path.bound)
+    if run is not None:
+        if run.loop is not None:
+            how = "a lasso of observed transitions"
+        elif eng_and.bdd.evaluate(escape, run.states[-1]):
+            how = "an observed run to a state where neither side of U holds"
+        else:
+            how = f"an observed run of {len(run)} execution{'s' if len(run) != 1 else ''}"
+        what = "witnessed" if exists else "violated"
+        return LatticeVerdict(found, Tier.OBSERVED, f"{what} on h∧ by {how}, without a dead end: every step was "
+                              "observed", on_and, on_or, run)
+    # On h∨ the model-checking semantics lets dead ends continue anywhere, as needed.
+    lasting_on_or = on_or.holds if exists else not on_or.holds
+    if not lasting_on_or:
+        stay_or, escape_or = lasting_sets(eng_or, query)
+        conf = confidence(eng_or, init, escape_or, stay_or, path.bound, data, delta, epsilon, max_queries,
+                          finite_runs=True)
+        on = "impossible on h∨" if exists else "holds on h∨"
+        if conf.states == 0:
+            # No frontier state: the initial state is outside stay (or the bound is 0),
+            # so no run of any agent is a lasting one.
+            return LatticeVerdict(absent, Tier.OBSERVED, f"{on}: the initial state decides it, whatever the agent "
+                                  "does", on_and, on_or)
+        if conf.confirmed:
+            return LatticeVerdict(absent, Tier.CONFIDENT, f"{on} (dead ends continuing anywhere), and the data "
+                                  "bound its unseen effects", on_and, on_or, confidence=conf)
+        return LatticeVerdict(AgentVerdict.UNCONFIRMED, Tier.UNCONFIRMED,
+                              f"{on} (dead ends continuing anywhere), but the data do not bound its unseen effects",
+                              on_and, on_or, confidence=conf)
+    pair = first_untried(on_or.witness, data) if data is not None else None
+    if pair is None and on_or.witness is not None and eng_or.bdd.evaluate(eng_or.dead, on_or.witness.states[-1]):
+        # h∨'s run stops in a dead end: no allowed capability was tried anywhere.
+        pair = (on_or.witness.states[-1], eng_or.capability_names[0]) if eng_or.capability_names else None
+    why = ("holds on h∨ but h∧ has no run of the agent for it" if exists
+           else "fails on h∨ but h∧ has no observed counterexample")
+    if on_and.holds == exists:
+        why += " (h∧'s own verdict rests on a dead end, where the agent goes on)"
+    return LatticeVerdict(AgentVerdict.UNKNOWN, Tier.UNKNOWN, why, on_and, on_or, on_or.witness,
+                          decisive_query=pair)
+
+
+def lasting_sets(engine: SymbolicEngine, query: ExistsPath | ForallPath) -> tuple[Node, Node]:
+    """(stay, escape) of the lasting run that makes ``E [ G φ ]`` hold (φ, ∅), or
+    ``A [ F φ ]`` (¬φ, ∅) or ``A [ φ U ψ ]`` (φ ∧ ¬ψ, ¬φ ∧ ¬ψ) fail, on runs that never
+    stop (module docstring); :class:`TypeError` for the other operators."""
+    bdd = engine.bdd
+    path = query.path
+    if isinstance(query, ExistsPath) and isinstance(path, Globally):
+        return formula_bdd(engine.ctx, path.invariant), bdd.false
+    if isinstance(query, ForallPath) and isinstance(path, Eventually):
+        return bdd.neg(formula_bdd(engine.ctx, path.goal)), bdd.false
+    if isinstance(query, ForallPath) and isinstance(path, Until):
+        hold, goal = formula_bdd(engine.ctx, path.hold), formula_bdd(engine.ctx, path.goal)
+        not_goal = bdd.neg(goal)
+        return bdd.conj(hold, not_goal), bdd.conj(bdd.neg(hold), not_goal)
+    raise TypeError(f"no lasting run decides {query!r}")
+
+
+def path_sets(engine: SymbolicEngine, path: PathFormula | ExistsPath | ForallPath) -> tuple[Node, Node]:
     """(hold, goal) of the run a verdict on h∨ rules out: ``E [ hold U goal ]`` for an
-    existential property, ``E [ F ¬φ ]`` for ``A [ G φ ]``."""
+    existential property, ``E [ F ¬φ ]`` for ``A [ G φ ]``.  Given the query, also
+    the lasting run's (stay, escape) for ``E [ G φ ]``, ``A [ F φ ]`` and
+    ``A [ φ U ψ ]`` (:func:`lasting_sets`), whose frontier is the same walk."""
+    if isinstance(path, ExistsPath | ForallPath):
+        query = path
+        path = query.path
+        if isinstance(query, ExistsPath) == isinstance(path, Globally):
+            return lasting_sets(engine, query)
     bdd = engine.bdd
     if isinstance(path, Globally):
         return bdd.true, bdd.neg(formula_bdd(engine.ctx, path.invariant))
@@ -190,9 +313,15 @@ def path_sets(engine: SymbolicEngine, path: PathFormula) -> tuple[Node, Node]:
 
 
 def confidence(engine: SymbolicEngine, init: State, goal: Node, hold: Node, bound: int | None,
-               data: TransitionDataset | None, delta: float, epsilon: float, max_queries: int = 5) -> Confidence:
+               data: TransitionDataset | None, delta: float, epsilon: float, max_queries: int = 5, *,
+               finite_runs: bool = False) -> Confidence:
     """The missing-mass bounds at the frontier of a run from ``init`` to ``goal``
-    through ``hold`` on ``engine``'s model, where there is none (module docstring)."""
+    through ``hold`` on ``engine``'s model, where there is none (module docstring).
+
+    ``finite_runs``: the model's runs from ``init`` through ``hold`` also form no
+    cycle and meet no dead end (no lasting run, for E G, A F and A U), so they leave
+    the frontier within d executions, d its number of states; d joins the horizons,
+    where the violation bound holds for a violation ever."""
     bdd = engine.bdd
     region = engine.frontier(init, goal, hold, bound)
     caps = engine.capability_names
@@ -228,7 +357,9 @@ def confidence(engine: SymbolicEngine, init: State, goal: Node, hold: Node, boun
     if untried:
         eps_max = 1.0
     tried.sort(key=lambda q: -q.epsilon)
-    horizons = sorted({*HORIZONS, *(() if bound is None else (bound,))})
+    horizons = sorted({*HORIZONS, *(() if bound is None else (bound,)),
+                       # A violating run departs from the frontier within its first d steps.
+                       *((states if bound is None else min(states, bound),) if finite_runs and states else ())})
     violation = tuple((k, -_expm1(k, eps_max)) for k in horizons)
     return Confidence(delta, epsilon, eps_max, states, pairs, untried, len(tried), violation,
                       tuple((fresh + tried)[:max_queries]))

@@ -24,6 +24,14 @@ probability-1 states), which leaves them with probability 1, and switching only 
 strict improvement keeps that property (the states of highest value in a closed set
 would have to be unswitched and closed under the old policy).
 
+**Until** (Pmax/Pmin of φ U ψ and φ U<=k ψ): a run decides the formula at its
+first state outside φ ∧ ¬ψ — satisfied there if ψ holds, failed if not, and nothing
+after matters — so those states are made absorbing (:func:`absorbing`: one
+unlabelled self-loop) and the value is that of F ψ (F<=k ψ) on the result, by the
+reachability algorithms above.  On the absorbing MDP a ψ state is the target (value
+1) and a ¬φ ∧ ¬ψ state can reach nothing else (value 0), which is the until's
+meaning; F ψ is the special case φ = true.
+
 **Expected executions** (Rmin/Rmax of F φ, one unit per capability execution): ∞
 where the target is not reached with probability 1 under the best (Rmin: Prob1E) or
 every (Rmax: Prob1A) scheduler, the convention of PRISM and Storm; elsewhere policy
@@ -469,6 +477,38 @@ def reach_values(
     return _policy_iteration(mdp, ar, unknown, policy, known, maximise)
 
 
+def absorbing(mdp: ExplicitMDP, stop: Sequence[bool]) -> ExplicitMDP:
+    """``mdp`` with every ``stop`` state made absorbing: its choices replaced by one
+    unlabelled self-loop (the deadlock fix's choice).  The states and their indices
+    are kept, so values computed on the result index the same states."""
+    if len(stop) != len(mdp):
+        raise ValueError(f"{len(stop)} stop flags for {len(mdp)} states")
+    choices = tuple((Choice(None, ((s, Fraction(1)),)),) if stop[s] else cs for s, cs in enumerate(mdp.choices))
+    return ExplicitMDP(mdp.states, mdp.index, choices)
+
+
+def until_values(
+    mdp: ExplicitMDP,
+    hold: Sequence[bool],
+    goal: Sequence[bool],
+    bound: int | None = None,
+    *,
+    maximise: bool = True,
+    exact: bool | None = None,
+) -> list[Value]:
+    """Pmax / Pmin of hold U goal (hold U<=bound goal) in every state: the states
+    outside hold ∧ ¬goal made absorbing, then F goal (F<=bound goal) on that MDP
+    (module docstring, "Until")."""
+    if len(hold) != len(mdp) or len(goal) != len(mdp):
+        raise ValueError("hold and goal need one flag per state")
+    # A run's first state outside hold ∧ ¬goal decides the until; what follows it
+    # must not count, hence the self-loop there.
+    stopped = absorbing(mdp, [g or not h for h, g in zip(hold, goal, strict=True)])
+    if bound is None:
+        return reach_values(stopped, goal, maximise=maximise, exact=exact)
+    return bounded_reach_values(stopped, goal, bound, maximise=maximise, exact=exact)
+
+
 def executions_values(
     mdp: ExplicitMDP, target: Sequence[bool], *, maximise: bool = False, exact: bool | None = None
 ) -> list[Value]:
@@ -556,6 +596,23 @@ def globally(
     """Pmax (Pmin) of G invariant (G<=bound invariant) = 1 − Pmin (Pmax) of
     F ¬invariant (F<=bound ¬invariant)."""
     return 1 - pmax_reach(model, init, lambda s: not invariant(s), bound, not maximise, exact=exact, limit=limit)
+
+
+def until(
+    model: CompoundModel,
+    init: State,
+    hold: Target,
+    goal: Target,
+    bound: int | None = None,
+    maximise: bool = True,
+    *,
+    exact: bool | None = None,
+    limit: int = DEFAULT_STATE_LIMIT,
+) -> Value:
+    """Pmax (Pmin when not ``maximise``) of hold U goal (hold U<=bound goal) from
+    ``init`` (:func:`until_values`)."""
+    mdp, goal_mask = _explored(model, init, goal, limit)
+    return until_values(mdp, mdp.mask(hold), goal_mask, bound, maximise=maximise, exact=exact)[0]
 
 
 def expected_executions(
@@ -736,6 +793,7 @@ __all__ = [
     "StateSpaceLimitError",
     "Target",
     "Value",
+    "absorbing",
     "bounded_reach_values",
     "executions_values",
     "expected_executions",
@@ -747,4 +805,6 @@ __all__ = [
     "reach_values",
     "robust_pmax",
     "robust_reach",
+    "until",
+    "until_values",
 ]

@@ -5,11 +5,11 @@ through stormpy (an optional dependency: ``pip install stormpy``).
 The engine takes the model as PRISM text — :func:`capver.io.prism_export.export_prism`
 writes it, and capver/io may import this layer but not the reverse.  :func:`build`
 parses and builds it once (``build_seconds``); :class:`StormModel` then checks any
-number of PRISM property strings on it (``check_seconds``).  :func:`reach_formula`
-and :func:`executions_formula` write the usual ones from a target given as a PRISM
+number of PRISM property strings on it (``check_seconds``).  :func:`reach_formula`,
+:func:`until_formula` and :func:`executions_formula` write the usual ones from a target given as a PRISM
 expression over the program's labels (the export has one label per atom); a
 property over variables needs the model built for it (``build(..., properties=)``,
-as the one-shot functions :func:`pmax_reach`, :func:`globally` and
+as the one-shot functions :func:`pmax_reach`, :func:`globally`, :func:`until` and
 :func:`expected_executions` do), because Storm evaluates state formulas through
 labels of the built model.
 
@@ -29,6 +29,12 @@ precision of :data:`FLOAT_PRECISION` (its default, relative 1e-6, is too coarse 
 
 **Not in Storm's property language:** ``G<=k`` (its parser accepts ``G`` but not a
 bounded one), so :meth:`StormModel.globally` checks 1 − P_opp [F<=k ¬φ] for both.
+Until, bounded or not, is Storm's own (``P [ a U<=k b ]``, :meth:`StormModel.until`).
+
+**Constants.**  A state formula reaches Storm as an expression over labels and the
+constants ``true`` / ``false``; Storm refuses ``!(true)`` (it looks for a label of
+that name), so a negation is written by :func:`negation`, which negates a constant
+to the other one.
 """
 
 from __future__ import annotations
@@ -103,6 +109,26 @@ def reach_formula(target: str, bound: int | None = None, *, maximise: bool = Tru
         raise ValueError(f"step bound {bound} is negative")
     f = "F" if bound is None else f"F<={bound}"
     return f"P{'max' if maximise else 'min'}=? [{f} ({target})]"
+
+
+def until_formula(hold: str, goal: str, bound: int | None = None, *, maximise: bool = True) -> str:
+    """``Pmax=? [(hold) U<=k (goal)]`` (``Pmin`` when not ``maximise``; unbounded
+    ``U`` when ``bound`` is None): Storm's (and PRISM's) until, step-bounded as in
+    capver (k capability executions)."""
+    if bound is not None and bound < 0:
+        raise ValueError(f"step bound {bound} is negative")
+    u = "U" if bound is None else f"U<={bound}"
+    return f"P{'max' if maximise else 'min'}=? [({hold}) {u} ({goal})]"
+
+
+def negation(expression: str) -> str:
+    """``!(expression)``, except that the constants become each other.  Storm checks
+    a property's state formulas through labels: it knows ``true`` and ``false`` as
+    constants and ``!("a")`` as a negated label, but takes ``!(true)`` for one label
+    of that name and refuses it as unknown."""
+    constants = {"true": "false", "false": "true"}
+    stripped = expression.strip()
+    return constants.get(stripped, f"!({expression})")
 
 
 def executions_formula(target: str, *, maximise: bool = False, reward: str = "executions") -> str:
@@ -192,7 +218,11 @@ class StormModel:
     def globally(self, invariant: str, bound: int | None = None, *, maximise: bool = True) -> Value:
         """Pmax / Pmin of G invariant (G<=bound invariant), as
         1 − Pmin / Pmax of F !invariant: Storm's parser has no ``G``."""
-        return 1 - self.reach(f"!({invariant})", bound, maximise=not maximise)
+        return 1 - self.reach(negation(invariant), bound, maximise=not maximise)
+
+    def until(self, hold: str, goal: str, bound: int | None = None, *, maximise: bool = True) -> Value:
+        """Pmax / Pmin of hold U goal (hold U<=bound goal) in the initial state."""
+        return self.check(until_formula(hold, goal, bound, maximise=maximise))
 
     def expected_executions(self, target: str, *, maximise: bool = False, reward: str = "executions") -> Value:
         """Rmin / Rmax of the executions until target (``inf`` where the target is
@@ -292,8 +322,16 @@ def globally(
     prism_text: str, invariant: str, bound: int | None = None, maximise: bool = True, *, exact: bool = True
 ) -> Value:
     """Pmax (Pmin) of G invariant / G<=bound invariant from the initial state."""
-    formula = reach_formula(f"!({invariant})", bound, maximise=not maximise)
+    formula = reach_formula(negation(invariant), bound, maximise=not maximise)
     return 1 - build(prism_text, exact=exact, properties=[formula]).check(formula)
+
+
+def until(
+    prism_text: str, hold: str, goal: str, bound: int | None = None, maximise: bool = True, *, exact: bool = True
+) -> Value:
+    """Pmax (Pmin) of hold U goal / hold U<=bound goal from the initial state."""
+    formula = until_formula(hold, goal, bound, maximise=maximise)
+    return build(prism_text, exact=exact, properties=[formula]).check(formula)
 
 
 def expected_executions(
@@ -319,6 +357,9 @@ __all__ = [
     "expected_executions",
     "globally",
     "is_infinite",
+    "negation",
     "pmax_reach",
     "reach_formula",
+    "until",
+    "until_formula",
 ]

@@ -727,3 +727,45 @@ class SymbolicEngine:
             satisfying=self.count(sat),
             engine="bdd",
         )
+
+    # -- runs that never stop (the agent's reading; agent_verdict) --------------------------
+    def lasting_iterates(self, inv: Node, bound: int | None = None, within: Node | None = None) -> list[Node]:
+        """The states with a run of j executions inside ``inv``, for j = 0, 1, …:
+        Z₀ = inv, Z_{j+1} = inv ∧ EX Z_j, up to ``bound`` or (unbounded) until the
+        greatest fixpoint νZ. inv ∧ EX Z — the states with an infinite run inside inv,
+        a lasso since the system is finite — which is the last element.
+
+        Unlike :meth:`globally_iterates` no run may stop in a dead end: an agent
+        never stops (every capability can be executed anywhere), and a dead end of a
+        learned h∧ only says that nothing was observed there, so a run that ends in
+        one is no evidence of a run of the agent."""
+        b = self.bdd
+        if within is not None:
+            inv = b.conj(inv, within)
+        zs = [inv]
+        while bound is None or len(zs) <= bound:
+            nz = b.conj(inv, self.pre(zs[-1]))
+            if nz == zs[-1]:
+                break
+            zs.append(nz)
+        return zs
+
+    def lasting_run(self, init: State, stay: Node, escape: Node, bound: int | None = None) -> Witness | None:
+        """A run from ``init`` that needs no dead end and either reaches ``escape``
+        through ``stay`` ∧ ¬escape states within ``bound`` executions (a shortest
+        one), or else stays in ``stay`` for ``bound`` executions (unbounded: forever,
+        a lasso); None when there is none.
+
+        With escape = ∅ it is the witness of ``E [ G<=k φ ]`` (stay = φ) on runs that
+        never stop, and the counterexample of ``A [ F<=k φ ]`` (stay = ¬φ); with stay
+        = φ ∧ ¬ψ and escape = ¬φ ∧ ¬ψ the counterexample of ``A [ φ U<=k ψ ]``."""
+        b = self.bdd
+        if escape != b.false:
+            run = self.shortest_run(init, escape, stay, bound)
+            if run is not None:
+                return run
+        zs = self.lasting_iterates(stay, bound, self._reachability(init).states)
+        if not b.evaluate(zs[-1], init):
+            return None
+        # No state of zs[j], j ≥ 1, is a dead end, so the walk never stops early.
+        return self.globally_run(init, zs, bound)
