@@ -165,7 +165,9 @@ class PropertyTracker:
         if v.tier is Tier.UNCONFIRMED:
             # The query, not only its path: E [ G φ ] and A [ G φ ] have different frontiers.
             hold, goal = path_sets(engine, query)
-            region = engine.frontier(self.init, goal, hold, query.path.bound)
+            region = bdd.false
+            for ring in engine.frontier(self.init, goal, hold, query.path.bound):
+                region = bdd.disj(region, ring)
             bonus: dict[tuple[State, str], float] = {}
             for c in engine.capability_names:
                 for s in data.states_of(c):

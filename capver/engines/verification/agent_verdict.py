@@ -6,7 +6,8 @@ licenses.
 so an existential reachability property (``E [ F φ ]``, ``E [ φ U ψ ]``, bounded or
 not) that holds on h∧ holds for the agent, with an observed witness; an invariant
 (``A [ G φ ]``) that fails on h∧ is violated by the agent, with an observed
-counterexample.  Nothing is assumed.
+counterexample.  Nothing is assumed beyond the data being observations of the agent
+(D ⊆ T_h⋆, Theorem 3's premise).
 
 **Confident (error probability δ).**  An invariant that holds on h∨, or an
 existential property that fails on h∨, would hold for the agent by Theorem 1 if the
@@ -20,8 +21,9 @@ execution could still matter: :meth:`SymbolicEngine.frontier`), because the
 observed transitions are h∨'s.  So when every frontier pair is tried and
 ε̄ = max ε over them is ≤ the user's threshold, the verdict is stated with its
 guarantee: for every scheduler, a violation within k executions has probability
-≤ 1 − (1 − ε̄)^k.  Assumption: the agent is Markov in α's states (A1 of the
-sampling module).
+≤ 1 − (1 − ε̄)^k.  Assumptions: the agent is Markov in α's states (A1 of the
+sampling module), and its capabilities are the run's: one never declared has no pair
+on the frontier (:data:`MARKOV` states both with the verdict).
 
 **Unconfirmed.**  It holds on h∨ (or fails there) but some frontier pair is untried
 or too thinly sampled; the verdict lists how many, and the queries that would
@@ -100,7 +102,8 @@ from capver.model.properties import Eventually, ExistsPath, ForallPath, Globally
 from capver.model.state import State
 
 MARKOV = ("the agent is Markov in α's states: each execution of c from a state s ends in s′ with a fixed "
-          "probability P(s′ | s, c), whatever came before (queries may be chosen from the data)")
+          "probability P(s′ | s, c), whatever came before (queries may be chosen from the data); and its "
+          "capabilities are the run's (a capability never declared is not on the frontier)")
 DEFAULT_EPSILON = 0.05
 """The largest per-execution probability of an unseen effect a confident verdict allows."""
 DEFAULT_DELTA = 0.05
@@ -211,6 +214,11 @@ def decide(prop: Property, h_and: CompoundModel, h_or: CompoundModel, data: Tran
         conf = confidence(engine, init, goal, hold, path.bound, data, delta, epsilon, max_queries)
         verdict = AgentVerdict.HOLDS if invariant else AgentVerdict.VIOLATED
         on = "holds on h∨" if invariant else "impossible on h∨"
+        if conf.pairs == 0:
+            # No state from which an execution could matter (e.g. the initial state
+            # already ends every run through hold states): no agent can change it.
+            return LatticeVerdict(verdict, Tier.OBSERVED, f"{on}: the initial state decides it, whatever the agent "
+                                  "does", on_and, on_or)
         if conf.confirmed:
             return LatticeVerdict(verdict, Tier.CONFIDENT, f"{on}, and the data bound its unseen effects",
                                   on_and, on_or, confidence=conf)
@@ -323,7 +331,10 @@ def confidence(engine: SymbolicEngine, init: State, goal: Node, hold: Node, boun
     the frontier within d executions, d its number of states; d joins the horizons,
     where the violation bound holds for a violation ever."""
     bdd = engine.bdd
-    region = engine.frontier(init, goal, hold, bound)
+    rings = engine.frontier(init, goal, hold, bound)
+    region = bdd.false
+    for ring in rings:
+        region = bdd.disj(region, ring)
     caps = engine.capability_names
     states = engine.count(region)
     pairs = states * len(caps)
@@ -334,6 +345,7 @@ def confidence(engine: SymbolicEngine, init: State, goal: Node, hold: Node, boun
     fresh: list[Query] = []
     tried: list[Query] = []
     eps_max = 0.0
+    unseen: dict[str, Node] = {}
     for c in caps:
         seen = bdd.false
         if data is not None and bounds is not None:
@@ -349,11 +361,18 @@ def confidence(engine: SymbolicEngine, init: State, goal: Node, hold: Node, boun
                     need = executions_for(epsilon, delta, pb.sample.order, pb.sample.outcomes) - pb.sample.run
                     tried.append(Query(s, c, pb.sample.n, e, max(need, 1)))
         missing = bdd.conj(region, bdd.neg(seen))
-        n_missing = engine.count(missing)
-        untried += n_missing
-        if n_missing and len(fresh) < max_queries:
-            need = 1 + executions_for(epsilon, delta, next_order)
-            fresh += [Query(s, c, 0, 1.0, need) for s in states_of(bdd, missing, max_queries - len(fresh))]
+        untried += engine.count(missing)
+        unseen[c] = bdd.neg(seen)
+    # The untried pairs nearest the initial state first: those a user can reach soonest.
+    # Each gets the δ share of the last rank any of them can have, so the count holds
+    # in whatever order they are executed.
+    need = 1 + executions_for(epsilon, delta, next_order + max(untried, 1) - 1)
+    for ring in rings:
+        for c in caps:
+            if len(fresh) >= max_queries:
+                break
+            fresh += [Query(s, c, 0, 1.0, need)
+                      for s in states_of(bdd, bdd.conj(ring, unseen[c]), max_queries - len(fresh))]
     if untried:
         eps_max = 1.0
     tried.sort(key=lambda q: -q.epsilon)

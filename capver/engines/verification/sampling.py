@@ -38,6 +38,7 @@ of every pair, at every stopping time, holds together with probability ≥ 1 −
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -46,6 +47,13 @@ from capver.model.dataset import PairSample, TransitionDataset
 from capver.model.state import State
 
 Interval = tuple[float, float]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _interval(successes: int, trials: int, alpha: float) -> Interval:
+    # The same (successes, trials, level) recur after every query at the pairs it did
+    # not touch, and each interval costs two incomplete-beta inversions.
+    return clopper_pearson(successes, trials, alpha)
 
 
 def share(k: int) -> float:
@@ -102,7 +110,7 @@ def outcome_interval(data: TransitionDataset, s: State, c: str, s_next: State, d
     if trials == 0:
         return 0.0, 1.0
     alpha = pair_delta(delta, sample.order) / 2 * share(rank) * share(trials)
-    return clopper_pearson(data.count(s, c, s_next) - 1, trials, alpha)
+    return _interval(data.count(s, c, s_next) - 1, trials, alpha)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,8 +135,14 @@ class SamplingBounds:
 
     def epsilon(self, s: State, c: str) -> float:
         """ε(s, c): 1 when the pair was never tried."""
-        b = self.pair(s, c)
-        return 1.0 if b is None else b.epsilon
+        b = self._cache.get((s, c))
+        if b is not None:
+            return b.epsilon
+        # The missing-mass bound alone: the pair's outcome intervals (Clopper–Pearson,
+        # most of the cost) are not needed for it, and the property tracker asks for ε
+        # at every frontier pair after every query.
+        sample = self.data.sample(s, c)
+        return 1.0 if sample is None else missing_mass_bound(sample, self.delta)
 
     def pair(self, s: State, c: str) -> PairBounds | None:
         key = (s, c)

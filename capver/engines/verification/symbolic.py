@@ -551,18 +551,17 @@ class SymbolicEngine:
             seen = b.disj(seen, ring)
         return rings, len(rings) - 1, seen
 
-    def frontier(self, init: State, goal: Node, hold: Node, bound: int | None) -> Node:
+    def frontier(self, init: State, goal: Node, hold: Node, bound: int | None) -> list[Node]:
         """The states from which one more execution could extend a run from ``init``
         towards ``goal`` through ``hold`` states within ``bound`` steps, when no such
-        run exists: the hold ∧ ¬goal states reached within bound − 1 steps.  These
-        are the states where an effect the model lacks could open a run the model
-        rules out (the pairs the agent verdicts' confidence is about)."""
+        run exists: the hold ∧ ¬goal states reached within bound − 1 steps, by the
+        number of steps that first reaches them (breadth-first rings).  These are the
+        states where an effect the model lacks could open a run the model rules out
+        (the pairs the agent verdicts' confidence is about)."""
         b = self.bdd
         rings, _, _ = self._onion(init, goal, hold, bound)
-        out = b.false
-        for ring in rings if bound is None else rings[:bound]:
-            out = b.disj(out, ring)
-        return b.conj(out, b.conj(hold, b.neg(goal)))
+        keep = b.conj(hold, b.neg(goal))
+        return [b.conj(ring, keep) for ring in (rings if bound is None else rings[:bound])]
 
     def shortest_run(
         self, init: State, goal: Node, hold: Node | None = None, bound: int | None = None
