@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from capver.agents.base import Agent
-from capver.engines.directed import PropertyStatus, Targets, TierChange
+from capver.engines.directed import DEFAULT_WIDTH, PropertyStatus, Targets, TierChange
 from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset
 from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import LearnConfig, Learner, Progress, Setting
@@ -165,7 +165,7 @@ def learn(
     assessment: Assessment, *, method: str = "mcqs-s", max_steps: int | None = 2000, max_queries: int | None = None,
     max_seconds: float | None = None, executions: int = 2, iterations: int = 100, horizon: int = 10,
     xi: float = 1e-5, patience: int = 25, seed: int = 0, properties: Sequence[str] = (),
-    delta: float = DEFAULT_DELTA, epsilon: float = DEFAULT_EPSILON, focus: bool = True,
+    delta: float = DEFAULT_DELTA, epsilon: float = DEFAULT_EPSILON, width: float = DEFAULT_WIDTH, focus: bool = True,
 ) -> LearnResult:
     """Assess the agent with MCQS-E, MCQS-S or random queries (``method``) until a
     budget is spent or the stopping rule fires; the same loop as ``capver learn``.
@@ -174,7 +174,7 @@ def learn(
     run property-directed, as ``capver learn --properties``: queries go where they can
     change a property's verdict tier (``focus=False`` only tracks the tiers), and the
     run stops once every property is observed or confident at ``delta`` and
-    ``epsilon``; the result's :attr:`LearnResult.properties` lists each property's
+    ``epsilon`` (a ``Pmax=?`` / ``Pmin=?`` once the agent's bounds are ``width`` apart); the result's :attr:`LearnResult.properties` lists each property's
     status and :attr:`LearnResult.history` the tier changes with their steps."""
     vocab = assessment.ctx.vocab
     caps = tuple(c.name for c in assessment.setting.capabilities)
@@ -185,7 +185,7 @@ def learn(
     config = LearnConfig.from_options(
         method, executions=executions, iterations=iterations, horizon=horizon, xi_cap=xi, patience=patience,
         max_steps=max_steps, max_queries=max_queries, max_seconds=max_seconds,
-        properties=props, targets=Targets(delta, epsilon), directed=focus,
+        properties=props, targets=Targets(delta, epsilon, width), directed=focus,
     )
     learner = Learner(assessment.ctx, assessment.setting, config, np.random.default_rng(seed), grow=assessment.grow)
     progress = learner.run()

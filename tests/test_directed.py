@@ -4,9 +4,12 @@ focus leaving the distinguishing MDP unchanged where it restricts nothing."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
+from cli import capver
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -55,6 +58,8 @@ def _violating(path: Globally | Eventually, vocab: Vocabulary) -> Callable[[int]
     goal = path.goal
     return lambda s: holds(goal, s, vocab)
 
+
+TOY = Path(__file__).resolve().parents[1] / "models" / "toy_blocks.capm"
 
 PROPS = ("A [ G !p0 ]", "E [ F p1 ]", "A [ G !(p2 & p3) ]", "E [ !p0 U<=3 p2 ]")
 
@@ -159,3 +164,51 @@ def test_a_bonus_at_a_relevant_pair_is_sent_to_the_sink_of_h1() -> None:
                             focus=Focus(lambda x: True, {(s, c): 0.25}))
     out = dict(mdp.step_one(((s, 1.0),), c, 1))
     assert abs(out[-1] - 0.25) < 1e-12  # ⊥₁ holds exactly the bonus
+
+
+def test_quantitative_properties_are_decided_on_the_agents_bounds() -> None:
+    truth, _ = _truth(1)
+    result = learn(model_assessment(truth, 0, "t"), method="mcqs-e", max_steps=30_000, patience=0, seed=0,
+                   properties=['"bound": P<=1 [ F<=2 p3 ]', '"value": Pmax=? [ F<=2 p3 ]'], width=0.5)
+    by_name = {s.prop.name: s for s in result.properties}
+    # P<=1 holds for every agent: its upper bound 1 confirms it at once.
+    assert by_name["bound"].decided and by_name["bound"].verdict == "holds"
+    assert [h.steps for h in result.history if h.name == "bound"] == [0]
+    value = by_name["value"]
+    if value.decided:
+        lo, hi = (float(x) for x in value.verdict.split("[")[1].rstrip("]").split(", "))
+        assert hi - lo <= 0.5
+        bit = 1 << truth.vocabulary.index("p3")
+        true = float(pmax_reach(truth, 0, lambda s: bool(s & bit), 2, exact=False))
+        assert lo - 1e-9 <= true <= hi + 1e-9
+    else:
+        assert value.tier == "bounded" and "untried" in value.missing
+
+
+def test_learn_properties_from_the_command_line_and_resume(tmp_path: Path) -> None:
+    props = tmp_path / "toy.props"
+    props.write_text('"stack": E [ F on(a,b) ];\n"never both": A [ G !(holding(a) & holding(b)) ];\n', encoding="utf-8")
+    out = tmp_path / "run"
+    common = ("learn", "--agent", "model", "--model", str(TOY), "--method", "mcqs-e", "--eval-sequences", "5",
+              "--out", str(out))
+    first = capver(*common, "--max-steps", "40", "--properties", str(props), "--epsilon", "0.3")
+    assert first.returncode == 0, first.stderr
+    assert "Properties (confident: error probability ≤ δ = 0.05, unseen effects ≤ ε = 0.3" in first.stdout
+    stored = json.loads((out / "properties.json").read_text(encoding="utf-8"))
+    assert stored["format"] == "capver-properties" and stored["epsilon"] == 0.3
+    assert [p["name"] for p in stored["properties"]] == ["stack", "never both"]
+    assert (out / "properties.props").read_text(encoding="utf-8") == props.read_text(encoding="utf-8")
+    before = stored["history"]
+    assert all(h["steps"] <= 40 + 10 for h in before)  # the budget, and the last query's overshoot
+    # --resume without --properties continues the run's own, with its ε and its history.
+    again = capver(*common, "--resume", "--max-steps", "4000")
+    assert again.returncode == 0, again.stderr
+    resumed = json.loads((out / "properties.json").read_text(encoding="utf-8"))
+    assert resumed["epsilon"] == 0.3 and resumed["history"][:len(before)] == before
+    for line in ("  stack: ", "  never both: "):
+        assert line in again.stdout
+    stack = next(p for p in resumed["properties"] if p["name"] == "stack")
+    assert stack["tier"] == "observed" and stack["verdict"] == "holds"  # the toy arm stacks a on b
+    # Options that only make sense with properties are refused without them.
+    bare = capver("learn", "--agent", "model", "--model", str(TOY), "--out", str(tmp_path / "x"), "--epsilon", "0.1")
+    assert bare.returncode == 2 and "need --properties" in bare.stderr

@@ -118,6 +118,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epsilon", type=open_unit_interval, default=None,
                         help="with --properties: a confident verdict needs every frontier pair's unseen-effect "
                         "probability ≤ ε (default 0.05)")
+    parser.add_argument("--width", type=open_unit_interval, default=None,
+                        help="with --properties: a Pmax=? / Pmin=? property is decided once the agent's bounds at "
+                        "1 − δ are at most this far apart (default 0.1)")
     parser.add_argument("--no-focus", action="store_true",
                         help="with --properties: track the verdicts but keep the method's own queries (an ablation)")
     parser.add_argument("--out", type=Path, required=True,
@@ -398,8 +401,8 @@ def _properties(args: argparse.Namespace, out: Path, a: Assessment
     kept = out / property_status.PROPS
     source = args.properties if args.properties is not None else (kept if args.resume and kept.exists() else None)
     if source is None:
-        if args.delta is not None or args.epsilon is not None or args.no_focus:
-            raise UsageError("--delta, --epsilon and --no-focus need --properties")
+        if args.delta is not None or args.epsilon is not None or args.width is not None or args.no_focus:
+            raise UsageError("--delta, --epsilon, --width and --no-focus need --properties")
         return (), Targets(), True, ()
     try:
         text = source.read_text(encoding="utf-8")
@@ -411,7 +414,8 @@ def _properties(args: argparse.Namespace, out: Path, a: Assessment
         raise UsageError(f"--properties {source}: no property in the file")
     default = stored.targets if stored is not None else Targets()
     targets = Targets(args.delta if args.delta is not None else default.delta,
-                      args.epsilon if args.epsilon is not None else default.epsilon)
+                      args.epsilon if args.epsilon is not None else default.epsilon,
+                      args.width if args.width is not None else default.width)
     directed = not args.no_focus if (args.no_focus or stored is None) else stored.directed
     if source != kept:
         replace_text(kept, text)

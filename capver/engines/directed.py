@@ -17,8 +17,13 @@ relevant states to the focus:
   the search tries to realise on the agent a run that exists on h∨ but not yet on h∧.
 
 ``E [ G φ ]``, ``A [ F φ ]`` and ``A [ φ U ψ ]`` are decided on runs that never stop
-(the agent verdict module), with the frontier of their lasting run; quantitative
-properties are tracked but add no focus.
+(the agent verdict module), with the frontier of their lasting run.
+
+Quantitative properties are decided on the agent's two-sided bounds at 1 − δ
+(:func:`capver.engines.verification.quantitative.agent_bounds`): a ``P<op>p`` bound
+once it is confirmed or refuted, a ``Pmax=?`` / ``Pmin=?`` once the bounds are at
+most :attr:`Targets.width` apart.  Their focus is where the bounds are widest: the
+untried pairs that widen them and the tried pair with the largest ε (as bonus).
 """
 
 from __future__ import annotations
@@ -36,21 +41,27 @@ from capver.engines.verification.agent_verdict import (
     decide,
     path_sets,
 )
+from capver.engines.verification.quantitative import BoundVerdict, agent_bounds, bound_verdict
 from capver.engines.verification.sampling import SamplingBounds
 from capver.engines.verification.symbolic import SymbolicEngine, qualitative_query
 from capver.logic.bdd import Node
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
-from capver.model.properties import ExistsPath, ForallPath, Property
+from capver.model.properties import ExistsPath, ForallPath, ProbabilityBound, Property
 from capver.model.state import State
+
+DEFAULT_WIDTH = 0.1
+"""How far apart the bounds on a ``Pmax=?`` / ``Pmin=?`` value may be for it to count as decided."""
 
 
 @dataclass(frozen=True, slots=True)
 class Targets:
-    """When a property counts as decided: the confident tier's δ and ε."""
+    """When a property counts as decided: the confident tier's δ and ε, and for a
+    ``Pmax=?`` / ``Pmin=?`` query the width of the agent's bounds at 1 − δ."""
 
     delta: float = DEFAULT_DELTA
     epsilon: float = DEFAULT_EPSILON
+    width: float = DEFAULT_WIDTH
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,14 +144,13 @@ class PropertyTracker:
             old = self.status.get(prop.name)
             if old is not None and old.decided:
                 continue
-            if not self.qualitative(prop):
-                if old is None:
-                    self.status[prop.name] = PropertyStatus(prop, "tracked", "quantitative", False,
-                                                            "quantitative: narrowed by learning, not decided here")
-                continue
-            v = decide(prop, h_and, h_or, data, self.init, engines=(eng_and, eng_or), delta=self.targets.delta,
-                       epsilon=self.targets.epsilon)
-            st = PropertyStatus(prop, v.verdict.value, v.tier.value, is_decided(v), missing_text(v), v)
+            v: LatticeVerdict | None = None
+            if self.qualitative(prop):
+                v = decide(prop, h_and, h_or, data, self.init, engines=(eng_and, eng_or), delta=self.targets.delta,
+                           epsilon=self.targets.epsilon)
+                st = PropertyStatus(prop, v.verdict.value, v.tier.value, is_decided(v), missing_text(v), v)
+            else:
+                st, quantitative_region = self._quantitative(prop, data, bounds)
             self.status[prop.name] = st
             if old is None:
                 # A resumed run: a change only if it differs from where the property stood.
@@ -151,11 +161,42 @@ class PropertyTracker:
             if changed:
                 changes.append(TierChange(prop.name, st.verdict, st.tier, steps, queries))
             if not st.decided:
-                region = self._region(prop, v, eng_or, data, bounds)
+                region = self._region(prop, v, eng_or, data, bounds) if v is not None else quantitative_region
                 if region is not None:
                     self._regions.append(region)
         self.history += changes
         return changes
+
+    def _quantitative(self, prop: Property, data: TransitionDataset, bounds: SamplingBounds
+                      ) -> tuple[PropertyStatus, tuple[Node, dict[tuple[State, str], float]] | None]:
+        """A quantitative property's status from the agent's bounds at 1 − δ: a
+        ``P<op>p`` bound is decided once confirmed or refuted, a ``=?`` query once the
+        bounds are at most ``width`` apart; the focus is where the bounds are widest
+        (the untried pairs they name, and the tried pair with the largest ε)."""
+        b = agent_bounds(prop, data, self.init, self.targets.delta, sampling=bounds)
+        q = prop.query
+        if b is None:
+            return PropertyStatus(prop, "not bounded", "unknown", False, "no bound for this query (Rmax)"), None
+        interval = f"{b.quantity} in [{b.lower:.4g}, {b.upper:.4g}]"
+        if isinstance(q, ProbabilityBound):
+            verdict = bound_verdict(q.comparison, q.probability, b)
+            decided = verdict is not BoundVerdict.UNDECIDED
+            name = {BoundVerdict.CONFIRMED: "holds", BoundVerdict.REFUTED: "violated",
+                    BoundVerdict.UNDECIDED: "undecided"}[verdict]
+        else:
+            decided = b.width <= self.targets.width
+            name = interval
+        missing = "" if decided else f"{interval}; {b.untried} untried pairs, largest ε {b.max_epsilon:.3g}"
+        st = PropertyStatus(prop, name, "confident" if decided else "bounded", decided, missing)
+        if decided or self._h_or is None:
+            return st, None
+        bdd = self._h_or.ctx.bdd
+        region = bdd.false
+        pairs = list(b.untried_pairs) + ([b.widest_pair] if b.widest_pair is not None else [])
+        for s, _ in pairs:
+            region = bdd.disj(region, bdd.minterm(s))
+        bonus = {b.widest_pair: b.max_epsilon} if b.widest_pair is not None else {}
+        return st, (region, bonus)
 
     def _region(self, prop: Property, v: LatticeVerdict, eng_or: SymbolicEngine, data: TransitionDataset,
                 bounds: SamplingBounds) -> tuple[Node, dict[tuple[State, str], float]] | None:

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from capver.engines.directed import PropertyTracker, Targets, TierChange
+from capver.engines.directed import DEFAULT_WIDTH, PropertyTracker, Targets, TierChange
 from capver.errors import RunFileError
 from capver.io.atomic import replace_text
 from capver.model.properties import to_text
@@ -40,7 +40,8 @@ def write(directory: Path, tracker: PropertyTracker, directed: bool) -> None:
             "missing": st.missing if st else "", "steps": reached.steps if reached else None,
         })
     doc = {
-        "format": FORMAT, "delta": tracker.targets.delta, "epsilon": tracker.targets.epsilon, "directed": directed,
+        "format": FORMAT, "delta": tracker.targets.delta, "epsilon": tracker.targets.epsilon,
+        "width": tracker.targets.width, "directed": directed,
         "properties": rows,
         "history": [{"name": h.name, "verdict": h.verdict, "tier": h.tier, "steps": h.steps, "queries": h.queries}
                     for h in tracker.history],
@@ -59,6 +60,7 @@ def read(directory: Path) -> StoredProperties | None:
             raise ValueError(f"format is {doc.get('format')!r}, expected {FORMAT!r}")
         history = tuple(TierChange(str(h["name"]), str(h["verdict"]), str(h["tier"]), int(h["steps"]),
                                    int(h["queries"])) for h in doc["history"])
-        return StoredProperties(Targets(float(doc["delta"]), float(doc["epsilon"])), bool(doc["directed"]), history)
+        targets = Targets(float(doc["delta"]), float(doc["epsilon"]), float(doc.get("width", DEFAULT_WIDTH)))
+        return StoredProperties(targets, bool(doc["directed"]), history)
     except (ValueError, KeyError, TypeError) as exc:
         raise RunFileError(f"{path}: not a properties file capver wrote ({exc})") from None
