@@ -347,6 +347,58 @@ OBLIGATIONS: tuple[Obligation, ...] = (
         "sufficient run for hypothesis-drawn ε, δ, rank and epoch.",
         part=TIERS,
     ),
+    Obligation(
+        "Two-sided bounds on the agent's values",
+        "confidence.py (agent_reach_bounds, agent_globally_bounds, agent_rmin_bounds); quantitative.py",
+        "Let G be the event of the missing-mass bound together with the outcome intervals: for every "
+        "tried pair, the unseen mass is ≤ ε(s, c) and every observed outcome's probability lies in its "
+        "anytime-valid Clopper–Pearson interval; Pr(G) ≥ 1 − δ. On G, for every property, initial "
+        "state and stopping time at once: lower ≤ the agent's Pmax (Pmin) of F, U and G, bounded or "
+        "not, ≤ upper, and lower ≤ its Rmin; a P<op>p bound confirmed (refuted) from them is true "
+        "(false) of the agent.",
+        "A1 (Markov in α's states; queries chosen from the data; any stopping time); the agent's "
+        "capabilities are the declared ones and every tried pair is enabled; deadlocks are self-loops; "
+        "float rounding is not accounted for.",
+        ("tests/test_agent_bounds.py::test_bounds_are_ordered_and_bracket_the_truth_on_the_good_event",
+         "tests/test_agent_bounds.py::test_coverage_200_adaptive_runs",
+         "tests/test_agent_bounds.py::test_a_reachable_untried_pair_makes_the_upper_bound_on_pmax_one_and_is_listed",
+         "tests/test_agent_bounds.py::test_check_decides_probability_bounds_for_the_agent"),
+        reading="The operator of the interval MDP dominates the agent's Bellman operator from the side "
+        "of each bound on G (unseen mass at most min(ε, 1 − Σ lo), worth 1 for upper and 0 for lower "
+        "bounds; untried pairs at their worst), so every value-iteration iterate from the sound side "
+        "is a bound: an early stop costs tightness only.",
+        not_mechanical="The inequality for every agent is not mechanised. Checked: on random truths, "
+        "whenever G holds (checked exactly), the bounds bracket the explicit engine's exact value for "
+        "F, U, G and Rmin (hypothesis); 200 adaptive runs miss the truth in 0 of 200 at δ = 0.1; "
+        "capver bench verdicts: 12,800 of 12,800 bounds contain the truth's value.",
+        part=TIERS,
+    ),
+    Obligation(
+        "Property-directed synthesis",
+        "engines/mcqs/focus.py, engines/directed.py; section 3.2 restricted to a focus",
+        "(a) With the empty focus (every state relevant, no bonus) the distinguishing MDP is the "
+        "paper's, step for step; (b) outside the focus both players make the same move, so a query "
+        "is worth something only through relevant states; (c) at a relevant tried pair h₁ sends "
+        "exactly the bonus ε(s, c) (plus ξ's mass) to ⊥₁, so on ⟨ρ, ρ⟩ the reward keeps Lemma 2's "
+        "form Σ ρ(s)·m(s, c); (d) an observed tier is final as D grows (T_h∧ = T_D only grows), and "
+        "every verdict the directed run reports is one decide() gives on its data, so the tiers' "
+        "guarantees apply unchanged; (e) in the limit, a frontier pair executed without end has "
+        "ε(s, c) → 0 (within an epoch ε(e, m) → 0 as m → ∞, and a finite support has finitely many "
+        "epochs), so a property whose h∨ verdict stops changing becomes confident.",
+        "Those of the tiers (A1); for (e) the agent's outcome distributions have finite support.",
+        ("tests/test_directed.py::test_a_focus_that_restricts_nothing_changes_no_step",
+         "tests/test_directed.py::test_outside_the_focus_no_disagreement_arises",
+         "tests/test_directed.py::test_a_bonus_at_a_relevant_pair_is_sent_to_the_sink_of_h1",
+         "tests/test_directed.py::test_directed_verdicts_are_true_of_the_truth",
+         "tests/test_directed.py::test_the_run_stops_when_every_property_is_decided_and_records_when"),
+        reading="The focus restricts which disagreement counts; it does not change h∧, h∨ or the "
+        "verdicts, which are recomputed by decide() after every query.",
+        not_mechanical="(e) is the limit of the missing-mass formula, not a test. Checked: (a)–(c) "
+        "by hypothesis over random models and datasets; (d) on random truths (observed verdicts "
+        "equal the truth's, confident ones within their stated bound, by the explicit engine); "
+        "runs that decide every property stop with that reason and record when each tier came.",
+        part=TIERS,
+    ),
 )
 
 # Real-agent z3 checks, by the names used in Obligation.agents.

@@ -142,7 +142,9 @@ class PropertyTracker:
         bounds = SamplingBounds(data, self.targets.delta)
         for prop in self.properties:
             old = self.status.get(prop.name)
-            if old is not None and old.decided:
+            if old is not None and old.decided and old.tier == Tier.OBSERVED.value:
+                # Observed verdicts are final (T_h∧ = T_D only grows); a confident one is
+                # re-checked, since a new outcome at a frontier pair can overturn it.
                 continue
             v: LatticeVerdict | None = None
             if self.qualitative(prop):
