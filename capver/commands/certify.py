@@ -1,9 +1,13 @@
 """``capver certify RUN...``: re-check the certificates of ``capver learn`` runs
 (section 3.1's h∧ ⪯ h∨, and h∧ ⪯ h⋆ ⪯ h∨ when the true model is known): every model
 file must be byte for byte the one certified, and z3 must reach every verdict the
-certificate states.  Exit status 0 when all hold as stated, 1 when a verdict differs,
-2 when a certificate is missing or malformed or a model was modified after it.
-With ``--write`` it certifies the models as they are now instead."""
+certificate states, and every safety invariant the certificate carries must still be
+an inductive invariant proving its property (initiation, consecution and safety,
+re-checked by plain z3).  Exit status 0 when all hold as stated, 1 when a verdict
+differs or an invariant fails, 2 when a certificate is missing or malformed or a model
+was modified after it.  With ``--write`` it certifies the models as they are now
+instead (keeping the invariants of model files whose bytes did not change, which it
+re-checks too)."""
 
 from __future__ import annotations
 
@@ -45,9 +49,13 @@ def run(args: argparse.Namespace) -> int:
             for c in cert.claims:
                 print(f"  {c.text}")
             failed |= not all(c.holds for c in cert.claims)
+            failed |= _invariants(directory, cert.invariants)
             continue
         stored, now = certificate.recheck(directory, truth)
         diff = certificate.differences(stored.claims, now)
+        invariants = certificate.recheck_invariants(directory, stored.invariants)
+        diff += [f"{inv.property_text} on {inv.model}: the certificate says it holds by its invariant, but {why}"
+                 for inv, why in invariants if why]
         if diff:
             failed = True
             print(f"{directory}: CERTIFICATE DOES NOT HOLD")
@@ -57,4 +65,16 @@ def run(args: argparse.Namespace) -> int:
             print(f"{directory}: certificate re-checked; the model files are the ones certified")
             for c in now:
                 print(f"  {c.text}")
+            for inv, _ in invariants:
+                print(f"  {inv.text}: re-checked")
     return 1 if failed else 0
+
+
+def _invariants(directory: Path, claims: tuple[certificate.InvariantClaim, ...]) -> bool:
+    """Re-check the invariants a freshly written certificate kept; print each; True
+    when one fails."""
+    failed = False
+    for inv, why in certificate.recheck_invariants(directory, claims):
+        failed |= bool(why)
+        print(f"  {inv.text}: {'re-checked' if not why else 'FAILS: ' + why}")
+    return failed

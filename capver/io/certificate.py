@@ -1,6 +1,6 @@
 """Certificates of learned models (section 3.1's lattice, Theorems 1 and 3): the z3
 verdicts of h∧ ⪯ h∨ (and h∧ ⪯ h⋆ ⪯ h∨ when the true model is known, and
-h∧ ⪯ h̃ ⪯ h∨ for the Occam model of issue 12 when the run has one), bound to the
+h∧ ⪯ h̃ ⪯ h∨ for the Occam model h̃ when the run has one), bound to the
 exact bytes of the model files by their SHA-256, with the solver versions and the
 time taken.
 
@@ -8,6 +8,14 @@ time taken.
 ``h_tilde.capm``;
 ``capver certify`` re-reads the model files, refuses them if a byte changed since
 certification, re-runs every check with z3, and fails on any verdict that differs.
+
+A certificate may also carry safety invariants (:func:`add_invariant`): a safety
+property (``A [ G φ ]``, or a failing ``E [ F φ ]`` / ``E [ ψ U φ ]``) of one model file
+of the run, proved by an inductive invariant that IC3
+(:mod:`capver.engines.verification.ic3`) found, stored as SMT-LIB text with the model
+file's SHA-256 and the initial state.  ``capver certify`` re-checks each with plain z3
+(:func:`~capver.engines.verification.ic3.check_invariant`: initiation, consecution,
+safety), so the proof needs no trust in the engine that found it.
 """
 
 from __future__ import annotations
@@ -16,16 +24,20 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from capver.engines.verification.ic3 import Invariant, invariant_failures, safety_problem
 from capver.engines.verify import refines
 from capver.errors import CapverError
 from capver.io import dsl
 from capver.io.atomic import replace_text
+from capver.io.literal_text import parse_state
+from capver.io.properties_text import parse_property
 from capver.model.capability_model import CompoundModel
+from capver.model.state import State
 
 FORMAT = 1
 NAME = "certificate.json"
@@ -60,20 +72,48 @@ class Claim:
 
 
 @dataclass(frozen=True, slots=True)
+class InvariantClaim:
+    """The safety property ``property_text`` holds on the model file ``model``
+    of the run (whose bytes have SHA-256 ``sha256``) from the state whose true atoms
+    ``init`` lists (the syntax of ``--init``), proved by the inductive invariant
+    ``invariant`` (an SMT-LIB script, see
+    :class:`~capver.engines.verification.ic3.Invariant`) of ``lemmas`` conjuncts and
+    ``literals`` literals."""
+
+    property_text: str
+    model: str
+    sha256: str
+    init: str
+    invariant: str
+    lemmas: int
+    literals: int
+
+    @property
+    def text(self) -> str:
+        return (f"{self.property_text} on {self.model} from {{{self.init.replace(' ', ', ')}}}: holds by an inductive "
+                f"invariant ({self.lemmas} lemmas, {self.literals} literals)")
+
+
+@dataclass(frozen=True, slots=True)
 class Certificate:
     claims: tuple[Claim, ...]
     models: Mapping[str, str]  # file name -> SHA-256 of its bytes
     versions: Mapping[str, str]
     seconds: float
+    invariants: tuple[InvariantClaim, ...] = ()
 
     def to_json(self) -> str:
-        body = {
+        body: dict[str, Any] = {
             "format": FORMAT,
             "claims": [asdict(c) for c in self.claims],
             "models": dict(self.models),
             "versions": dict(self.versions),
             "seconds": round(self.seconds, 3),
         }
+        # Optional, so that certificates without invariants keep their old bytes (and
+        # older capver versions, which ignore unknown fields, still read new ones).
+        if self.invariants:
+            body["invariants"] = [asdict(c) for c in self.invariants]
         return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -124,9 +164,88 @@ def certify(
     if truth is not None:
         truth = _in_context(truth, models["h_and.capm"])
     claims = lattice_claims(models, truth)
-    cert = Certificate(claims, {n: sha256(directory / n) for n in models}, versions(), time.perf_counter() - start)
+    cert = Certificate(claims, {n: sha256(directory / n) for n in models}, versions(), time.perf_counter() - start,
+                       _kept_invariants(directory))
     replace_text(directory / NAME, cert.to_json())
     return cert
+
+
+def _kept_invariants(directory: Path) -> tuple[InvariantClaim, ...]:
+    """The invariants of the certificate being replaced whose model file still has the
+    bytes they were proved on (a re-certification of unchanged models keeps them;
+    ``capver certify`` re-checks them either way)."""
+    try:
+        old = read(directory)
+    except CertificateError:
+        return ()
+    return tuple(c for c in old.invariants if (directory / c.model).exists() and sha256(directory / c.model) == c.sha256)
+
+
+def add_invariant(directory: Path, prop_text: str, model_name: str, invariant: Invariant,
+                  init: State | None = None) -> InvariantClaim:
+    """Record in the run's certificate that the safety property ``prop_text`` holds on
+    the model file ``model_name`` of the run directory from ``init`` (default: the
+    file's ``(:init ...)``, else the empty state, as ``capver verify`` starts),
+    proved by ``invariant``; returns the recorded claim.
+
+    The invariant is re-checked here first (:class:`CertificateError` when it does
+    not prove the property, when the property is not a safety property, or when the
+    model file changed after the certificate was made).  A claim about the same
+    property, model and initial state is replaced."""
+    cert = read(directory)
+    path = directory / model_name
+    if not path.is_file():
+        raise CertificateError(f"{path}: missing; expected a model file of the run")
+    digest = sha256(path)
+    if model_name in cert.models and cert.models[model_name] != digest:
+        raise CertificateError(f"{path}: modified after certification; certify the models again before adding "
+                               "an invariant")
+    parsed = dsl.read(path)
+    model = parsed.model
+    start = parsed.initial_state()[0] if init is None else init
+    vocab = model.vocabulary
+    claim = InvariantClaim(prop_text, model_name, digest, " ".join(str(a) for a in vocab.atoms_of(start)),
+                           invariant.smtlib, invariant.lemmas, invariant.literals)
+    failed = _invariant_failures(claim, model)
+    if failed:
+        raise CertificateError(f"{claim.property_text} on {model_name}: {failed}")
+    kept = tuple(c for c in cert.invariants if (c.property_text, c.model, c.init) != (claim.property_text, model_name, claim.init))
+    replace_text(directory / NAME, replace(cert, invariants=(*kept, claim)).to_json())
+    return claim
+
+
+def recheck_invariants(directory: Path, claims: Sequence[InvariantClaim]) -> list[tuple[InvariantClaim, str]]:
+    """Each invariant claim re-checked by plain z3, with "" when it holds, else what
+    fails.  :class:`CertificateError` when a model file it is about is missing or was
+    modified after the claim was recorded."""
+    out = []
+    models: dict[str, CompoundModel] = {}
+    for c in claims:
+        path = directory / c.model
+        if not path.is_file():
+            raise CertificateError(f"{path}: missing; the certificate's invariant of {c.property_text} is about it")
+        if sha256(path) != c.sha256:
+            raise CertificateError(f"{path}: modified after its invariant of {c.property_text} was certified (its SHA-256 "
+                                   f"differs from the one in {directory / NAME})")
+        if c.model not in models:
+            models[c.model] = dsl.read(path).model
+        out.append((c, _invariant_failures(c, models[c.model])))
+    return out
+
+
+def _invariant_failures(claim: InvariantClaim, model: CompoundModel) -> str:
+    """"" when the claim's invariant proves its property on ``model``, else why not."""
+    vocab = model.vocabulary
+    try:
+        prop = parse_property(claim.property_text, vocab, tuple(model))
+        init = parse_state(claim.init, vocab, what="the initial state")
+        problem = safety_problem(prop)
+        invariant = Invariant.parse(claim.invariant)
+    except (CapverError, TypeError, ValueError) as e:
+        return f"not a checkable invariant claim ({e})"
+    failed = invariant_failures(model, init, problem.safe, invariant, hold=problem.hold,
+                                capabilities=problem.capabilities, bound=problem.bound)
+    return "" if not failed else "the invariant fails " + ", ".join(failed)
 
 
 def recheck(directory: Path, truth: CompoundModel | None = None) -> tuple[Certificate, tuple[Claim, ...]]:
@@ -164,7 +283,8 @@ def read(directory: Path) -> Certificate:
             raise CertificateError(f"{path}: format {body['format']!r}; expected {FORMAT}")
         claims = tuple(Claim(**c) for c in body["claims"])
         models = {str(k): str(v) for k, v in body["models"].items()}
-        cert = Certificate(claims, models, dict(body["versions"]), float(body["seconds"]))
+        invariants = tuple(InvariantClaim(**c) for c in body.get("invariants", ()))
+        cert = Certificate(claims, models, dict(body["versions"]), float(body["seconds"]), invariants)
     except (KeyError, TypeError, AttributeError) as e:
         raise CertificateError(f"{path}: malformed ({e!r}); expected the fields claims, models, versions, seconds") \
             from None

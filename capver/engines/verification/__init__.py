@@ -27,6 +27,10 @@ runs stop in dead ends):
 * :mod:`capver.engines.verification.bmc` — bounded model checking with pysmt and z3
   (the transition relation unrolled k steps), which cross-checks the BDD engine
   (tests/test_qualitative_engines.py, with a brute-force reference).
+* :mod:`capver.engines.verification.ic3` — IC3/PDR on z3's Spacer for the safety
+  queries (``A [ G φ ]``, and ``E [ F φ ]`` / ``E [ ψ U φ ]`` refuted): an inductive
+  invariant when no bad state is reachable, re-checkable by plain z3 and recorded in
+  a run's certificate, else a run (tests/test_ic3.py).
 """
 
 from __future__ import annotations
