@@ -160,8 +160,9 @@ def _crafter(args: SettingArgs, rng: np.random.Generator) -> Assessment:
     from capver.agents.crafter_agents import CrafterSkillAgent, crafter_capabilities
     from capver.envs.crafter_env import CrafterRepresentation, CrafterSimulator
 
-    # One world, generated from the run's seed; x₀ is its start.  Θ = ∞ as the issue
-    # asks; the agent gives up after 100 steps, so executions stay under the step cap.
+    # One world, generated from the run's seed; x₀ is its start.  Θ = ∞ (the paper
+    # uses Θ = 1; see docs/agents/crafter.md); the agent gives up after 100 steps, so
+    # executions stay under the step cap.
     sim = CrafterSimulator(world_seed=args.seed)
     alpha = CrafterRepresentation()
     setting = Setting(CrafterSkillAgent(), sim, alpha, crafter_capabilities(), (sim.initial_state,),

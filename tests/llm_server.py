@@ -1,4 +1,4 @@
-"""A tiny OpenAI-compatible chat-completions server for the LLM agent's tests (issue 14).
+"""A tiny OpenAI-compatible chat-completions server for the LLM agents' tests.
 
 It runs as a separate process (``python tests/llm_server.py``; it prints
 ``PORT <n>`` once it listens) and speaks the real protocol over HTTP:

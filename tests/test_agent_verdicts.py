@@ -1,4 +1,4 @@
-"""Issue 11's soundness statement, checked over many random true models: on a
+"""The soundness statement of the agent verdicts (verification), checked over many random true models: on a
 model-backed agent with a known truth h⋆, every "witnessed on h∧" verdict and every
 "violated on h∧" verdict is true of h⋆, and every "safe on h∨" / "impossible on h∨"
 verdict is true of h⋆ whenever effect completeness — the assumption the verdict states —

@@ -1,4 +1,4 @@
-"""The agents of issue 3: the model-backed agent over the symbolic simulator, the
+"""The agents behind the simulator protocol: the model-backed agent over the symbolic simulator, the
 LAO* agent and the primitive-action agent on PPDDL domains, and fault injection."""
 
 from __future__ import annotations

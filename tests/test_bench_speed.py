@@ -1,4 +1,4 @@
-"""``capver bench speed`` (issue 13): CPU per simulator step per method and phase."""
+"""``capver bench speed`` (learning speed): CPU per simulator step per method and phase."""
 
 from __future__ import annotations
 

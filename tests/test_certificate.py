@@ -79,7 +79,7 @@ def test_a_malformed_certificate_is_a_one_line_error(run_dir: Path, tmp_path: Pa
 def test_learn_writes_and_certifies_the_occam_model(run_dir: Path) -> None:
     cert = certificate.read(run_dir)
     claims = {(c.left, c.right): c for c in cert.claims}
-    assert claims[("h_and.capm", certificate.TILDE)].holds  # h∧ ⪯ h̃ (issue 12)
+    assert claims[("h_and.capm", certificate.TILDE)].holds  # h∧ ⪯ h̃ (the Occam model)
     assert claims[(certificate.TILDE, "h_or.capm")].holds  # h̃ ⪯ h∨
     assert cert.models[certificate.TILDE] == certificate.sha256(run_dir / certificate.TILDE)
     assert "in words: " in (run_dir / "report.txt").read_text(encoding="utf-8")
@@ -97,7 +97,7 @@ def test_an_edited_occam_model_is_refused(run_dir: Path, tmp_path: Path) -> None
 
 
 def test_a_run_without_an_occam_model_still_rechecks(run_dir: Path, tmp_path: Path) -> None:
-    # Runs made before issue 12 have no h_tilde.capm and no claims about it.
+    # Runs made before the Occam model h̃ have no h_tilde.capm and no claims about it.
     run = _copy(run_dir, tmp_path)
     (run / certificate.TILDE).unlink()
     body = json.loads((run / certificate.NAME).read_text(encoding="utf-8"))

@@ -1,4 +1,4 @@
-"""The Crafter setting of issue 14: the simulator's snapshots, the coarse α, the
+"""The Crafter setting (the paper's CSteve agents): the simulator's snapshots, the coarse α, the
 scripted sub-goal agent and ``capver learn --agent crafter`` end to end."""
 
 from __future__ import annotations

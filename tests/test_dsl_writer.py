@@ -1,4 +1,4 @@
-"""The model writer's shared form (issue 13, part 2): learned models h∧/h∨ are written
+"""The model writer's shared form (capver.io.dsl.emit): learned models h∧/h∨ are written
 with their observed states and each capability's tried states named once as
 ``(:derived ...)`` formulas, and every rule by how it differs from the tried states.
 The files must parse back to the same model (z3 and BDD equivalence, every state's

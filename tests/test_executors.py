@@ -1,4 +1,4 @@
-"""The executors of issue 13 (part 5) and issue 14's ``--concurrency``: the bench grid,
+"""The executors (scaling out) and ``capver learn --concurrency``: the bench grid,
 D′ and the executions of a query give the same results on every executor.
 
 Real parts throughout: real settings built by name in every worker, a real Ray

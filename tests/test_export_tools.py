@@ -1,4 +1,4 @@
-"""Exports of learned models handed, as written, to tools capver does not use (issue 17).
+"""Exports of learned models handed, as written, to tools capver does not use.
 
 Models are learned in the test (``capver.learn``, LAO* agent, MCQS-E) on First
 Responders and Blocksworld, h∧ and h∨.  Every file is written by the exporter and
@@ -601,7 +601,7 @@ def test_loki_strict_reads_every_flavour_of_the_shipped_models(path: Path, tmp_p
 
 @pytest.mark.slow
 def test_tireworld_h_or_determinised_size_and_names(tmp_path: Path) -> None:
-    """Issue 17: the determinised Tireworld h∨ is at most 5× its PPDDL file; no name
+    """The exporter's size target: the determinised Tireworld h∨ is at most 5× its PPDDL file; no name
     doubles a not- prefix."""
     result = capver.learn(capver.load_setting("lao", domain="tireworld"), method="mcqs-e", max_steps=300, seed=0)
     st_ = result.assessment.setting

@@ -1,4 +1,4 @@
-"""What the learned models reveal (issue 14, the paper's E2): capver.engines.findings
+"""What the learned models reveal (the paper's E2): capver.engines.findings
 reads notable capabilities and limitations off h∧ and report.txt says them in words.
 
 A model-backed agent whose hidden model h⋆ has a known limitation (grabbing fails

@@ -1,5 +1,5 @@
 """The Overcooked-like kitchen (capver.envs.kitchen) and its planning chef
-(capver.agents.kitchen_agents), issue 14: the rules on values, exact snapshots,
+(capver.agents.kitchen_agents), the paper's Overcooked agent: the rules on values, exact snapshots,
 determinism, α, each sub-task achieved, and capver learn --agent overcooked."""
 
 from __future__ import annotations

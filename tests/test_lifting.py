@@ -1,4 +1,4 @@
-"""Tests of the lifted Occam model (issue 12, part 2): schemas of ground capabilities,
+"""Tests of the lifted Occam model (lifting over objects): schemas of ground capabilities,
 pooled lifted learning that stays between h∧ and h∨ (z3) on random data, groundings
 that contradict the pooled rules keep their ground rules and are named, the lifted
 rules predict untried states of one grounding from the others' data, and the DSL's

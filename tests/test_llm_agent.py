@@ -1,4 +1,4 @@
-"""The LLM agent of issue 14 against a real HTTP endpoint: a local chat-completions
+"""The LLM agent (the paper's GPT ReAct agent) against a real HTTP endpoint: a local chat-completions
 server process (tests/llm_server.py) answering from a scripted MiniGrid policy,
 with injected latency, hangs, 429/500 errors and malformed or illegal replies.
 

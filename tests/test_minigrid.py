@@ -1,4 +1,4 @@
-"""The MiniGrid part of issue 3 (section 4.2): the gymnasium adapter, the quadrant
+"""The MiniGrid setting (section 4.2): the gymnasium adapter, the quadrant
 DoorKey world and its representation α, and the two agents - including a measurement
 of the RL agent's "superstitious" door opening and of its quadrant-limited key
 fetching, against the search agent."""

@@ -1,4 +1,4 @@
-"""Tests of the Occam model h̃ (issue 12): on random data every minimiser's conditions
+"""Tests of the Occam model h̃ (capver.engines.occam): on random data every minimiser's conditions
 lie between pcond and ocond of their block, are mutually exclusive and agree with the
 data on every tried state; z3 proves h∧ ⪯ h̃ ⪯ h∨; and where the truth is simple h̃
 finds it and predicts untried states that h∧ leaves blank."""

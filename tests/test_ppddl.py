@@ -1,4 +1,4 @@
-"""capver's PPDDL simulator (issue 3, "Simulator"): parser, grounding, exact outcome
+"""capver's PPDDL simulator: parser, grounding, exact outcome
 distributions, simulator protocol, bundled domains, error locations."""
 
 from __future__ import annotations

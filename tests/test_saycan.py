@@ -1,4 +1,4 @@
-"""The SayCan-style tabletop agent of issue 14 (capver.envs.tabletop,
+"""The SayCan-style tabletop agent of the paper's SayCan study (capver.envs.tabletop,
 capver.agents.saycan) against the local chat-completions server process
 (tests/llm_server.py), whose scripted planner scores skills without checking whether
 the robot can do them - so the affordance has to.

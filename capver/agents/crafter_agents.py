@@ -1,4 +1,4 @@
-"""A scripted sub-goal agent for Crafter (issue 14; the paper assesses CSteve agents,
+"""A scripted sub-goal agent for Crafter (section 4.2: the paper assesses CSteve agents,
 which take one instruction such as "collect wood" at a time).
 
 :class:`CrafterSkillAgent` is asked for an achievement — the intent is the literal

@@ -1,5 +1,5 @@
-"""A planning-based cooperative chef for the Overcooked-like kitchen (issue 14,
-Overcooked; :mod:`capver.envs.kitchen`).
+"""A planning-based cooperative chef for the Overcooked-like kitchen (the paper's
+Overcooked agent; :mod:`capver.envs.kitchen`).
 
 The assessed agent is chef 0 (``me``); chef 1 is the kitchen's scripted teammate.
 The agent is asked for one kitchen sub-task at a time - the capabilities

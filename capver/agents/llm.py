@@ -1,4 +1,4 @@
-"""A ReAct-style LLM agent for the quadrant DoorKey MiniGrid world (issue 14; the
+"""A ReAct-style LLM agent for the quadrant DoorKey MiniGrid world (the
 paper's GPT ReAct agent), talking to any OpenAI-compatible chat-completions endpoint.
 
 At every step the agent renders the simulator's state as text (a character map of

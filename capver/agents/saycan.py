@@ -1,4 +1,4 @@
-"""A SayCan-style LLM agent on the tabletop (issue 14; the paper's SayCan study), over
+"""A SayCan-style LLM agent on the tabletop (the paper's SayCan study), over
 any OpenAI-compatible chat endpoint through :class:`capver.agents.llm.ChatClient`
 (the same timeouts, retries, on-disk cache and token accounting as the ReAct agent).
 

@@ -1,4 +1,4 @@
-"""Benchmark: the Crafter setting of issue 14 — snapshot costs, capability executions
+"""Benchmark: the Crafter setting — snapshot costs, capability executions
 per second of the scripted sub-goal agent, and the aggregation the coarse α causes.
 
 Part 1 times :meth:`~capver.envs.crafter_env.CrafterSimulator.get_state` and

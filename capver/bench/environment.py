@@ -1,5 +1,6 @@
 """What a capability execution costs in an environment, and how coarse α is there
-(issue 14: "snapshot/restore cost and executions per second for each environment").
+(for the benchmarks of the paper's other agents: snapshot/restore cost and executions
+per second in each environment).
 
 :func:`bench_dprime` collects D′ as ``capver bench learning`` does (from
 :data:`~capver.bench.learning.EVAL_SEED`, sequences of 10–30 uniformly random

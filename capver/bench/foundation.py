@@ -1,5 +1,5 @@
 """Benchmark of the foundation (section 3.1's lattice bounds h∧ ⪯ h⋆ ⪯ h∨, section 2's
-Pr_h(·|s,c), the z3 lattice-order check), against the targets of the issue:
+Pr_h(·|s,c), the z3 lattice-order check), against these performance targets:
 
 * on 40 atoms and 10,000 transitions over 20 capabilities, the full h∧/h∨ build takes
   ≤ 5 s and an incremental rebuild after one new transition ≤ 0.1 s on one core;
@@ -8,8 +8,8 @@ Pr_h(·|s,c), the z3 lattice-order check), against the targets of the issue:
 The data come from a random true model h⋆ (built from the pieces of
 :mod:`capver.synthetic`) executed from states drawn from a pool, so that states
 recur as they do when MCQS re-queries the same states; the all-distinct-states case is
-reported as well.  A micro-benchmark compares the two state representations the issue
-names (Python ``int`` bitsets and numpy packed bit arrays).
+reported as well.  A micro-benchmark compares two state representations
+(Python ``int`` bitsets and numpy packed bit arrays).
 
 Every timing is reported as wall time and as CPU time of this (single-threaded)
 process; targets are judged on CPU time, which is what "on one core" means and which
@@ -77,7 +77,7 @@ QUICK: dict[str, int] = {
 @dataclass(frozen=True, slots=True)
 class Measure:
     """One reported number.  ``value`` is from wall time, ``cpu`` the same quantity
-    from process CPU time; ``target`` is (bound, "max"|"min") where the issue sets one."""
+    from process CPU time; ``target`` is (bound, "max"|"min") where the module's targets set one."""
 
     section: str
     metric: str
@@ -541,7 +541,7 @@ def build_parser() -> BenchParser:
     p = BenchParser(
         "foundation",
         "Time the h∧/h∨ build, incremental rebuilds, Pr_h queries, the z3 checks and the "
-        "state representation against the issue's targets; print a table.",
+        "state representation against their performance targets; print a table.",
     )
     p.add_argument("--atoms", type=int, default=40, help="atoms in the vocabulary (default 40)")
     p.add_argument("--transitions", type=int, default=10_000, help="transitions in D (default 10000)")

@@ -15,7 +15,7 @@ once with a fixed seed) with
 * ``coverage_agreement`` — 1 − VD weighted by D′'s counts, which also charges the
   behaviour the learner has not seen yet;
 * ``exact_vd`` where the true model is known;
-* the same coverage agreement and exact VD for the Occam model h̃ of issue 12
+* the same coverage agreement and exact VD for the Occam model h̃
   (``*_tilde``), computed after the run on the h∧ of every checkpoint so that
   building h̃ never changes the learner's time budget or its h∧ numbers.
 
@@ -214,7 +214,7 @@ class RunSpec:
     horizon: int = 10
     executions: int = 2
     max_seconds: float | None = None
-    reward: str = "disagreement"  # capver.engines.mcqs.tilde.REWARDS (issue 12)
+    reward: str = "disagreement"  # capver.engines.mcqs.tilde.REWARDS (the tilde reward)
     tilde_weight: float = LearnConfig().tilde_weight  # λ of the 'tilde' reward
 
     @property

@@ -1,5 +1,5 @@
-"""Benchmark: writing the learned models h∧ and h∨ (issue 13, part 2, "model files
-in seconds").
+"""Benchmark: writing the learned models h∧ and h∨ in the shared
+model-file form, and reading them back: time, size and equality.
 
 One LAO* run of MCQS-E (default: Blocksworld, 2,000 simulator steps) learns h∧ and
 h∨; each model is then written in the shared form (``capver.io.dsl.emit``: observed
@@ -119,7 +119,7 @@ def build_parser() -> BenchParser:
     p.add_argument("--steps", type=int, default=2000, help="simulator-step budget of the run (default 2000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the setting and of the learner (default 0)")
     p.add_argument("--no-before", action="store_true",
-                   help="skip the per-rule form of before issue 13 (minutes on long runs)")
+                   help="skip the older per-rule form, from before the shared form (minutes on long runs)")
     p.add_argument("--read-back", choices=READ_BACK, default="after",
                    help="read back and compare the files of the shared form (after), of both forms, or none "
                         "(reading a per-rule h∨ of a long run takes minutes); default after")

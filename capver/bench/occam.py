@@ -1,4 +1,4 @@
-"""Benchmark: the Occam model h̃ of issue 12 beside the pessimistic model h∧
+"""Benchmark: the Occam model h̃ beside the pessimistic model h∧
 (section 3.1's lattice h∧ ⪯ h̃ ⪯ h∨; h̃ from :mod:`capver.engines.occam`).
 
 Part 1 (size).  MCQS-S on each ``--size-settings`` entry at a short step budget:

@@ -1,4 +1,4 @@
-"""Benchmark: the Overcooked-like kitchen of issue 14 (``capver learn --agent
+"""Benchmark: the Overcooked-like kitchen (``capver learn --agent
 overcooked``) — snapshot costs, capability executions per second of the planning
 chef, and the aggregation α causes.
 

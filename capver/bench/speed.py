@@ -1,5 +1,5 @@
 """Benchmark: CPU milliseconds per simulator step of the learning loop, per
-query-synthesis method and per phase (issue 13, "Cheaper query synthesis").
+query-synthesis method and per phase.
 
 For every method (default MCQS-E, MCQS-S and Random) one learning run on LAO* First
 Responders (``--setting``) with the search configuration of ``capver learn`` (100
@@ -19,11 +19,11 @@ total.  ``--variants`` adds MCQS-E runs with a behaviour-changing option of the
 search turned off (``all-iterations``: every search runs all its iterations instead
 of ending once the root is worth the maximal disagreement 1,
 :attr:`capver.engines.mcqs.base.SynthesisConfig.stop_at_full_disagreement`, as
-before issue 13), so one run shows both side by side.  Numbers are CPU time of this
+before the early end of a search), so one run shows both side by side.  Numbers are CPU time of this
 process, not wall-clock, and still depend on what else the machine runs.
 
-``--reachable K`` also counts what there is to learn (issue 13, "why the stopping
-rule does not fire"): a breadth-first closure over executions with the model-free
+``--reachable K`` also counts what there is to learn (why the stopping
+rule does not fire): a breadth-first closure over executions with the model-free
 simulator from the initial state — every (state, capability) pair of every state
 reached is executed K times, capabilities discovered on the way included — and, for
 the LAO* agent, the same closure computed exactly from the agent's policy and the
@@ -33,7 +33,7 @@ domain's outcome distributions (what the simulator samples from).
 (25 queries without a new transition or a > 5 % probability change) with a cap of that
 many CPU seconds, for the seeds ``--converge-seeds`` (seeded as ``capver bench
 learning`` seeds its runs), and reports time, steps, unique transitions and coverage
-agreement against ``capver bench learning``'s D′ (issue 13, part 4).
+agreement against ``capver bench learning``'s D′ (see docs/speed.md, "Convergence").
 
 Run: ``capver bench speed [--quick] [--out DIR]``; writes ``table.md`` and
 ``speed.csv`` into ``--out`` and prints the table.

@@ -1,4 +1,4 @@
-"""Benchmark: model checking a learned capability model (issue 11's targets).
+"""Benchmark: model checking a learned capability model against the model checker's time targets.
 
 Learns h∧/h∨ of the LAO* agent on First Responders with MCQS-S (in memory), then times,
 on h∨ from the problem's initial state: the reachable set, ``E [ F φ ]`` and

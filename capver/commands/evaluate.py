@@ -5,7 +5,7 @@
   charges what the learner never tried;
 * exact VD (section 2) over the transitions the true model induces from the
   reachable states, when the truth is known (model-backed and primitive agents);
-* the same coverage agreement and exact VD for the Occam model h̃ (issue 12), rebuilt
+* the same coverage agreement and exact VD for the Occam model h̃, rebuilt
   from the data and the run's seed exactly as ``capver learn`` wrote it;
 * E3 reachability: capability sequences the model predicts executable are executed
   by the agent, and the share of executions ending in a state the model predicted

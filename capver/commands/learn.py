@@ -5,8 +5,8 @@ The output directory holds ``run.json`` (the agent, setting, method and budget, 
 by ``capver eval`` and by ``--resume``), ``dataset.jsonl`` (append-only, one record
 per capability execution: ``--resume`` continues a killed run with nothing lost),
 ``eval.jsonl`` (the independent evaluation dataset D′), ``h_and.capm`` / ``h_or.capm``
-(the learned bounds in the DSL), ``h_tilde.capm`` (the Occam model h̃ between them,
-issue 12), ``certificate.json`` (z3's h∧ ⪯ h̃ ⪯ h∨ and h∧ ⪯ h∨), ``curve.csv`` /
+(the learned bounds in the DSL), ``h_tilde.capm`` (the Occam model h̃ between them),
+``certificate.json`` (z3's h∧ ⪯ h̃ ⪯ h∨ and h∧ ⪯ h∨), ``curve.csv`` /
 ``curve.png`` (model agreement vs simulator steps, for h∧ and h̃) and ``report.txt``
 (each capability in plain words, from h̃'s short conditions).
 
@@ -99,7 +99,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--xi", type=float, default=1e-5, help="cap of the revisitation bonus ξ (0: the ξ=0 ablation)")
     parser.add_argument("--reward", choices=sorted(REWARDS), default="disagreement",
                         help="query-synthesis reward: the paper's h∧/h∨ disagreement, or 'tilde', which also targets "
-                        "states where the Occam model h̃ rests on few observations (issue 12; default disagreement)")
+                        "states where the Occam model h̃ rests on few observations (default disagreement; see docs/tilde_reward.md)")
     parser.add_argument("--tilde-every", type=positive, default=_DEFAULTS.tilde_every, metavar="K",
                         help=f"--reward tilde: rebuild h̃ every K queries (default {_DEFAULTS.tilde_every})")
     parser.add_argument("--tilde-weight", type=_weight, default=_DEFAULTS.tilde_weight, metavar="λ",

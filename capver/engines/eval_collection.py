@@ -1,6 +1,6 @@
 """The evaluation dataset D′ (section 4.2) collected in chunks on an executor, so
-that the paper's 100,000 sequences per setting are a matter of workers (issue 13,
-part 5).
+that the paper's 100,000 sequences per setting are a matter of workers (see
+:mod:`capver.engines.executors`).
 
 D′ is a function of (setting, seed, number of sequences, chunk size) alone, never
 of the executor or of how many workers it has:

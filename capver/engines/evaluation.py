@@ -159,7 +159,7 @@ def tilde_scores(
     truth: CompoundModel | None = None,
     reachable: Iterable[State] | None = None,
 ) -> dict[str, float]:
-    """The Occam model's scores beside :func:`checkpoint_scores`'s (issue 12):
+    """The Occam model h̃'s scores beside :func:`checkpoint_scores`'s:
     ``coverage_agreement_tilde`` and, with the truth, ``exact_vd_tilde`` — the same
     functions on h̃ (model agreement stays h∧'s: VD_s weights by the learner's own
     counts, where h̃ equals h∧)."""

@@ -1,5 +1,5 @@
-"""Executors for capver's embarrassingly parallel work (issue 13, part 5; issue 14's
-``--concurrency``).
+"""Executors for capver's embarrassingly parallel work (scaling out, and
+``capver learn --concurrency`` for agents that wait on an endpoint, such as LLM agents).
 
 Three kinds of work are independent item by item: the benchmark's grid of runs
 (settings × methods × seeds), the sequences of the evaluation dataset D′, and the n

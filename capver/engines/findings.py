@@ -1,4 +1,4 @@
-"""What the learned models reveal about an agent (section 4.2's E2, issue 14): notable
+"""What the learned models reveal about an agent (section 4.2's E2): notable
 capabilities and limitations found from h∧ and put into words by
 :mod:`capver.io.explain` for ``report.txt``.
 
@@ -223,7 +223,7 @@ def find(h_and: CompoundModel, rng: np.random.Generator) -> list[Finding]:
 
 
 FINDINGS_SALT = 14
-"""Mixed into a run's seed for the findings' folds (issue 14), like h̃'s own salt."""
+"""Mixed into a run's seed for the findings' folds, like h̃'s own salt."""
 
 
 def run_findings(h_and: CompoundModel, seed: int) -> list[Finding]:

@@ -27,8 +27,8 @@ re-sampling a thin pair — what a confident verdict needs — adds no new trans
 
 The n executions of a query run one after another in this process by default: each
 sees the transitions the ones before it added, and all of them draw from the
-learner's one stream of random choices.  With :class:`ParallelExecutions` (issue 13,
-part 5; issue 14's ``--concurrency``) they advance in *rounds* instead: in each
+learner's one stream of random choices.  With :class:`ParallelExecutions` (``--executor``
+and ``--concurrency`` of ``capver learn``) they advance in *rounds* instead: in each
 round every execution still going asks its own copy of π for its next capability
 (all asking with D as it stood after the previous round, in execution order), the
 capability executions of the round run on an executor's workers, and their results
@@ -169,7 +169,7 @@ class LearnConfig:
     synthesis: SynthesisConfig = SynthesisConfig()
     # The reward of query synthesis (capver.engines.mcqs.tilde.REWARDS): the paper's
     # h∧/h∨ disagreement, or with the h̃-uncertainty term λ·u, u rebuilt with h̃
-    # every ``tilde_every`` queries, λ = ``tilde_weight`` (issue 12).
+    # every ``tilde_every`` queries, λ = ``tilde_weight`` (``--reward tilde``).
     reward: str = "disagreement"
     tilde_every: int = 10
     tilde_weight: float = 0.5

@@ -1,4 +1,4 @@
-"""Lifting the Occam model h̃ over objects (issue 12, part 2; the lattice of
+"""Lifting the Occam model h̃ over objects (the lattice of
 section 3.1 and :mod:`capver.engines.occam`).
 
 Ground capabilities that are instances of one *schema* — the same primitive action

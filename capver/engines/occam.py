@@ -1,4 +1,4 @@
-"""The Occam model h̃ inside the lattice h∧ ⪯ h̃ ⪯ h∨ (issue 12; section 3.1's
+"""The Occam model h̃ inside the lattice h∧ ⪯ h̃ ⪯ h∨ (section 3.1's
 pcond/ocond and the order h₁ ⪯ h₂ ⟺ T_{h₁} ⊆ T_{h₂}).
 
 For each capability c the lattice (:mod:`capver.engines.lattice`) partitions the

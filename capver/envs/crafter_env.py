@@ -1,5 +1,5 @@
-"""Crafter (Hafner 2022) behind capver's simulator protocol, with a coarse α (issue 14;
-section 4.2 of the MCQS paper assesses CSteve agents in Crafter).
+"""Crafter (Hafner 2022) behind capver's simulator protocol, with a coarse α
+(section 4.2 of the MCQS paper assesses CSteve agents in Crafter).
 
 The game is the ``crafter`` package's own: its world generator, materials, creatures
 and balancing (:class:`crafter.Env`, :mod:`crafter.objects`).  :class:`CrafterSimulator`

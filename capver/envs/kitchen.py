@@ -1,5 +1,5 @@
-"""A compact Overcooked-like kitchen behind the gymnasium API (issue 14, Overcooked;
-the paper's HDDLGym Overcooked agent).
+"""A compact Overcooked-like kitchen behind the gymnasium API (for the
+paper's HDDLGym Overcooked agent).
 
 Why not an existing package (measured on Python 3.11, numpy 2.4, gymnasium 1.4):
 ``overcooked-ai`` 1.1.0 depends on the unmaintained ``gym`` 0.26, omits its ``scipy``

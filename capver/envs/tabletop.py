@@ -1,5 +1,5 @@
 """A symbolic-geometric tabletop of coloured blocks and bowls for the SayCan-style LLM
-agent (issue 14; the paper's SayCan study), behind capver's simulator protocol.
+agent (the paper's SayCan study), behind capver's simulator protocol.
 
 The table is the unit square seen from above with the robot's base at (0.5, 0); every
 object has a position on it.  A block is on the table, in a bowl, on another block or

@@ -22,7 +22,7 @@ not every type-consistent grounding in declaration order.
 
 A ``(:derived (NAME) FORMULA)`` names a formula that later formulas use as the
 0-ary atom ``(NAME)``.  :func:`emit` prints a learned model (h∧, h∨) in this shared
-form (issue 13): its observed states by name, each capability's tried states once,
+form: its observed states by name, each capability's tried states once,
 and each rule as ``(and (tried-C) f)`` (h∧) or ``(or (not (tried-C)) f)`` (h∨) with
 f the irredundant cover that tells the rule's block from the capability's other
 tried states.  Other conditions (h̃, hand-written models) are printed from their
@@ -117,7 +117,7 @@ def emit(model: CompoundModel, *, name: str = "model", init: State | None = None
     printed in the shared form (each capability's tried states once, as a derived
     formula, and every rule by how it differs from them; see ``_SharedForm``);
     ``shared=False`` prints every condition on its own, from its cover or its
-    complement's, as capver did before issue 13 (kept for ``capver bench modelfiles``)."""
+    complement's, in the older per-rule form (kept for ``capver bench modelfiles``)."""
     vocab = model.vocabulary
     _check_printable(vocab)
     form = _SharedForm(model) if shared and model else None
@@ -572,7 +572,7 @@ def _rule_lines(ctx: LogicContext, r: Rule, indent: str, when: Sexp | None = Non
     return lines
 
 
-# -- the shared form of lattice models (issue 13) ----------------------------------------------
+# -- the shared form of lattice models ---------------------------------------------------------
 #
 # Every rule of a learned capability has a condition over the same set of tried states
 # U = Φ_c: h∧'s pcond(S) = S and h∨'s ocond(S) = ¬(U ∖ S).  Printed one by one, each
@@ -1160,7 +1160,7 @@ class _Builder:
 
     def lifted_capability(self, tree: lark.Tree, ctx: LogicContext) -> list[tuple[lark.Token, CapabilityModel]]:
         """The ground capabilities of a ``(:lifted-capability ...)``: per binding, its
-        rules with the objects substituted for the parameters (issue 12), named by the
+        rules with the objects substituted for the parameters (lifting over objects), named by the
         :action pattern (``drive(f1,l1,l2)``) or by the grounded :intent."""
         assert self.vocab is not None
         params: list[tuple[lark.Token, str]] = []
@@ -1340,7 +1340,7 @@ class _Builder:
 
 
 # =====================================================================================
-# Lifted capabilities (issue 12): the Occam model lifted over objects
+# Lifted capabilities: the Occam model h̃ lifted over objects (capver.engines.lifting)
 # =====================================================================================
 
 

@@ -509,7 +509,7 @@ def _verification_section(inputs: ReportInputs) -> str:
 
 
 def _findings_section(groups: Sequence[tuple[str, Sequence[str]]] | None) -> str:
-    """Notable capabilities and limitations (issue 14's E2), as report.txt words them."""
+    """Notable capabilities and limitations (the paper's E2), as report.txt words them."""
     if groups is None:
         return f"<section><h2>What the learned model reveals</h2>{_not_present('report.txt findings')}</section>"
     parts = ["<section><h2>What the learned model reveals</h2>"]

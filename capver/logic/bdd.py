@@ -566,7 +566,7 @@ def isop_of_interval(n_vars: int, states: Iterable[int], excluded: Iterable[int]
     irredundant cover of some f that holds on every state of ``states`` and on none
     of ``excluded`` (the two must be disjoint), free elsewhere.  This is the shortest
     way the ISOP recursion finds to tell a lattice block from the other states tried
-    for its capability (the model writer prints it, issue 13)."""
+    for its capability (the model writer prints it in the shared model-file form)."""
     lo, x = frozenset(states), frozenset(excluded)
     if lo & x:
         raise ValueError("isop_of_interval: states and excluded states overlap")

@@ -210,8 +210,8 @@ class LAOStar(Generic[S, A]):
 
     def _backup(self, s: S) -> float:
         """Bellman backup of an expanded, non-terminal state; returns the residual."""
-        # The hot loop of every planning call (issue 13): the sums keep their order
-        # (q = 1 + p₁v₁ + p₂v₂ + …, left to right) so that values, and with them
+        # The hot loop of every planning call, tuned for learning speed: the sums keep
+        # their order (q = 1 + p₁v₁ + p₂v₂ + …, left to right) so that values, and with them
         # tie-breaking and the number of passes, do not depend on this rewrite.
         self.backups += 1
         v = self._value

@@ -1,4 +1,4 @@
-"""Issue 13: the speed-ups of MCTS, MCQS-E, MCQS-S and the LAO* agent that are pure
+"""Learning speed: the speed-ups of MCTS, MCQS-E, MCQS-S and the LAO* agent that are pure
 optimisations leave every query unchanged.
 
 Each case runs the learning loop on a LAO* setting for a fixed seed and hashes the

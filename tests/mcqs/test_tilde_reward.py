@@ -1,4 +1,4 @@
-"""The h̃-uncertainty reward of MCQS (issue 12; capver.engines.mcqs.tilde): u on a
+"""The h̃-uncertainty reward of MCQS (capver.engines.mcqs.tilde): u on a
 hand-made dataset, λ = 0 is the default reward exactly, the closed forms of the
 reward with λ > 0 (Lemma 2's structure at tried pairs, h̃'s share at untried ones),
 and ``capver learn --reward tilde`` end to end."""

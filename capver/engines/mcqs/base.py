@@ -32,7 +32,7 @@ class SynthesisInput:
     data: TransitionDataset
     capability_names: tuple[str, ...]
     xi: float
-    # The h̃-uncertainty term of the reward (issue 12; capver.engines.mcqs.tilde);
+    # The h̃-uncertainty term of the reward (``--reward tilde``; capver.engines.mcqs.tilde);
     # None: the paper's disagreement reward alone.
     uncertainty: Uncertainty | None = None
     # The property focus (capver.engines.mcqs.focus); None: the whole lattice.
@@ -61,7 +61,7 @@ class SynthesisConfig:
     # (see capver.engines.mcqs.mcqs_e for why and what it measured).
     exact_rollouts: bool = False
     # MCQS-E ends a search once the root is expanded and worth 1: δ_TV ≤ 1 and γ ≤ 1,
-    # so no query can be worth more (issue 13; see capver.engines.mcqs.mcqs_e for
+    # so no query can be worth more (the early end of a search; see capver.engines.mcqs.mcqs_e for
     # what it measured).  False runs every iteration, as before.
     stop_at_full_disagreement: bool = True
 

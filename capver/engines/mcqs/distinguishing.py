@@ -95,14 +95,14 @@ Step = tuple[MetaState, float, bool]
 
 class StepMemo:
     """Steps of the distinguishing MDP kept across the searches of one learning run
-    (issue 13: MCQS-E re-plans after most surprises, and each re-plan used to start
+    (for learning speed: MCQS-E re-plans after most surprises, and each re-plan used to start
     from an empty memo).
 
     τ_c depends only on c's two models, ξ and |D_SC(·, c)|.  The lattice builder
     replaces c's model objects whenever a count of c changes, so a table of steps
     stays valid exactly as long as c's two model objects and ξ are the same; a
     change of any of them starts a fresh table for c.  With the h̃-uncertainty
-    reward (issue 12) the steps also depend on u, and with a property focus on the
+    reward (``--reward tilde``) the steps also depend on u, and with a property focus on the
     focus, so the table is keyed by their versions too (``variant``: 0 for
     neither).  Results are therefore identical to computing every step anew."""
 

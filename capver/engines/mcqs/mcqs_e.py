@@ -23,7 +23,7 @@ quarter of the CPU time (18–20 s against 62–99 s); on Blocksworld (1,000 ste
 seed) 0.84 against 0.35.
 
 A search ends early once every capability has been tried at the root and the root is
-worth 1 (:attr:`SynthesisConfig.stop_at_full_disagreement`, issue 13): δ_TV ≤ 1 and
+worth 1 (:attr:`SynthesisConfig.stop_at_full_disagreement`): δ_TV ≤ 1 and
 γ ≤ 1, so no path can be worth more, and the remaining iterations only shifted visit
 counts among capabilities that all reach full disagreement.  On LAO* First Responders
 every search of the first 800 steps reached this after 33 of its 100 iterations on

@@ -17,8 +17,8 @@ When some capability distinguishes the models from the root with certainty (ever
 successor it can lead to earns reward 1: δ_SD = 1, e.g. a capability never tried
 there, where h∧ has no rule), no query can be worth more, and the search ends once
 every capability has been tried at the root
-(:attr:`~capver.engines.mcqs.base.SynthesisConfig.stop_at_full_disagreement`,
-issue 13).  Measured on LAO* First Responders at 1,500 steps (3 seeds): coverage
+(:attr:`~capver.engines.mcqs.base.SynthesisConfig.stop_at_full_disagreement`).
+Measured on LAO* First Responders at 1,500 steps (3 seeds): coverage
 agreement 0.40/0.31/0.41 (mean 0.37) with the early end against 0.24/0.29/0.21
 (mean 0.25) without, with 3,540–3,690 unique transitions against 2,000–2,510, at
 about the same CPU per simulator step (4.8–6.0 ms against 5.5–6.4 ms) — the
@@ -42,7 +42,7 @@ Mixture = tuple[list[int], list[float], frozenset[int]]  # (support, CDF, Δ)
 
 
 class SampleMemo:
-    """What the searches of one learning run share (issue 13): per capability c, the
+    """What the searches of one learning run share (for learning speed): per capability c, the
     successor mixtures of c and whether c is valid in a state.  Both depend only on
     c's two models (and, for the mixture, ξ and |D_SC(·, c)|, which change only with
     c's models), so they stay valid while those are the same objects (see

@@ -1,4 +1,4 @@
-"""The h̃-uncertainty reward of MCQS (issue 12, "Using it": a reward that also
+"""The h̃-uncertainty reward of MCQS (a use of the Occam model h̃: a reward that also
 targets states where h̃'s prediction is least certain), an option beside the paper's
 h∧/h∨ disagreement (section 3.2), which stays the default.
 
