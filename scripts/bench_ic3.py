@@ -3,9 +3,11 @@ the BDD engine (:mod:`capver.engines.verification.symbolic`) on safety propertie
 model files.
 
     python scripts/bench_ic3.py MODEL.capm --property 'A [ G !dead ]' [--property ...]
-        [--init ATOMS] [--timeout SECONDS] [--engines ic3,bdd,bdd-counts]
+        [--init ATOMS] [--timeout SECONDS] [--bmc-depth K] [--engines ic3,ic3-bmc,bdd,bdd-counts]
 
 Engines: ``ic3`` (Spacer, with the invariant re-checked by plain z3, timed apart),
+``ic3-bmc`` (the same after bounded model checking for runs of at most
+``--bmc-depth`` steps),
 ``bdd`` (the default forward onion rings, which stop at the first bad state) and
 ``bdd-counts`` (``counts=True``: the full reachable set and fixpoint).  Each
 measurement runs in a child process of its own, so that one engine's caches (the
@@ -25,10 +27,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-ENGINES = ("ic3", "bdd", "bdd-counts")
+ENGINES = ("ic3", "ic3-bmc", "bdd", "bdd-counts")
 
 
-def measure(path: str, prop_text: str, init_text: str, engine: str, timeout: float, out: Any) -> None:
+def measure(path: str, prop_text: str, init_text: str, engine: str, timeout: float, bmc_depth: int, out: Any) -> None:
     """One measurement, in the child process: puts a result line on ``out``."""
     from capver.engines.verification.ic3 import IC3Engine, check_property_invariant
     from capver.engines.verification.symbolic import SymbolicEngine
@@ -43,9 +45,9 @@ def measure(path: str, prop_text: str, init_text: str, engine: str, timeout: flo
     prop = parse_property(prop_text, model.vocabulary, tuple(model))
     read_s = time.perf_counter() - start
     start = time.perf_counter()
-    if engine == "ic3":
+    if engine.startswith("ic3"):
         try:
-            res = IC3Engine(model, timeout=timeout).check(prop, init)
+            res = IC3Engine(model, timeout=timeout, bmc_depth=bmc_depth if engine == "ic3-bmc" else 0).check(prop, init)
         except SolverError as e:  # Spacer ran out of time
             out.put(f"{engine:<10} unknown {time.perf_counter() - start:9.2f} s  ({e})")
             return
@@ -77,6 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--property", action="append", required=True, metavar="TEXT", help="a safety property (repeatable)")
     p.add_argument("--init", default="", metavar="ATOMS", help="initial state (default: the file's (:init ...))")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per measurement (default 600)")
+    p.add_argument("--bmc-depth", type=int, default=10, help="ic3-bmc: BMC depth before Spacer (default 10)")
     p.add_argument("--engines", default=",".join(ENGINES), help=f"comma-separated, of {', '.join(ENGINES)}")
     args = p.parse_args(argv)
     engines = [e for e in args.engines.split(",") if e]
@@ -88,7 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{args.model}: {text}", flush=True)
         for engine in engines:
             queue = ctx.Queue()
-            child = ctx.Process(target=measure, args=(str(args.model), text, args.init, engine, args.timeout, queue))
+            child = ctx.Process(target=measure, args=(str(args.model), text, args.init, engine, args.timeout,
+                                                                args.bmc_depth, queue))
             start = time.perf_counter()
             child.start()
             child.join(args.timeout + 60)

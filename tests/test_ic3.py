@@ -104,9 +104,9 @@ def states_formula(n_atoms: int, states: set[State]) -> Invariant:
     return Invariant.of(z3.Or(cubes) if cubes else z3.BoolVal(False))
 
 
-def agree(model: CompoundModel, init: State, props: list[Property]) -> list[IC3Result]:
+def agree(model: CompoundModel, init: State, props: list[Property], bmc_depth: int = 0) -> list[IC3Result]:
     """IC3, BDD and brute force agree on every property; invariants and runs check."""
-    ic3 = IC3Engine(model)
+    ic3 = IC3Engine(model, bmc_depth=bmc_depth)
     bdd = SymbolicEngine(model)
     out = []
     for prop in props:
@@ -257,7 +257,11 @@ def test_bounded_queries_count_steps() -> None:
 def test_ic3_on_model_files(name: str, init: str) -> None:
     model = dsl.read(MODELS / name).model
     s0 = model.vocabulary.state(init.split())
-    agree(model, s0, safety_corpus(np.random.default_rng(5), model))
+    props = safety_corpus(np.random.default_rng(5), model)
+    agree(model, s0, props)
+    # BMC first for runs of up to 2 steps, Spacer for the rest: the same verdicts.
+    sources = {r.witness_source for r in agree(model, s0, props, bmc_depth=2)}
+    assert "bmc" in sources
 
 
 def test_shortest_runs() -> None:
