@@ -98,6 +98,22 @@ def test_every_shell_line_of_the_readme_runs(tmp_path: Path) -> None:
     assert "Solution found" in res.stdout and "achieve-" in res.stdout
 
 
+def test_the_property_directed_learn_line_runs_as_written(tmp_path: Path) -> None:
+    """The property-directed section's ``capver learn`` line as written, in a scratch
+    copy of models/: every property of models/toy_blocks.props gets decided."""
+    shutil.copytree(README.parent / "models", tmp_path / "models")
+    (line,) = indented_commands("### Learning that decides your properties")
+    argv = shlex.split(line)
+    res = subprocess.run([sys.executable, "-m", "capver", *argv[1:]], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=600, check=False)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "every property decided" in res.stdout
+    stored = json.loads((tmp_path / "runs" / "toy-props" / "properties.json").read_text(encoding="utf-8"))
+    assert [p["name"] for p in stored["properties"]] == ["stack", "never both", "tower within 2"]
+    assert all(p["decided"] for p in stored["properties"])
+    assert "property stack: HOLDS (observed)" in res.stderr + res.stdout
+
+
 @pytest.mark.slow
 def test_the_llm_learn_command_runs_as_written(tmp_path: Path) -> None:
     """The LLM section's ``capver learn`` line as written, against the tests' local
