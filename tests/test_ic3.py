@@ -131,6 +131,7 @@ def agree(model: CompoundModel, init: State, props: list[Property], bmc_depth: i
         assert check_invariant(model, init, problem.safe, inv, hold=problem.hold,
                                capabilities=problem.capabilities, bound=problem.bound)
         assert Invariant.parse(inv.smtlib) == inv
+        assert inv.nodes >= 1 and inv.literals >= inv.lemmas >= 1
         formula = inv.formula(model.ctx)
         if problem.bound is None:
             # Over the atoms only, and true in every state a run through hold ∧ ¬goal
@@ -225,6 +226,16 @@ def test_tampered_invariants_fail() -> None:
     assert fails("(declare-fun |holding(z)| () Bool)(assert (not |holding(z)|))")[0].startswith("the symbol")
     assert fails("(assert (= 1 1)) (assert true)")[0].startswith("expected one assertion")
     assert fails("(assert")[0].startswith("not an SMT-LIB script")
+
+
+def test_invariant_sizes() -> None:
+    """Nodes count the DAG (shared sub-terms once), literals the tree."""
+    a, b, c, n = z3.Bool("a"), z3.Bool("b"), z3.Bool("c"), z3.Int(STEPS)
+    shared = z3.Or(a, z3.Not(b))
+    inv = Invariant.of(z3.And(shared, z3.Or(shared, c), n <= 3))
+    # and, the two ors, a, not b, b, c, n <= 3, n, 3
+    assert (inv.nodes, inv.lemmas, inv.literals) == (10, 3, 6)
+    assert Invariant.of(z3.BoolVal(True)) == Invariant("(assert true)\n", 1, 1, 1)
 
 
 def test_bounded_queries_count_steps() -> None:

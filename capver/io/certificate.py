@@ -90,8 +90,10 @@ class InvariantClaim:
 
     @property
     def text(self) -> str:
+        lemmas = f"{self.lemmas} lemma" + ("" if self.lemmas == 1 else "s")
+        literals = f"{self.literals} literal" + ("" if self.literals == 1 else "s")
         return (f"{self.property_text} on {self.model} from {{{self.init.replace(' ', ', ')}}}: holds by an inductive "
-                f"invariant ({self.lemmas} lemmas, {self.literals} literals)")
+                f"invariant ({lemmas}, {literals})")
 
 
 @dataclass(frozen=True, slots=True)

@@ -227,24 +227,30 @@ def _parse(text: str) -> Any:
 
 
 def _size(formula: Any) -> tuple[int, int]:
-    """(distinct sub-terms, leaf literals of the tree), iteratively: Spacer's
-    invariants can be deep conjunctions."""
-    leaves: dict[int, int] = {}
-    order: list[Any] = []
-    stack = [formula]
+    """(distinct sub-terms, literal occurrences of the formula written as a tree),
+    iteratively: Spacer's invariants can be deep conjunctions."""
+    literals: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(formula, False)]
     while stack:
-        e = stack.pop()
+        e, expanded = stack.pop()
         key = e.get_id()
-        if key in leaves:
+        if key in literals:
             continue
-        leaves[key] = -1
-        order.append(e)
-        if _compound(e):
-            stack.extend(e.children())
-    # Children were discovered after their parents: count them first.
-    for e in reversed(order):
-        leaves[e.get_id()] = sum(leaves[c.get_id()] for c in e.children()) if _compound(e) else 1
-    return len(order), leaves[formula.get_id()]
+        if not _compound(e):
+            literals[key] = 1
+        elif expanded:  # every child was popped, so counted, before this entry
+            literals[key] = sum(literals[c.get_id()] for c in e.children())
+        else:
+            stack.append((e, True))
+            stack.extend((c, False) for c in e.children())
+    nodes: set[int] = set()
+    todo = [formula]
+    while todo:
+        e = todo.pop()
+        if e.get_id() not in nodes:
+            nodes.add(e.get_id())
+            todo.extend(e.children())
+    return len(nodes), literals[formula.get_id()]
 
 
 def _compound(e: Any) -> bool:
