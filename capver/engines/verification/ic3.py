@@ -180,15 +180,17 @@ class Invariant:
         """The invariant of a z3 formula."""
         solver = z3.Solver()
         solver.add(formula)
-        nodes, literals = _size(formula)
-        lemmas = formula.num_args() if z3.is_and(formula) else 1
-        return Invariant(solver.sexpr(), nodes, lemmas, literals)
+        return Invariant.parse(solver.sexpr())
 
     @staticmethod
     def parse(text: str) -> Invariant:
-        """The invariant of an SMT-LIB script (e.g. from a certificate), its sizes
-        recomputed; :class:`ValueError` when it is not one formula."""
-        return Invariant.of(_parse(text))
+        """The invariant of an SMT-LIB script (e.g. from a certificate), kept as it is,
+        its sizes counted on the formula z3 reads from it (so that the sizes of a
+        script read back are the ones written: z3 prints -1 as (- 1), two terms);
+        :class:`ValueError` when it is not one formula."""
+        formula = _parse(text)
+        nodes, literals = _size(formula)
+        return Invariant(text, nodes, formula.num_args() if z3.is_and(formula) else 1, literals)
 
     def expr(self) -> Any:
         """I as a z3 formula (over z3 constants named as the atoms: the names
