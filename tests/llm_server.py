@@ -19,6 +19,8 @@ Test hooks (JSON over HTTP, so the tests drive the process the way a client woul
   action that does not exist), ``"ok"`` (answer normally); an empty list answers
   normally.  ``latency`` is added to every chat request.
 * ``GET /stats`` - counts of chat requests and of each fault served.
+* ``GET /in_flight`` - ``{"max": n}``, the most chat requests served at once since the
+  last reset (a count, so that a test of overlap need not time anything).
 
 :class:`LocalChatServer` starts and stops the process for the tests; every wait
 there has a timeout so that a broken server cannot hang the suite.
@@ -243,6 +245,7 @@ def tabletop_scores(prompt: str) -> dict[str, float]:
 class _State:
     def __init__(self) -> None:
         self.lock = threading.Lock()
+        self.in_flight = 0  # not reset: requests may be under way when a test resets
         self.reset()
 
     def reset(self) -> None:
@@ -250,6 +253,7 @@ class _State:
         self.latency = 0.0
         self.hang_seconds = 5.0
         self.stats: dict[str, int] = {"chat_requests": 0}
+        self.max_in_flight = 0
 
 
 STATE = _State()
@@ -282,6 +286,9 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/stats":
             with STATE.lock:
                 self._send(200, dict(STATE.stats))
+        elif self.path == "/in_flight":
+            with STATE.lock:
+                self._send(200, {"max": STATE.max_in_flight})
         else:
             self._send(404, {"error": {"message": "not found"}})
 
@@ -306,7 +313,11 @@ class Handler(BaseHTTPRequestHandler):
             if (self.headers.get("Authorization") or "").startswith("Bearer "):
                 STATE.stats["with_api_key"] = STATE.stats.get("with_api_key", 0) + 1
             latency, hang = STATE.latency, STATE.hang_seconds
+            STATE.in_flight += 1
+            STATE.max_in_flight = max(STATE.max_in_flight, STATE.in_flight)
         time.sleep(latency)
+        with STATE.lock:
+            STATE.in_flight -= 1
         if fault == "429":
             self._send(429, {"error": {"message": "rate limited"}}, {"Retry-After": "0"})
             return
@@ -386,6 +397,9 @@ class LocalChatServer:
 
     def stats(self) -> dict[str, int]:
         return dict(self._call("/stats"))
+
+    def max_in_flight(self) -> int:
+        return int(self._call("/in_flight")["max"])
 
     def close(self) -> None:
         self.proc.kill()

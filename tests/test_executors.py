@@ -103,21 +103,21 @@ def test_every_executor_returns_results_in_the_order_of_the_items() -> None:
     assert sorted(seen) == list(range(20))
 
 
-def test_make_executor_refuses_bad_arguments() -> None:
+def test_make_executor_refuses_bad_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ExecutorError, match="expected one of"):
         make_executor("dask", 2)
     with pytest.raises(ExecutorError, match="only --executor ray"):
         make_executor("local", 2, "localhost:6379")
     with pytest.raises(ExecutorError, match="positive"):
         make_executor("threads", 0)
-    # ray.init would wait minutes on an address where no head node listens.
+    # ray.init would wait minutes on an address where no head node listens, so the
+    # address must be refused before Ray is touched: checked as such, not timed.
+    monkeypatch.setattr(RayExecutor, "_ray", property(lambda _: pytest.fail("ray.init was reached")))
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]
-    start = time.monotonic()
     with pytest.raises(ExecutorError, match="no Ray head node answers"):
         make_executor("ray", 2, f"127.0.0.1:{port}")
-    assert time.monotonic() - start < 10
     with pytest.raises(ExecutorError, match="expected HOST:PORT"):
         make_executor("ray", 2, "nowhere")
 
@@ -199,8 +199,8 @@ def chat() -> Iterator[LocalChatServer]:
 
 def test_threads_overlap_llm_calls_and_change_nothing(chat: LocalChatServer, monkeypatch: pytest.MonkeyPatch,
                                                        deadline: None) -> None:
-    """n executions of the LLM agent with latency L per call: on N threads the wall
-    time is about calls·L/N (asserted loosely), with the same executions."""
+    """n executions of the LLM agent with latency L per call: on N threads the calls
+    overlap (the server counts how many it serves at once), with the same executions."""
     monkeypatch.setenv("CAPVER_LLM_BASE_URL", chat.base_url)
     monkeypatch.setenv("CAPVER_LLM_MODEL", "scripted")
     monkeypatch.setenv("CAPVER_LLM_CACHE", "none")  # every call pays the latency
@@ -210,7 +210,7 @@ def test_threads_overlap_llm_calls_and_change_nothing(chat: LocalChatServer, mon
              for j in range(8)]
     latency, n_threads = 0.05, 4
 
-    def timed(executor: LocalExecutor | ThreadExecutor) -> tuple[list[object], float, int]:
+    def timed(executor: LocalExecutor | ThreadExecutor) -> tuple[list[object], float, int, int]:
         chat.control(reset=True, latency=latency)
         start = time.monotonic()
         with executor:
@@ -218,16 +218,16 @@ def test_threads_overlap_llm_calls_and_change_nothing(chat: LocalChatServer, mon
         calls = chat.stats()["chat_requests"]
         assert sum(dict(r.usage)["calls"] for r in out) == chat.stats()["chat_requests"]  # each call accounted once
         return [(r.execution.transition, r.execution.steps, r.execution.failure, r.state) for r in out], \
-            time.monotonic() - start, calls
+            time.monotonic() - start, calls, chat.max_in_flight()
 
-    seq, seq_wall, seq_calls = timed(LocalExecutor())
-    par, par_wall, par_calls = timed(ThreadExecutor(n_threads))
+    seq, seq_wall, seq_calls, seq_at_once = timed(LocalExecutor())
+    par, par_wall, par_calls, par_at_once = timed(ThreadExecutor(n_threads))
     assert par == seq and par_calls == seq_calls >= 16
     assert seq_wall >= seq_calls * latency  # each call waited L, one after another
-    # Ideal: calls·L/N; allow the uneven split of 8 executions over 4 threads and a
-    # loaded machine, yet require a clear overlap.
     print(f"LLM: {seq_calls} calls, sequential {seq_wall:.2f} s, {n_threads} threads {par_wall:.2f} s")
-    assert par_wall < 0.6 * seq_wall, (par_wall, seq_wall)
+    # Overlap as the server counted it, not as a ratio of wall times: the agent's own
+    # CPU work between calls does not overlap, and its share grows on a busy machine.
+    assert seq_at_once == 1 and 2 <= par_at_once <= n_threads, (seq_at_once, par_at_once)
     chat.control(reset=True, latency=0.0)
 
 

@@ -20,7 +20,6 @@ unbounded operator with k = the number of reachable states, where it is exact.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -501,9 +500,9 @@ def test_queries_the_engines_do_not_answer() -> None:
 
 @pytest.mark.slow
 def test_first_responders_1500_steps_h_or() -> None:
-    """The measured case: h∨ of a 1,500-step run (≈ 11,520 reachable states).  The
-    BDD engine over every reachable state and k = 10 BMC each take well under the
-    2 s target (asserted loosely here, at 10 s, against slow machines)."""
+    """The measured case: h∨ of a 1,500-step run (≈ 11,520 reachable states).  Its
+    time against the 2 s target is measured by ``capver bench verify``, not here: a
+    wall-clock bound in a test measures the machine's load as much as the engines."""
     assessment = load_setting("lao", domain="first_responders")
     h_or = learn(assessment, max_steps=1500, seed=0).h_or
     s0 = assessment.setting.initial_states[0]
@@ -516,16 +515,12 @@ def test_first_responders_1500_steps_h_or() -> None:
         "A [ G hospital(l2) ]",
     ]:
         prop = parse_property(text, vocab, caps)
-        t = time.perf_counter()
         res = eng.check(prop, s0, counts=True)
-        assert time.perf_counter() - t < 10
         assert res.reachable == len(ref.succ)
         assert isinstance(prop.query, ExistsPath | ForallPath)
         assert res.satisfying == len(ref.satisfying(prop.query))
         _check_result(ref, prop, res, isinstance(prop.query, ExistsPath))
         bounded = parse_property(text.replace(" F ", " F<=10 ").replace(" G ", " G<=10 "), vocab, caps)
-        t = time.perf_counter()
         r2 = bmc.check(bounded, s0)
-        assert time.perf_counter() - t < 10
         assert r2.holds == eng.check(bounded, s0).holds
         _check_result(ref, bounded, r2, isinstance(prop.query, ExistsPath))

@@ -14,7 +14,6 @@ import html
 import json
 import os
 import shutil
-import time
 from fractions import Fraction
 from pathlib import Path
 
@@ -238,7 +237,6 @@ def test_the_page_in_headless_chromium(learned_run: Path, tmp_path: Path) -> Non
                 "--window-size=1280,1400", "--hide-scrollbars"):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    started = time.monotonic()
     # An explicit driver path: selenium then has no reason to download one.
     driver = webdriver.Chrome(service=Service(driver_path), options=options)
     try:
@@ -272,4 +270,5 @@ def test_the_page_in_headless_chromium(learned_run: Path, tmp_path: Path) -> Non
         assert img.size[0] >= 1000
         colours = img.convert("RGB").getcolors(maxcolors=1 << 20)
     assert colours is not None and len(colours) > 100, "the screenshot looks blank"
-    assert time.monotonic() - started < 60
+    # No wall-clock bound: it timed Chromium's start-up on a possibly busy machine; a
+    # page that never loads fails on selenium's own page-load timeout.
