@@ -1,9 +1,34 @@
-"""pytest configuration shared by capver's tests: hypothesis profiles.
+"""pytest configuration shared by capver's tests: hypothesis profiles, and the rules
+that keep the suite free of flaky tests.
 
 The default profile keeps ``max_examples`` modest so the whole suite runs in about a
 minute on two cores; ``CAPVER_HYPOTHESIS_PROFILE=thorough`` searches harder.  There
 is no deadline because examples build BDD managers and call z3, whose first call
 in a process is much slower than the rest.
+
+Flaky tests, and how the suite avoids them.  A test that passes or fails with the
+machine's speed or the order xdist runs tests in is a broken test.  The causes met so
+far, and the rule for each:
+
+* Wall-clock thresholds (``elapsed < 10``, a wall-time ratio, a printed "0.0 s"):
+  tests assert counts (steps, expansions, requests served at once), relations between
+  recorded numbers at full precision (wall ≥ learn), or a bound the code guarantees
+  whatever the load (a call abandoned before its hang ends); times against targets
+  belong to ``capver bench``, which measures them.
+* Sleeps used for synchronisation: a test waits for the event itself (a dataset
+  grown past N bytes, a line printed by the child) before it signals or kills; a
+  deadline there only keeps a broken run from hanging the suite.  A sleep that only
+  picks the moment of a kill (test_dataset_file) is fine: what it asserts holds at
+  every moment.
+* Shared output paths under pytest-xdist: everything is written under the test's own
+  ``tmp_path`` (or a ``tmp_path_factory`` directory), and commands that write
+  relative to the working directory run after ``monkeypatch.chdir(tmp_path)``.
+* Unseeded randomness: every random draw goes through a ``numpy.random.Generator``
+  built from a fixed seed (``np.random.default_rng(seed)``); a library that reads
+  numpy's global state (pddlgym) is seeded inside ``seeded_global_numpy``, which
+  restores it.  Hypothesis searches randomly, so its properties assert exact
+  invariants, never a threshold on sampled values, and the profiles below keep no
+  example database (no file shared between workers) and no deadline.
 """
 
 from __future__ import annotations
