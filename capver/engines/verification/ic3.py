@@ -67,17 +67,20 @@ model checking (:mod:`capver.engines.verification.bmc`) and the BDD engine's oni
 rings do directly, without having to find an invariant that also constrains n.
 
 **Measured** (scripts/bench_ic3.py, 2 cores shared with other jobs; the engine built
-from the model file included, the file's reading not).  Properties that hold on
-learned models had one-lemma invariants (an atom no reachable effect sets, or a
-2-literal clause), found in 0.1–0.6 s whatever the model's size, where the BDD engine
-must first reach every reachable state: First Responders h∨ (shipped run, 4,608
-reachable states) "never both dying" 0.08 s, BDD 0.09 s.  Runs are Spacer's weak
-side: Blocksworld h∨ after 3,000 LAO* steps (30 atoms, 60 capabilities, 551 rules),
-"never both held" fails by a 6-step run, Spacer 28 s, BMC first (``bmc_depth`` 10)
-2.9 s, BDD forward 1.2 s; Crafter h∧ after 3,000 steps, ``A [ G !dead ]`` fails by a
-14-step run, Spacer 105 s, BDD 13 s (310 reachable states); Crafter h∨, 1 step,
-Spacer 0.6 s, BDD 7.4 s (building the condition BDDs).  So: IC3 for proofs, BMC or
-the BDD engine's forward rings for runs.
+from the model file included, the file's reading not). Properties that hold on learned
+models had one-lemma invariants (an atom no reachable effect sets, or a 2-literal
+clause), found in 0.1–1.2 s whatever the model's size, where the BDD engine must first
+reach every reachable state: First Responders h∨ (shipped run, 4,608 reachable states)
+"never both dying" 0.08 s, BDD 0.09 s; Crafter h∨ after 3,000 steps (76 atoms, 15
+capabilities, 275 rules) ``A [ G !has_diamond ]`` 1.1 s, BDD over 9 minutes (stopped);
+Blocksworld h∨ below, "never both handempty and handfull" 1.2 s, BDD over 9 minutes
+(stopped; its full reachable set took over 11). Runs are Spacer's weak side:
+Blocksworld h∨ after 3,000 LAO* steps (30 atoms, 60 capabilities, 551 rules), "never
+both held" fails by a 6-step run, Spacer 28 s, BMC first (``bmc_depth`` 10) 2.9 s, BDD
+forward 1.2 s; Crafter h∧ after 3,000 steps, ``A [ G !dead ]`` fails by a 14-step run,
+Spacer 105 s, BDD 13 s (310 reachable states); Crafter h∨, 1 step, Spacer 0.6 s, BDD
+7.4 s (building the condition BDDs). So: IC3 for proofs, BMC or the BDD engine's
+forward rings for runs.
 """
 
 from __future__ import annotations
