@@ -20,6 +20,7 @@ BENCHMARKS: dict[str, str] = {
     "introspection": "capver.bench.introspection",
     "verify": "capver.bench.verify",
     "verdicts": "capver.bench.verdicts",
+    "decide": "capver.bench.decide",
     "speed": "capver.bench.speed",
     "dprime": "capver.bench.dprime",
     "modelfiles": "capver.bench.modelfiles",
