@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import os
 import sys
 from dataclasses import dataclass
 
+from capver.bench.cli import BENCHMARKS
 from capver.errors import CapverError
 
 
@@ -35,7 +37,12 @@ class Command:
 
 COMMANDS: dict[str, Command] = {
     "build": Command("capver.commands.build", "build the pessimistic and optimistic models of a dataset and print them in the DSL"),
-    "certify": Command("capver.commands.certify", "re-check the z3 certificates of learn runs: models unchanged, h∧ ⪯ h∨ (and h∧ ⪯ h⋆ ⪯ h∨) still proved"),
+    "certify": Command("capver.commands.certify", "re-check the z3 certificates of learn runs (models unchanged, h∧ ⪯ h∨, and "
+                       "h∧ ⪯ h⋆ ⪯ h∨ when the truth is known, still proved), or with --write certify the models as "
+                       "they are now",
+                       "Exit status: 0 every certificate holds as stated (with --write: every claim holds), 1 a verdict "
+                       "differs or an invariant fails, 2 a certificate is missing or malformed or a model file changed "
+                       "since it was certified (--write then certifies the files as they are)."),
     "check": Command("capver.commands.check", "prove or refute h1 ⪯ h2, h1 ≡ h2 and equal probabilities between model files (z3, BDDs)"),
     "eval": Command("capver.commands.evaluate", "evaluate a capver learn run: model agreement, exact VD, E3 reachability"),
     "export": Command("capver.commands.export", "export a capability model as PPDDL (and determinised PDDL), optionally planning with pyperplan"),
@@ -47,7 +54,8 @@ COMMANDS: dict[str, Command] = {
     "verify": Command("capver.commands.verify", "check properties of an agent's capabilities on a learned run (h∧ and h∨) or a model",
                       "The property language (E/A, Pmax/Pmin, P bounds, Rmin/Rmax with F, G, U, bounded or not; "
                       "{caps: ...}; true/false), its grammar and an example of every operator: docs/properties.md."),
-    "bench": Command("capver.commands.bench", "run a benchmark (foundation, agents, minigrid, learning, introspection, verify; NAME --quick for a smoke run)"),
+    # Every benchmark of the registry, which imports none of them.
+    "bench": Command("capver.commands.bench", f"run a benchmark ({', '.join(BENCHMARKS)}; NAME --quick for a smoke run)"),
 }
 
 EXIT_USAGE = 2
@@ -72,6 +80,8 @@ def build_parser(only: str | None = ALL) -> argparse.ArgumentParser:
     """The parser of every command (``only=ALL``), or with the options of the one
     command ``only`` and the others listed by name and summary (``None``: none)."""
     parser = argparse.ArgumentParser(prog="capver", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--version", action="version", version=f"capver {package_version()}",
+                        help="print capver's version (from the installed package's metadata) and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, command in COMMANDS.items():
         p = sub.add_parser(name, help=command.summary, description=command.summary, epilog=command.epilog,
@@ -81,6 +91,15 @@ def build_parser(only: str | None = ALL) -> argparse.ArgumentParser:
             module.add_arguments(p)
             p.set_defaults(_run=module.run)
     return parser
+
+
+def package_version() -> str:
+    """The installed distribution's version (pyproject's ``version``), so that
+    ``capver --version`` never disagrees with ``pip show capver``."""
+    try:
+        return importlib.metadata.version("capver")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (capver is not installed: pip install -e .)"
 
 
 def describe_os_error(exc: OSError) -> str:

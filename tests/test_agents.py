@@ -517,7 +517,7 @@ def test_run_command_prints_lao_transitions(capsys):
 
 
 def test_run_command_primitive_and_model(capsys, tmp_path):
-    assert run_cli(["primitive", "--capability", "pick-up(c,robot)", "--walk-states", "0"]) == 0
+    assert run_cli(["primitive", "--domain", "blocks", "--capability", "pick-up(c,robot)", "--walk-states", "0"]) == 0
     out = capsys.readouterr().out
     assert "  added:    handfull(robot), holding(c)\n" in out and "stop: theta" in out
     path = tmp_path / "toy.capm"
@@ -529,7 +529,7 @@ def test_run_command_primitive_and_model(capsys, tmp_path):
 
 def test_run_command_reports_bad_arguments():
     with pytest.raises(UsageError, match=r"--capability 'on\(a,x\)': column 1: on\(a,x\): unknown object 'x'"):
-        run_cli(["lao", "--capability", "on(a,x)"])
+        run_cli(["lao", "--domain", "blocks", "--capability", "on(a,x)"])
     with pytest.raises(UsageError, match="--model FILE is required"):
         run_cli(["model"])
     with pytest.raises(UsageError, match="not a ground action"):

@@ -14,6 +14,26 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+# The benchmarks of ``capver bench NAME``: name -> module with ``main(argv) -> int``.
+# Kept here, in a module that imports nothing heavy, so that ``capver --help`` lists
+# every benchmark without importing any of them.
+BENCHMARKS: dict[str, str] = {
+    "foundation": "capver.bench.foundation",
+    "agents": "capver.bench.agents",
+    "minigrid": "capver.bench.minigrid",
+    "crafter": "capver.bench.crafter",
+    "overcooked": "capver.bench.overcooked",
+    "learning": "capver.bench.learning",
+    "occam": "capver.bench.occam",
+    "introspection": "capver.bench.introspection",
+    "verify": "capver.bench.verify",
+    "verdicts": "capver.bench.verdicts",
+    "decide": "capver.bench.decide",
+    "speed": "capver.bench.speed",
+    "dprime": "capver.bench.dprime",
+    "modelfiles": "capver.bench.modelfiles",
+}
+
 QUICK_HELP = "a smoke run that finishes in well under a minute on two cores"
 
 # ``literal`` and :role:`target`, :role:`~a.b.target` or :role:`title <target>`

@@ -26,10 +26,11 @@ def example_path() -> Path:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dataset", nargs="?", type=Path, help=f"dataset file (default: the bundled {EXAMPLE})")
-    parser.add_argument("--which", choices=("pessimistic", "optimistic", "both"), default="pessimistic",
-                        help="the bound to build: h∧ (pessimistic), h∨ (optimistic) or both")
+    parser.add_argument("--which", choices=("pessimistic", "optimistic", "both"), default="both",
+                        help="the bounds to build: h∧ (pessimistic), h∨ (optimistic) or both (default: both, "
+                        "h_and.capm and h_or.capm with --out)")
     parser.add_argument("--out", type=Path,
-                        help="write h_and.capm / h_or.capm into this directory instead of printing")
+                        help="write the models (h_and.capm, h_or.capm) into this directory instead of printing")
     parser.add_argument("--force", action="store_true", help="with --out: overwrite existing model files")
     parser.add_argument("--bdd", choices=sorted(BACKENDS), default="cudd",
                         help="BDD backend of the conditions: cudd (compiled) or autoref (pure Python)")

@@ -24,7 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", type=Path, nargs="+", metavar="RUN",
                         help="--out directories of capver learn (h_and.capm, h_or.capm, certificate.json)")
     parser.add_argument("--write", action="store_true",
-                        help="certify the models as they are now and write certificate.json (it is capver's own file)")
+                        help="instead of re-checking: certify the models as they are now and write RUN/certificate.json "
+                        "(replacing the certificate capver wrote; use it after changing a model file on purpose)")
 
 
 def _truth(directory: Path) -> CompoundModel | None:

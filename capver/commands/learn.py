@@ -12,13 +12,16 @@ per capability execution: ``--resume`` continues a killed run with nothing lost)
 
 Everything the user typed is checked before anything is created, and a directory
 is only ever written into when it is empty, new, or (with ``--resume``) a run that
-capver wrote: no file that capver did not create is overwritten.
+capver wrote: no file that capver did not create is overwritten.  A resumed run keeps
+its query method (another is refused, naming the run's), and removes the
+``evaluation.json`` of ``capver eval`` once it no longer describes the run's data.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -33,7 +36,7 @@ from capver.engines.directed import PropertyTracker, Targets, TierChange
 from capver.engines.eval_collection import SUGGESTED_CHUNK, collect_eval_chunked
 from capver.engines.evaluation import checkpoint_scores, tilde_scores
 from capver.engines.executors import EXECUTORS, Executor, make_executor
-from capver.engines.findings import run_findings
+from capver.engines.findings import Achievement, capability_statuses, run_findings
 from capver.engines.learning import LearnConfig, Learner, ParallelExecutions, resumed_queries
 from capver.engines.lifting import LiftedOccam, run_lifted_model
 from capver.engines.mcqs import QUERY_METHODS
@@ -42,23 +45,30 @@ from capver.errors import RunFileError, UsageError
 from capver.io import certificate, dataset_file, dsl, property_status, run_file
 from capver.io.atomic import replace_text
 from capver.io.curves import plot_curves, read_curves, write_curve
-from capver.io.explain import capability_report
+from capver.io.explain import capability_report, tilde_blocks
 from capver.io.properties_text import parse_properties
 from capver.io.run_file import RunBudget, RunManifest
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
 from capver.model.properties import Property
+from capver.model.state import State
 from capver.settings import SETTINGS, Assessment, SettingArgs, SettingSpec, build_assessment
 
 DEFAULT_MAX_STEPS = 2000
 """The budget of a run given none: about a minute of MCQS-S on the bundled domains."""
 
+DEFAULT_METHOD = "mcqs-s"
+"""The query method of a new run given none; a resumed run keeps its own."""
+
 EXIT_INTERRUPTED = 130
+EVALUATION = "evaluation.json"  # written by capver eval
 
 
 def add_setting_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", choices=sorted(SETTINGS), default="lao", help="the agent to assess")
-    parser.add_argument("--domain", default="first_responders", help="bundled PPDDL domain for lao/primitive; kitchen layout for overcooked (cramped_room, two_pots)")
+    parser.add_argument("--domain", default=SettingArgs().domain,
+                        help=f"bundled PPDDL domain for lao/primitive (default: {SettingArgs().domain}), as for "
+                        "capver run; kitchen layout for overcooked (cramped_room, two_pots)")
     parser.add_argument("--problem", default="problem1", help="problem of the domain")
     parser.add_argument("--model", metavar="FILE", help="capability-model file (.capm) for the model agent")
     parser.add_argument("--init", default="", metavar="ATOMS", help="model agent: initial state atoms")
@@ -85,8 +95,9 @@ def _weight(text: str) -> float:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_setting_arguments(parser)
-    parser.add_argument("--method", choices=sorted(QUERY_METHODS), default="mcqs-s",
-                        help="query synthesis: MCQS-E (exact), MCQS-S (sampled) or random")
+    parser.add_argument("--method", choices=sorted(QUERY_METHODS), default=None,
+                        help=f"query synthesis: MCQS-E (exact), MCQS-S (sampled) or random (default: {DEFAULT_METHOD}) "
+                        "for a new run; --resume keeps the run's method and refuses another")
     parser.add_argument("--max-steps", type=positive, default=None,
                         help=f"budget: simulator steps over the whole run (default: {DEFAULT_MAX_STEPS} when no "
                         "budget is given; --resume keeps the run's budget unless one is given)")
@@ -156,17 +167,28 @@ def given_budget(args: argparse.Namespace) -> RunBudget | None:
     return RunBudget(args.max_steps, args.max_queries, args.max_seconds)
 
 
-def check_out(out: Path, resume: bool, manifest: RunManifest, given: RunBudget | None) -> RunManifest:
+def check_out(out: Path, resume: bool, manifest: RunManifest, given: RunBudget | None,
+              method: str | None = None) -> RunManifest:
     """Refuse an output directory that this run may not write into, before anything
     is created; return the manifest the run goes on under.  Its budget is the one
-    given, else (on resume) the run's own, else the default."""
+    given, else (on resume) the run's own, else the default.  Its method is
+    ``method`` when given (else ``manifest.method``) for a new run, and the run's own
+    on resume: a run keeps one query method, since its curve, models and
+    ``evaluation.json`` each describe one method's data, so another is refused."""
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a directory; expected a directory for the run")
     stored = RunBudget()
     if resume:
         if not out.is_dir():
             raise RunFileError(f"--resume: {out}: no such directory; nothing to resume")
-        stored = run_file.check_resume(out, manifest).budget
+        kept = run_file.check_resume(out, manifest)
+        if method is not None and method != kept.method:
+            raise RunFileError(
+                f"--resume: {out} is a --method {kept.method} run, given --method {method}; a run keeps one query "
+                f"method (its curve.csv and models describe {kept.method}'s data): leave out --method (or pass "
+                f"--method {kept.method}) to continue it, or start a new --out to compare methods"
+            )
+        method, stored = kept.method, kept.budget
     elif out.is_dir() and any(out.iterdir()):
         if (out / run_file.NAME).exists():
             raise RunFileError(f"--out {out}: holds a capver learn run already; pass --resume to continue it, "
@@ -178,7 +200,7 @@ def check_out(out: Path, resume: bool, manifest: RunManifest, given: RunBudget |
     budget = given if given is not None else stored
     if budget == RunBudget():
         budget = RunBudget(max_steps=DEFAULT_MAX_STEPS)
-    return RunManifest(manifest.agent, manifest.setting, manifest.method, budget)
+    return RunManifest(manifest.agent, manifest.setting, method if method is not None else manifest.method, budget)
 
 
 def eval_dataset(a: Assessment, out: Path, n: int, seed: int, report: ProgressReport,
@@ -229,9 +251,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, executor: Executor) -> int:
+    invoked = time.monotonic()
     out: Path = args.out
     report = ProgressReport("capver learn", quiet=args.quiet)
-    manifest = check_out(out, args.resume, RunManifest(args.agent, setting_args(args), args.method), given_budget(args))
+    manifest = check_out(out, args.resume, RunManifest(args.agent, setting_args(args), args.method or DEFAULT_METHOD),
+                         given_budget(args), args.method)
     # Building the setting validates the domain, problem, model file and --init: a
     # mistake there must not leave a half-made run directory behind.
     with report.phase(f"building the setting ({args.agent})"):
@@ -332,9 +356,10 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
         writer.close()
         report.close_bar()
     learn_seconds = time.monotonic() - started
+    write_first = len(report.phases)
     try:
-        write_seconds = _write_outputs(learner, curve, record, occam, assessment.name, out, report,
-                                       assessment.truth, args.seed)
+        write_seconds = _write_outputs(learner, curve, record, occam, lambda: learner.progress.executions in built,
+                                       assessment.name, out, report, assessment.truth, args.seed)
     except KeyboardInterrupt:
         report.say(f"capver learn: interrupted while writing the models; {out}/dataset.jsonl holds all "
                    f"{learner.progress.executions} executions: run the same command with --resume to write them")
@@ -345,8 +370,10 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
             report.say(f"capver learn: could not write the models after the error below: {exc}")
             raise failure from None
         raise
+    _drop_stale_evaluation(out, len(learner.data), report)
     if failure is not None:
         raise failure
+    write_phases = len(report.phases) - write_first
     p = learner.progress
     last = curve.rows[-1]
     if interrupted:
@@ -356,17 +383,93 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
     print(
         f"{assessment.name} {manifest.method}: {p.stop_reason}; {p.queries} queries, {p.executions} executions "
         f"({p.failures} failed), {p.steps} simulator steps, {p.unique_transitions} unique transitions, "
-        f"{len(learner.capabilities)} capabilities; agreement {last['agreement']}, "
-        f"coverage agreement {last['coverage_agreement']} (h̃ {last.get('coverage_agreement_tilde', '')})"
-        + (f", exact VD {last['exact_vd']} (h̃ {last.get('exact_vd_tilde', '')})" if last["exact_vd"] != "" else "")
-        + f"; learning {learn_seconds:.1f} s, writing {write_seconds:.1f} s, "
-        f"total {time.monotonic() - started:.1f} s. Wrote {out}/"
+        f"{len(learner.capabilities)} capabilities."
     )
+    # Set-up is everything before learning (the setting, D′); the writing time is the
+    # sum of the phase lines printed for it, so the three add up to the total shown.
+    setup_seconds = round(started - invoked, 1)
+    learn_seconds = round(learn_seconds, 1)
+    print(summary_text(last, out, setup_seconds, learn_seconds, write_seconds, write_phases,
+                       example_property(learner.h_and, learner.h_or, _initial_state(learner))))
     if (usage := agent_usage(assessment.setting.agent, learner.worker_usage)) is not None:
         print(f"{assessment.name}: {usage} in this invocation")
     if learner.tracker is not None:
         print(property_summary(learner.tracker))
     return 0
+
+
+def _drop_stale_evaluation(out: Path, transitions: int, report: ProgressReport) -> None:
+    """``capver eval``'s scores describe the data they scored: once a resumed run
+    holds more, its ``evaluation.json`` is removed, with a line saying so, rather
+    than left to be read as the run's scores.  A file capver eval did not write (no
+    "transitions" and "bound") is left alone."""
+    path = out / EVALUATION
+    try:
+        scored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return
+    if not isinstance(scored, dict) or "bound" not in scored or scored.get("transitions") in (None, transitions):
+        return
+    path.unlink()
+    report.say(f"capver learn: removed {path}, which scored {scored['transitions']} transitions (the run now holds "
+               f"{transitions}); run capver eval {out} again for the run's scores")
+
+
+METRIC_WORDS = {
+    "coverage_agreement": ("coverage agreement",
+                           "the share of the agent's behaviour in the evaluation dataset D′ that the model predicts"),
+    "agreement": ("paper agreement 1 − VD_s",
+                  "section 4.2's metric, which counts only transitions the learner saw: near 1 for any method"),
+    "exact_vd": ("exact VD", "the distance to the true model over its reachable states (0 is perfect)"),
+}
+"""The summary's metrics, in the order printed: name and what it measures (the
+definitions of docs/results.md); coverage agreement is the headline learning metric."""
+
+
+def _score(x: object) -> str:
+    return f"{x:.3f}" if isinstance(x, float) else str(x)
+
+
+def _initial_state(learner: Learner) -> State | None:
+    """The setting's symbolic initial state when it has exactly one."""
+    st = learner.setting
+    starts = {st.alpha(x) for x in st.initial_states}
+    return next(iter(starts)) if len(starts) == 1 else None
+
+
+def example_property(h_and: CompoundModel, h_or: CompoundModel, init: State | None) -> str:
+    """A property worth verifying first: reaching the intent (one atom, false in the
+    initial state) of the first capability h∧ observed achieving it; a template when
+    there is none."""
+    vocab = h_and.vocabulary
+    for st in capability_statuses(h_and, h_or).values():
+        intent = st.capability.intent
+        if (st.achievement is Achievement.ACHIEVED and len(intent) == 1 and intent[0].positive
+                and (init is None or not init >> vocab.index(intent[0].atom) & 1)):
+            return f"E [ F {intent[0].atom} ]"
+    return "E [ F ATOM ]"
+
+
+def summary_text(last: Mapping[str, object], out: Path, setup: float, learning: float, writing: float,
+                 phases: int, example: str = "E [ F ATOM ]") -> str:
+    """The end-of-learn lines after the counts: each metric of the last checkpoint with
+    what it measures (h̃'s beside h∧'s where there is one), the time (set-up +
+    learning + the ``phases`` output phases = total, as printed), and what to run
+    next (``example`` is the property suggested to ``capver verify``)."""
+    lines = []
+    for key, (name, meaning) in METRIC_WORDS.items():
+        value = last.get(key, "")
+        if value == "":
+            continue
+        tilde = last.get(f"{key}_tilde", "")
+        beside = f" (h̃ {_score(tilde)})" if tilde != "" else ""
+        lines.append(f"  {name} {_score(value)}{beside}: {meaning}")
+    lines.append(f"  time: set-up {setup:.1f} s, learning {learning:.1f} s, writing {writing:.1f} s "
+                 f"(the {phases} output phases above), total {round(setup + learning + writing, 1):.1f} s")
+    lines.append(f"Wrote {out}/ (report.txt: what the agent can do, in words). Next: capver report {out} "
+                 f"(an HTML page of the run), capver verify {out} --property \"{example}\" (model-check what "
+                 f"the agent can reach; docs/properties.md), capver eval {out} (all scores)")
+    return "\n".join(lines)
 
 
 def _tier_text(verdict: str, tier: str) -> str:
@@ -435,30 +538,40 @@ def agent_usage(agent: object, workers: Mapping[str, int] | None = None) -> str 
 
 
 def _write_outputs(learner: Learner, curve: Curve, record: Callable[[], object], occam: Callable[[], LiftedOccam],
-                   title: str, out: Path, report: ProgressReport, truth: CompoundModel | None, seed: int) -> float:
-    """The last checkpoint, the curve plot, the three models and the report; seconds spent."""
-    start = time.monotonic()
+                   occam_built: Callable[[], bool], title: str, out: Path, report: ProgressReport,
+                   truth: CompoundModel | None, seed: int) -> float:
+    """The last checkpoint, the curve plot, the three models, the report and the
+    certificate, each as a phase with its own progress line; the sum of those lines'
+    seconds (what the summary prints as the writing time)."""
+    first = len(report.phases)
+    if not occam_built():
+        with report.phase("building h̃ (the Occam model) and lifting it over objects"):
+            occam()
     if curve.last_steps != learner.progress.steps or len(curve.rows) == 1:
-        record()
-    plot_curves(curve.rows, out / "curve.png", title=title)
-    # The setting's initial state goes into the models, so that planning and export
-    # start there by default (when the setting has one symbolic initial state).
-    st = learner.setting
-    starts = {st.alpha(x) for x in st.initial_states}
-    init = next(iter(starts)) if len(starts) == 1 else None
+        with report.phase("scoring h∧ and h̃ against D′ at the last checkpoint"):
+            record()
+    with report.phase("plotting curve.png"):
+        plot_curves(curve.rows, out / "curve.png", title=title)
     with report.phase("writing h_and.capm, h_or.capm and h_tilde.capm"):
+        # The setting's initial state goes into the models, so that planning and export
+        # start there by default (when the setting has one symbolic initial state).
+        st = learner.setting
+        init = _initial_state(learner)
         lifted = occam()
         tilde = lifted.model
         dsl.write(learner.h_and, out / "h_and.capm", name="pessimistic", init=init)
         dsl.write(learner.h_or, out / "h_or.capm", name="optimistic", init=init)
         dsl.write_lifted(lifted, out / certificate.TILDE, name="occam", init=init)
-    text = capability_report(learner.h_and, learner.h_or, tilde, run_findings(learner.h_and, seed))
-    if (usage := agent_usage(st.agent, learner.worker_usage)) is not None:
-        text += f"\nEndpoint usage of this invocation: {usage}.\n"
-    replace_text(out / "report.txt", text)
+    with report.phase("reading the findings off h∧"):
+        findings = run_findings(learner.h_and, seed)
+    with report.phase("writing report.txt"):
+        text = capability_report(learner.h_and, learner.h_or, tilde, findings, tilde_blocks(lifted))
+        if (usage := agent_usage(st.agent, learner.worker_usage)) is not None:
+            text += f"\nEndpoint usage of this invocation: {usage}.\n"
+        replace_text(out / "report.txt", text)
     with report.phase("certifying h∧ ⪯ h̃ ⪯ h∨" + (" and h∧ ⪯ h⋆ ⪯ h∨" if truth is not None else "") + " with z3"):
         models = {"h_and.capm": learner.h_and, "h_or.capm": learner.h_or, certificate.TILDE: tilde}
         cert = certificate.certify(out, truth, models)
     for claim in cert.claims:
         report.say(f"capver learn: {claim.text}")
-    return time.monotonic() - start
+    return report.seconds_since(first)

@@ -10,15 +10,22 @@ command prints the milestones from the initial state, the plan with the outcome 
 step is planned for, the probabilities the model predicts and, with
 ``--execute-with model``, how often the agent reached the goal.  Exit status 0 when a
 plan was found, 1 when none was.  See :mod:`capver.introspection.capability_planning`.
+
+The model is a ``.capm`` file or a ``capver learn`` run directory, whose h∧ is used
+(the model ``capver verify`` computes a run's probabilities on; ``--model-kind``
+picks h∨ or h̃ instead).  Each step prints Pr_h of its planned outcome, the
+average over every rule that applies, as ``capver export --plan`` does.
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import numpy as np
 
 from capver.commands.argtypes import positive, seconds
+from capver.errors import UsageError
 from capver.introspection.capability_planning import (
     CAPABILITY_PLANNERS,
     CapabilityPlan,
@@ -33,7 +40,12 @@ from capver.model.capability_model import CompoundModel
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", metavar="MODEL.capm", help="capability-model file")
+    parser.add_argument("model", metavar="MODEL.capm|RUN_DIR",
+                        help="capability-model file, or a capver learn run directory (its h_and.capm, the model "
+                        "capver verify computes a run's probabilities on; --model-kind picks another)")
+    parser.add_argument("--model-kind", choices=tuple(RUN_MODELS), default=None,
+                        help="with RUN_DIR: the run's model to plan with: "
+                        + "; ".join(f"{k}: {v}" for k, v in RUN_MODELS.items()) + " (default: and)")
     parser.add_argument("--goal", required=True,
                         help="goal literals, e.g. 'on(a,b) ~clear(c)' ('~' negates, '|' separates alternatives)")
     parser.add_argument("--init", metavar="ATOMS", default="",
@@ -50,6 +62,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: 0)")
 
 
+RUN_MODELS = {"and": "h_and.capm (h∧, the data's maximum-likelihood model)", "or": "h_or.capm (h∨, optimistic)",
+              "tilde": "h_tilde.capm (the Occam model h̃)"}
+
+
+def model_path(target: str, kind: str | None) -> str:
+    """The model file to plan with: ``target`` itself, or in a run directory the
+    model of ``kind`` (h∧ by default, as ``capver verify`` computes a run's
+    probabilities on it)."""
+    p = Path(target)
+    if not p.is_dir():
+        if kind is not None:
+            raise UsageError(f"--model-kind {kind}: {target} is one model file; --model-kind picks a model of a "
+                             "run directory (capver learn --out)")
+        return target
+    name = RUN_MODELS[kind or "and"].split(" ", 1)[0]
+    if not (p / name).is_file():
+        raise UsageError(f"{target}: a directory without {name}; expected MODEL.capm or the --out directory of "
+                         "capver learn")
+    return str(p / name)
+
+
 def format_plan(plan: CapabilityPlan, model: CompoundModel) -> list[str]:
     vocab = model.vocabulary
     lines = [f"initial state: {vocab.format_state(plan.initial)}", f"goal: {plan.goal}"]
@@ -61,11 +94,14 @@ def format_plan(plan: CapabilityPlan, model: CompoundModel) -> list[str]:
     status = "solved" if plan.solved else ("TIMED OUT" if plan.timed_out else "no plan reaches the goal")
     lines.append(f"{plan.planner}: {len(plan.steps)} capabilities, {status}; planning {plan.runtime:.4f} s "
                  f"(grounding {plan.build_seconds:.4f} s), {plan.expanded} expanded, {plan.generated} generated")
-    for i, (a, s2) in enumerate(zip(plan.steps, plan.states[1:]), 1):
+    for i, (a, s, s2) in enumerate(zip(plan.steps, plan.states, plan.states[1:]), 1):
         eta = a.effect
         changes = [str(x) for x in vocab.atoms_of(eta.add)] + [f"~{x}" for x in vocab.atoms_of(eta.delete)]
+        # The outcome's probability Pr_h(s2 | s, c), averaged over every rule that
+        # applies at s (as `capver export --plan` prints it), not the probability
+        # within the one rule the planner grounded the step on.
         lines.append(f"  {i}. {a.name}   planned outcome: {' '.join(changes) or 'no change'}"
-                     f"   (rule {a.rule + 1}, p={a.probability})")
+                     f"   Pr_h = {model.prob(s, a.name, s2)} (an outcome of rule {a.rule + 1})")
     if plan.solved:
         lines.append(f"predicted: path probability {plan.path_probability} ({float(plan.path_probability):.4f}), "
                      f"goal probability {plan.success_probability} ({float(plan.success_probability):.4f}), "
@@ -90,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
     from capver.io import dsl
     from capver.settings import model_assessment
 
-    parsed = dsl.read(args.model)
+    path = model_path(args.model, args.model_kind)
+    parsed = dsl.read(path)
     model = parsed.model
     vocab = model.vocabulary
     init, source = parsed.initial_state(args.init)
@@ -98,12 +135,12 @@ def run(args: argparse.Namespace) -> int:
     rng = np.random.default_rng(args.seed)
     budget = SearchBudget(timeout=args.timeout)
     plan = plan_capabilities(model, goal, init, planner=args.planner, horizon=args.horizon, rng=rng, budget=budget)
-    print(f"model {parsed.name!r} ({args.model}): {len(model)} capabilities; starting from {source}")
+    print(f"model {parsed.name!r} ({path}): {len(model)} capabilities; starting from {source}")
     print("\n".join(format_plan(plan, model)))
     if not plan.solved:
         return 1
     if args.execute_with == "model":
-        setting = model_assessment(model, init, f"model:{args.model}").setting
+        setting = model_assessment(model, init, f"model:{path}").setting
         report = execute_plan(plan, setting, rng, model=model, runs=args.runs)
         print("\n".join(format_report(report)))
     return 0

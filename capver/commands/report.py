@@ -6,7 +6,9 @@ and links to the run's files.
 
 The page (default ``RUN/report.html``) is self-contained: it can be opened from disk
 with no server and fetches nothing.  Like every command, it never overwrites a file
-it did not create unless given ``--force``.
+it did not create unless given ``--force``; a page it wrote (it carries
+``<meta name="generator" content="capver report">``) is replaced, so running the
+command again after ``capver learn --resume`` or ``capver verify --save`` refreshes it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from capver.errors import RunFileError
 from capver.io import dsl, run_file, verdicts_file
 from capver.io.curves import read_curves
 from capver.io.explain import read_findings
-from capver.io.html_report import JsonFile, ReportInputs, curve_points, render
+from capver.io.html_report import JsonFile, ReportInputs, curve_points, is_report_page, render
 
 DEFAULT_NAME = "report.html"
 CERTIFICATE = "certificate.json"
@@ -36,8 +38,9 @@ LINKED = ("h_and.capm", "h_or.capm", "h_tilde.capm", "report.txt", "dataset.json
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", type=Path, metavar="RUN_DIR", help="the --out directory of capver learn")
     parser.add_argument("--out", type=Path, metavar="FILE.html",
-                        help=f"the HTML file to write, a new file (default: RUN_DIR/{DEFAULT_NAME})")
-    parser.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+                        help=f"the HTML file to write: a new file or a page capver report wrote, which is "
+                        f"replaced (default: RUN_DIR/{DEFAULT_NAME})")
+    parser.add_argument("--force", action="store_true", help="overwrite --out even if capver did not write it")
 
 
 def _json_file(path: Path) -> JsonFile | None:
@@ -75,11 +78,23 @@ def _write(path: Path, text: str) -> None:
         raise
 
 
+def _ours(path: Path) -> bool:
+    """A regular file that starts like a page ``capver report`` wrote."""
+    if not path.is_file():
+        return False
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return is_report_page(head)
+
+
 def run(args: argparse.Namespace) -> int:
     directory: Path = args.run
     manifest = run_file.read(directory)  # a directory capver learn did not write is refused here
     out: Path = args.out if args.out is not None else directory / DEFAULT_NAME
-    refuse_to_overwrite(out, "--out", args.force)
+    refuse_to_overwrite(out, "--out", args.force, ours=_ours)
     if out.is_dir():
         raise RunFileError(f"--out {out}: is a directory; expected the HTML file to write")
 

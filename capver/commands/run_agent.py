@@ -32,7 +32,9 @@ AGENTS = ("lao", "primitive", "model")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("agent", choices=AGENTS, help="lao: LAO* planner; primitive: one ground action per "
                         "capability; model: behaves as the capability model given with --model")
-    parser.add_argument("--domain", default="blocks", help="bundled PPDDL domain (default: blocks)")
+    # One default domain for every command that runs an agent: capver learn's.
+    parser.add_argument("--domain", default=SettingArgs().domain,
+                        help=f"bundled PPDDL domain (default: {SettingArgs().domain}, as for capver learn)")
     parser.add_argument("--problem", default="problem1", help="problem of the domain (default: problem1)")
     parser.add_argument("--model", metavar="FILE", help="capability-model file (.capm) for the model agent")
     parser.add_argument("--init", metavar="ATOMS", default="",

@@ -653,6 +653,24 @@ a { color: var(--accent); }
 """
 
 
+GENERATOR_META = '<meta name="generator" content="capver report">'
+"""The mark of a page capver wrote, in its ``<head>``."""
+
+# Pages written before the mark have this start and a title beginning "capver report: ".
+_LEGACY_START = '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+_LEGACY_TITLE = "<title>capver report: "
+
+
+def is_report_page(head: str) -> bool:
+    """Whether ``head`` (the start of a file, a few KiB) is a page ``capver report``
+    wrote: it carries :data:`GENERATOR_META`, or it is a page from before the mark,
+    with render's exact opening and title.  Anything else is someone else's file."""
+    start = head[:4096]
+    if GENERATOR_META in start.split("</head>", 1)[0]:
+        return True
+    return start.startswith(_LEGACY_START) and _LEGACY_TITLE in start.split("</title>", 1)[0]
+
+
 def render(inputs: ReportInputs) -> str:
     """The whole page as one HTML string (UTF-8, no external resource)."""
     m = inputs.manifest
@@ -663,6 +681,8 @@ def render(inputs: ReportInputs) -> str:
     return "".join([
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        # The mark by which `capver report` recognises its own page and replaces it.
+        GENERATOR_META,
         '<link rel="icon" href="data:,">',
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
         f"<header><h1>{_e(title)}</h1><p>{_e(subtitle)}</p></header><main>",

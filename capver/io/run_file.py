@@ -59,7 +59,8 @@ class RunManifest:
 
     def differences(self, other: RunManifest) -> list[str]:
         """``--option: this X, other Y`` for each setting field (and the agent) that
-        differs; the method and budget may change between invocations of one run."""
+        differs; the budget may change between invocations of one run (the method
+        may not, which ``capver learn`` checks itself, naming the run's method)."""
         out = [f"--agent: the run has {self.agent}, given {other.agent}"] if self.agent != other.agent else []
         for f in fields(SettingArgs):
             mine, theirs = getattr(self.setting, f.name), getattr(other.setting, f.name)
@@ -116,8 +117,9 @@ def read(directory: Path) -> RunManifest:
 def check_resume(directory: Path, manifest: RunManifest) -> RunManifest:
     """The stored manifest of the run in ``directory``, after refusing a ``--resume``
     of anything but a run capver wrote (a valid ``run.json``) with the same agent and
-    setting (the method and budget may change: a run can be continued by another
-    query method, for longer)."""
+    setting (the budget may change: a run can be continued for longer; ``capver
+    learn`` refuses another query method, since a run's curve and models describe
+    one method's data)."""
     if not (directory / NAME).exists():
         raise RunFileError(
             f"--resume: {directory} holds no {NAME}, so it is not a capver learn run; "
