@@ -75,7 +75,9 @@ def test_the_known_limitation_is_a_success_drop_named_by_its_literal(robot) -> N
     charged = 1 << vocab.index(Atom("charged"))
     assert [lit for lit in drop.condition.cover] and all(c.mask == charged and c.value == 0
                                                          for c in drop.condition.cover)
-    assert "success drops" in finding_words(drop) and "when not charged" in finding_words(drop)
+    words = finding_words(drop)
+    assert words.startswith("grab: succeeds with probability at most ") and "when not charged (" in words
+    assert words.endswith(f"it always did when charged, {drop.high_states} tried states)")
 
 
 def test_the_known_side_effect_is_found_and_nothing_needed_is_called_one(robot) -> None:
@@ -135,7 +137,8 @@ def test_capver_learn_writes_the_findings_into_report_txt(tmp_path: Path) -> Non
                "--quiet", "--out", str(tmp_path / "run"))
     assert r.returncode == 0, r.stderr
     report = (tmp_path / "run" / "report.txt").read_text()
-    assert "- grab: success drops to at most" in report and "when not charged" in report
+    assert "- grab: succeeds with probability at most" in report and "when not charged" in report
+    assert "it always did when charged" in report
     assert "- grab: also makes door-open true" in report
     assert "- switch-on: never achieved light" in report
     # capver report shows the same section on the HTML page.
@@ -148,14 +151,14 @@ def test_capver_learn_writes_the_findings_into_report_txt(tmp_path: Path) -> Non
 
 @pytest.mark.slow
 def test_minigrid_rl_superstition_is_found_in_its_learned_model() -> None:
-    """The RL agent, asked for holding(key), opens doors it does not need (README,
+    """The RL agent, asked for holding(key), opens doors it does not need (docs/results.md,
     tests/test_minigrid.py measure it on executions); here it must come out of the
     learned model: a side effect of holding(key) that opens a door.  Its quadrant
     limitation (no key from ne/se) must come out as a success drop named by where
     the key is."""
     # The habit shows where one state was seen fetching the key both with and without
     # opening the door; four executions per query (instead of two) see both outcomes
-    # more often (README: found for seeds 0-3 this way).
+    # more often (docs/findings.md: found for seeds 0-3 this way).
     result = learn(load_setting("minigrid-rl", seed=0, layouts=20), method="mcqs-s", max_steps=3000, seed=0,
                    executions=4)
     findings = run_findings(result.h_and, 0)

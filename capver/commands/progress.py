@@ -4,7 +4,9 @@ On a terminal a tqdm bar with ETA is redrawn in place; when stderr is a file or 
 pipe, every update is a plain line of its own (a ``\\r`` redraw would pile up into one
 enormous line there), at most one every ``interval`` seconds.  Phases that may take
 more than a second (collecting D′, writing the models) print a line when they start
-and their time when they end, so no minute of a run passes in silence.
+and their time when they end, so no minute of a run passes in silence.  Each phase's
+time is kept as printed (:attr:`ProgressReport.phases`), so that a summary adding
+phases up gives the sum of the lines the user saw.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ class ProgressReport:
         self._last_line = -float("inf")
         self._total: int | None = None
         self._unit = ""
+        self.phases: list[tuple[str, float]] = []
+        """(what, seconds rounded to the 0.1 s printed) of every phase so far, quiet or not."""
 
     def say(self, text: str) -> None:
         """One line, even while a bar is shown (quiet mode included: it is the
@@ -47,8 +51,15 @@ class ProgressReport:
         if not self.quiet:
             self.say(f"{self.prog}: {what} ...")
         yield
+        seconds = round(time.perf_counter() - start, 1)
+        self.phases.append((what, seconds))
         if not self.quiet:
-            self.say(f"{self.prog}: {what}: done in {time.perf_counter() - start:.1f} s")
+            self.say(f"{self.prog}: {what}: done in {seconds:.1f} s")
+
+    def seconds_since(self, first: int) -> float:
+        """The printed times of the phases from index ``first`` on, added up (to the
+        0.1 s they are printed with)."""
+        return round(sum(s for _, s in self.phases[first:]), 1)
 
     def start_bar(self, total: int | None, initial: int, unit: str) -> None:
         self._total, self._unit = total, unit

@@ -27,17 +27,27 @@ observations rather than by h∨'s guesses about untried states:
   the agent's room and the door, it fetches the key both with and without opening the
   door.  The states where the side effect happens get a short condition like the
   success drop's.
+
+:func:`capability_statuses` sorts every capability into what ``report.txt``'s labels
+and headline count: observed to achieve its intent, tried where the intent did not
+hold yet without achieving it (exactly the *never achieved* findings), tried only
+where it already held, or never tried; and, for those never observed to achieve it,
+whether the optimistic bound h∨ still lets it achieve the intent from some state
+(where h∨ cannot, Theorem 1's h⋆ ⪯ h∨ says the agent cannot either, so far as the
+agent's outcomes there are among those observed for the capability).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from enum import Enum
 from fractions import Fraction
 
 import numpy as np
 
 from capver.engines.occam import occam_capability
+from capver.logic.bdd import Cube
 from capver.logic.condition import Condition, ConditionKind
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 from capver.model.state import Capability, Effect, State
@@ -64,7 +74,9 @@ class Reliable:
 @dataclass(frozen=True, slots=True)
 class SuccessDrop:
     """Success at least ``high`` in ``high_states`` tried states, at most ``low`` in
-    ``low_states``; ``condition`` (short, h̃-style) covers the low ones."""
+    ``low_states``; ``condition`` (short, h̃-style) covers the low ones and
+    ``high_condition`` the high ones (the two rules of one h̃ construction, so they
+    never overlap)."""
 
     capability: Capability
     high: Fraction
@@ -72,6 +84,7 @@ class SuccessDrop:
     low: Fraction
     low_states: int
     condition: Condition
+    high_condition: Condition
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,21 +135,29 @@ def _observe(m: CapabilityModel, cap: Capability) -> _Observed:
     return _Observed(outcomes, success, achieving)
 
 
-def short_condition(m: CapabilityModel, block: frozenset[State], rest: frozenset[State],
-                    rng: np.random.Generator) -> Condition:
-    """A short condition that holds on every state of ``block`` and on no state of
-    ``rest`` - the Occam model's conditions (:mod:`capver.engines.occam`) for a
-    capability whose rules are these two blocks."""
+def short_conditions(m: CapabilityModel, block: frozenset[State], rest: frozenset[State],
+                     rng: np.random.Generator) -> tuple[Condition, Condition | None]:
+    """Short conditions of ``block`` and of ``rest`` (None when ``rest`` is empty):
+    the first holds on every state of ``block`` and on no state of ``rest``, the
+    second the other way round - the Occam model's conditions
+    (:mod:`capver.engines.occam`) for a capability whose rules are these two blocks."""
     ctx = m.rules[0].condition.ctx
     # The effects only carry the blocks through h̃'s construction; two distinct ones
     # keep the two rules distinct.
     rules = [Rule(Condition.pessimistic(ctx, blk), ((Fraction(1), Effect(add=k)),))
              for k, blk in enumerate((block, rest)) if blk]
     tilde, _ = occam_capability(CapabilityModel(m.capability, tuple(rules)), rng)
-    for r in tilde.rules:
-        if r.effects[0][1] == Effect(add=0):
-            return r.condition
-    raise AssertionError("the block's rule is missing from h̃")  # occam keeps every rule
+    by_block = {r.effects[0][1].add: r.condition for r in tilde.rules}
+    if 0 not in by_block:
+        raise AssertionError("the block's rule is missing from h̃")  # occam keeps every rule
+    return by_block[0], by_block.get(1)
+
+
+def short_condition(m: CapabilityModel, block: frozenset[State], rest: frozenset[State],
+                    rng: np.random.Generator) -> Condition:
+    """A short condition that holds on every state of ``block`` and on no state of
+    ``rest`` (:func:`short_conditions`)."""
+    return short_conditions(m, block, rest, rng)[0]
 
 
 def _drop(m: CapabilityModel, obs: _Observed, rng: np.random.Generator) -> SuccessDrop | None:
@@ -148,9 +169,10 @@ def _drop(m: CapabilityModel, obs: _Observed, rng: np.random.Generator) -> Succe
     mid = (hi + lo) / 2
     high = frozenset(s for s, p in obs.success.items() if p >= mid)
     low = frozenset(s for s, p in obs.success.items() if p < mid)
-    cond = short_condition(m, low, high, rng)
+    cond, high_cond = short_conditions(m, low, high, rng)
+    assert high_cond is not None  # the high block holds the largest success, so it is never empty
     return SuccessDrop(m.capability, min(obs.success[s] for s in high), len(high),
-                       max(obs.success[s] for s in low), len(low), cond)
+                       max(obs.success[s] for s in low), len(low), cond, high_cond)
 
 
 def _side_effects(m: CapabilityModel, obs: _Observed, rng: np.random.Generator) -> list[SideEffect]:
@@ -230,3 +252,77 @@ def run_findings(h_and: CompoundModel, seed: int) -> list[Finding]:
     """The findings as ``capver learn`` writes them into ``report.txt``."""
     return find(h_and, np.random.default_rng([seed, FINDINGS_SALT]))
 
+
+
+class Achievement(Enum):
+    """What h∧'s observations say about one capability's intent."""
+
+    ACHIEVED = "observed to achieve its intent"
+    NOT_ACHIEVED = "tried where its intent did not hold, never observed to achieve it"
+    ONLY_WHERE_HELD = "tried only where its intent already held"
+    UNTRIED = "never tried"
+    NO_INTENT = "no intent"
+
+
+@dataclass(frozen=True, slots=True)
+class CapabilityStatus:
+    """One capability's :class:`Achievement`, ``tried`` (h∧'s tried states) and
+    whether h∨ lets it achieve its intent from some state where the intent does not
+    hold yet (True for every achieved capability, since h∧ ⪯ h∨)."""
+
+    capability: Capability
+    achievement: Achievement
+    tried: int
+    possible_on_h_or: bool
+
+
+def achieves_somewhere(m: CapabilityModel) -> bool:
+    """Some rule of ``m`` applies in a state where the capability's intent does not
+    hold and has an outcome of positive probability that makes it hold there (on the
+    BDDs, so a rule's untried states count too)."""
+    cap = m.capability
+    if not cap.intent or not m.rules:
+        return False
+    ctx = m.rules[0].condition.ctx
+    b = ctx.bdd
+    pos, neg = ctx.vocab.literals(cap.intent)
+    if pos & neg:
+        return False  # a contradictory intent never holds
+    not_yet = b.neg(b.cube(Cube(pos | neg, pos)))
+    for r in m.rules:
+        start = b.conj(r.condition.bdd, not_yet)
+        if start == b.false:
+            continue
+        for p, eta in r.effects:
+            if p == 0 or pos & eta.delete or neg & eta.add:
+                continue
+            # apply(s, η) ⊨ intent exactly where the intent literals η does not set hold in s.
+            need_pos, need_neg = pos & ~eta.add, neg & ~eta.delete
+            if b.conj(start, b.cube(Cube(need_pos | need_neg, need_pos))) != b.false:
+                return True
+    return False
+
+
+def capability_statuses(h_and: CompoundModel, h_or: CompoundModel) -> dict[str, CapabilityStatus]:
+    """Every capability of h∧ (in name order) with its status (module docstring).
+    NOT_ACHIEVED holds exactly for the capabilities :func:`find` reports as
+    :class:`NeverAchieved`: both read h∧ through the same observations."""
+    statuses: dict[str, CapabilityStatus] = {}
+    for name in sorted(h_and):
+        m = h_and[name]
+        cap = m.capability
+        tried = sum(len(r.condition.states) for r in m.rules)
+        if not cap.intent:
+            statuses[name] = CapabilityStatus(cap, Achievement.NO_INTENT, tried, False)
+            continue
+        if not m.rules:
+            statuses[name] = CapabilityStatus(cap, Achievement.UNTRIED, 0, False)
+            continue
+        obs = _observe(m, cap)
+        if obs.achieving:
+            statuses[name] = CapabilityStatus(cap, Achievement.ACHIEVED, tried, True)
+            continue
+        kind = Achievement.NOT_ACHIEVED if obs.success else Achievement.ONLY_WHERE_HELD
+        o = h_or.get(name)
+        statuses[name] = CapabilityStatus(cap, kind, tried, o is not None and achieves_somewhere(o))
+    return statuses
