@@ -19,9 +19,13 @@ from pathlib import Path
 
 import pytest
 from cli import capver
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from capver.bench.cli import BENCHMARKS
 from capver.io import dsl
+from capver.io.html_report import GENERATOR_META, ReportInputs, is_report_page, render
+from capver.io.run_file import RunBudget, RunManifest, SettingArgs
 
 REPO = Path(__file__).resolve().parents[1]
 TOY = REPO / "models" / "toy_blocks.capm"
@@ -134,6 +138,21 @@ def test_report_replaces_its_own_page_and_refuses_a_foreign_one(small_run: Path,
     page.symlink_to(elsewhere)
     one_line_error(capver("report", str(out)), "report")
     assert elsewhere.read_text(encoding="utf-8") == first
+
+
+@settings(max_examples=60, deadline=None)
+@given(agent=st.text(min_size=1, max_size=20), domain=st.text(min_size=1, max_size=20),
+       other=st.text(max_size=300))
+def test_every_rendered_page_is_recognised_and_other_text_is_not(agent: str, domain: str, other: str) -> None:
+    """For all manifests (names with <, &, quotes ...), the page render() writes is
+    capver's; text without the mark and without render's opening is not."""
+    page = render(ReportInputs(RunManifest(agent, SettingArgs(domain=domain), "mcqs-e", RunBudget(max_steps=5))))
+    assert is_report_page(page)
+    assert is_report_page(page.replace(GENERATOR_META, ""))  # a page from before the mark
+    assume(GENERATOR_META not in other and not other.startswith("<!DOCTYPE html>"))
+    assert not is_report_page(other)
+    if other:
+        assert not is_report_page(other + page)  # a capver page inside another file is not one
 
 
 # -- 3. capver plan RUN_DIR ------------------------------------------------------------------

@@ -663,9 +663,12 @@ _LEGACY_TITLE = "<title>capver report: "
 
 def is_report_page(head: str) -> bool:
     """Whether ``head`` (the start of a file, a few KiB) is a page ``capver report``
-    wrote: it carries :data:`GENERATOR_META`, or it is a page from before the mark,
-    with render's exact opening and title.  Anything else is someone else's file."""
+    wrote: an HTML page whose ``<head>`` carries :data:`GENERATOR_META`, or a page
+    from before the mark, with render's exact opening and title.  Anything else is
+    someone else's file."""
     start = head[:4096]
+    if not start.startswith("<!DOCTYPE html>"):
+        return False
     if GENERATOR_META in start.split("</head>", 1)[0]:
         return True
     return start.startswith(_LEGACY_START) and _LEGACY_TITLE in start.split("</title>", 1)[0]
