@@ -75,7 +75,7 @@ def test_quick_changes_defaults_only(name: str) -> None:
 
 
 def test_the_full_defaults_are_the_recorded_ones() -> None:
-    """The README's numbers come from the full defaults; --quick must not move them."""
+    """The numbers of docs/results.md come from the full defaults; --quick must not move them."""
     expected: dict[str, dict[str, object]] = {
         "foundation": {"atoms": 40, "transitions": 10_000, "capabilities": 20, "states": 2_000,
                        "incremental_samples": 50, "queries": 5_000, "unobserved_queries": 1_000,

@@ -48,7 +48,7 @@ def test_speed_converge_runs_to_the_rule_or_the_cpu_cap(tmp_path: Path) -> None:
 
 
 def test_reachable_closure_model_free_finds_a_subset_of_the_exact_one(tmp_path: Path) -> None:
-    """``--reachable K`` as the README runs it (with fewer executions per pair): the
+    """``--reachable K`` as docs/results.md runs it (with fewer executions per pair): the
     model-free closure can only miss what the exact closure over the agent's policy
     and the domain's outcomes reaches."""
     proc = capver("bench", "speed", "--methods", "random", "--steps", "20", "--reachable", "2",

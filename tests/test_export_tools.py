@@ -400,7 +400,7 @@ def replay_on_ppddl(case: Learned, det: DeterminizedExport, ppddl_dir: Path, pla
 def run_all_tools(
     case: Learned, tmp: Path, limit: int = MAX_REACHABLE, plado: bool = True, up: bool = True
 ) -> dict[str, object]:
-    """Every tool on the files of ``case``; returns what each did, for the README table."""
+    """Every tool on the files of ``case``; returns what each did, for the table in docs/results.md."""
     report: dict[str, object] = {}
     pp = export_ppddl(case.model, init=case.init, goal=case.goal, name=case.which)
     ppdir = tmp / "ppddl"

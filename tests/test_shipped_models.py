@@ -42,7 +42,7 @@ def test_the_shipped_certificates_recheck(name: str) -> None:
     assert "h_and.capm ⪯ h_or.capm: proved" in res.stdout
 
 
-# The tiers the README's tables give: these short runs back no confident safety verdict.
+# The tiers the tables of docs/results.md give: these short runs back no confident safety verdict.
 TIERS = {
     "first_responders_lao": {
         "heals z1": ("holds", "observed"), "both victims healthy": ("holds", "observed"),
