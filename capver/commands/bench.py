@@ -1,4 +1,4 @@
-"""``capver bench NAME``: the benchmark commands whose output the README records.
+"""``capver bench NAME``: the benchmark commands whose output docs/results.md records.
 
 Each benchmark is a module with ``main(argv) -> int`` whose parser is built with
 :class:`capver.bench.cli.BenchParser` (``--help`` and ``--quick`` work the same way in
