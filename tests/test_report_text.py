@@ -304,3 +304,18 @@ def test_learn_summary_leads_with_coverage_agreement_and_adds_up(tmp_path: Path)
     # The suggested property is one the run's agent was seen to reach: it holds, observed.
     v = capver("verify", str(run), "--property", prop.group(1))
     assert v.returncode == 0 and "HOLDS for the agent (observed)" in v.stdout, v.stdout + v.stderr
+    # The HTML page labels capabilities as report.txt does: observed, not "achievable".
+    assert capver("report", str(run)).returncode == 0
+    page = (run / "report.html").read_text(encoding="utf-8")
+    assert "observed to achieve it" in page and "achievable" not in page
+
+
+def test_quiet_summary_does_not_point_at_lines_it_did_not_print() -> None:
+    from capver.commands.learn import summary_text
+    last = {"coverage_agreement": 0.25, "coverage_agreement_tilde": 0.5, "agreement": 0.99, "exact_vd": ""}
+    loud = summary_text(last, Path("r"), 0.5, 1.0, 2.0, 7, "E [ F p ]")
+    quiet = summary_text(last, Path("r"), 0.5, 1.0, 2.0, 7, "E [ F p ]", quiet=True)
+    assert "(the 7 output phases above), total 3.5 s" in loud and "(the 7 output phases), total 3.5 s" in quiet
+    assert loud.splitlines()[0] == ("  coverage agreement 0.250 (h̃ 0.500): the share of the agent's behaviour in the "
+                                    "evaluation dataset D′ that the model predicts")
+    assert "exact VD" not in loud and 'capver verify r --property "E [ F p ]"' in loud

@@ -390,7 +390,7 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
     setup_seconds = round(started - invoked, 1)
     learn_seconds = round(learn_seconds, 1)
     print(summary_text(last, out, setup_seconds, learn_seconds, write_seconds, write_phases,
-                       example_property(learner.h_and, learner.h_or, _initial_state(learner))))
+                       example_property(learner.h_and, learner.h_or, _initial_state(learner)), report.quiet))
     if (usage := agent_usage(assessment.setting.agent, learner.worker_usage)) is not None:
         print(f"{assessment.name}: {usage} in this invocation")
     if learner.tracker is not None:
@@ -451,11 +451,12 @@ def example_property(h_and: CompoundModel, h_or: CompoundModel, init: State | No
 
 
 def summary_text(last: Mapping[str, object], out: Path, setup: float, learning: float, writing: float,
-                 phases: int, example: str = "E [ F ATOM ]") -> str:
+                 phases: int, example: str = "E [ F ATOM ]", quiet: bool = False) -> str:
     """The end-of-learn lines after the counts: each metric of the last checkpoint with
     what it measures (h̃'s beside h∧'s where there is one), the time (set-up +
     learning + the ``phases`` output phases = total, as printed), and what to run
-    next (``example`` is the property suggested to ``capver verify``)."""
+    next (``example`` is the property suggested to ``capver verify``; ``quiet``: the
+    phase lines were not printed)."""
     lines = []
     for key, (name, meaning) in METRIC_WORDS.items():
         value = last.get(key, "")
@@ -465,7 +466,7 @@ def summary_text(last: Mapping[str, object], out: Path, setup: float, learning: 
         beside = f" (h̃ {_score(tilde)})" if tilde != "" else ""
         lines.append(f"  {name} {_score(value)}{beside}: {meaning}")
     lines.append(f"  time: set-up {setup:.1f} s, learning {learning:.1f} s, writing {writing:.1f} s "
-                 f"(the {phases} output phases above), total {round(setup + learning + writing, 1):.1f} s")
+                 f"(the {phases} output phases{'' if quiet else ' above'}), total {round(setup + learning + writing, 1):.1f} s")
     lines.append(f"Wrote {out}/ (report.txt: what the agent can do, in words). Next: capver report {out} "
                  f"(an HTML page of the run), capver verify {out} --property \"{example}\" (model-check what "
                  f"the agent can reach; docs/properties.md), capver eval {out} (all scores)")

@@ -543,7 +543,8 @@ def _capabilities_section(model: CompoundModel | None) -> str:
             words = "already held where tried" if notes == {SuccessCase.ALREADY_HOLDS.value} else " / ".join(sorted(notes))
             status = f'<span class="badge neutral">{_e(words)}</span>'
         elif b > 0:
-            status = '<span class="badge good">achievable</span>'
+            # Observed on h∧, like report.txt's label: not a claim about untried states.
+            status = '<span class="badge good">observed to achieve it</span>'
         else:
             status = '<span class="badge bad">never achieved</span>'
         states = sum(_state_count(model, r) for r in cm.rules)
