@@ -15,14 +15,16 @@ from hypothesis import strategies as st
 
 from capver import synthetic
 from capver.api import learn
+from capver.engines.directed import STALL, PropertyTracker
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.learning import StopReason
 from capver.engines.mcqs.distinguishing import DistinguishingMDP
 from capver.engines.mcqs.focus import Focus
-from capver.engines.verification.agent_verdict import AgentVerdict, Tier
+from capver.engines.verification.agent_verdict import AgentVerdict, Tier, decide
 from capver.engines.verification.explicit import pmax_reach
-from capver.engines.verification.sampling import SamplingBounds
+from capver.engines.verification.sampling import SamplingBounds, executions_for
 from capver.engines.verification.symbolic import SymbolicEngine
+from capver.io.properties_text import parse_properties
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
@@ -212,3 +214,61 @@ def test_learn_properties_from_the_command_line_and_resume(tmp_path: Path) -> No
     # Options that only make sense with properties are refused without them.
     bare = capver("learn", "--agent", "model", "--model", str(TOY), "--out", str(tmp_path / "x"), "--epsilon", "0.1")
     assert bare.returncode == 2 and "need --properties" in bare.stderr
+
+
+def _tracker_on(seed: int, n: int) -> tuple[PropertyTracker, CompoundModel, CompoundModel, TransitionDataset]:
+    """A tracker of three properties of a random truth after ``n`` sampled transitions."""
+    truth, rng = _truth(seed)
+    data = synthetic.sample_dataset(truth, rng, n_transitions=n)
+    lat = LatticeBuilder(truth.ctx, data)
+    props = parse_properties('"a": A [ G !(p0 & p1) ]; "b": E [ F p2 ]; "c": A [ G<=3 !p3 ]', truth.ctx.vocab,
+                             tuple(truth))
+    tracker = PropertyTracker(props, 0)
+    return tracker, lat.pessimistic, lat.optimistic, data
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 60))
+def test_the_focus_is_the_cheapest_undecided_propertys_until_it_stalls(seed: int, n: int) -> None:
+    tracker, h_and, h_or, data = _tracker_on(seed, n)
+    tracker.update(h_and, h_or, data, steps=n, queries=0)
+    focus = tracker.focus()
+    undecided = [st for st in tracker.status.values() if not st.decided]
+    assert (focus is None) == (not tracker._regions)
+    if focus is None:
+        return
+    # Each undecided qualitative property's cost is what its verdict still needs.
+    for cost, name, _ in tracker._regions:
+        st_ = tracker.status[name]
+        assert st_ in undecided and st_.lattice is not None
+        c = st_.lattice.confidence
+        if c is not None:
+            assert cost == c.executions and cost >= c.untried
+    cost, name, (region, _) = min(tracker._regions, key=lambda r: (r[0], r[1]))
+    bdd = h_or.ctx.bdd
+    states = range(16)  # the four atoms' states
+    assert [focus.relevant(s) for s in states] == [bool(bdd.evaluate(region, s)) for s in states]
+    # Without progress the focus widens to every undecided property after STALL updates.
+    for _ in range(STALL):
+        assert tracker.update(h_and, h_or, data, steps=n, queries=0) == []
+    wide = tracker.focus()
+    assert wide is not None
+    union = [any(bdd.evaluate(r, s) for _, _, (r, _) in tracker._regions) for s in states]
+    assert [wide.relevant(s) for s in states] == union
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 80))
+def test_the_executions_still_needed_are_zero_exactly_when_confirmed(seed: int, n: int) -> None:
+    truth, rng = _truth(seed)
+    data = synthetic.sample_dataset(truth, rng, n_transitions=n)
+    lat = LatticeBuilder(truth.ctx, data)
+    prop = parse_properties('"a": A [ G !(p0 & p1) ]', truth.ctx.vocab, tuple(truth))[0]
+    v = decide(prop, lat.pessimistic, lat.optimistic, data, 0, epsilon=0.2)
+    c = v.confidence
+    if c is None:
+        return
+    assert (c.executions == 0) == c.confirmed
+    # An untried pair needs at least its first execution and the repeats that bring ε to 0.2.
+    assert c.executions >= c.untried * (1 + executions_for(0.2, c.delta, data.pairs_tried + 1))
+    assert c.executions >= sum(q.executions for q in c.queries if q.tried)

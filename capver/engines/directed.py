@@ -19,6 +19,18 @@ relevant states to the focus:
 ``E [ G φ ]``, ``A [ F φ ]`` and ``A [ φ U ψ ]`` are decided on runs that never stop
 (the agent verdict module), with the frontier of their lasting run.
 
+**Cheapest first.**  Each undecided property has an estimated *cost*, the executions
+that would decide it at the least: for an unknown one the length of h∨'s run (one
+realisation or refutation of its untried pairs), for an unconfirmed one the
+executions its frontier still needs (:attr:`Confidence.executions`), for a bound the
+executions its untried pairs need.  The focus is the cheapest property's region alone,
+so that a budget is spent on the property it can decide soonest rather than spread
+over one that needs thousands of executions: a union of all regions is what the
+first measurements used, and it decided fewer properties than plain MCQS-E on First
+Responders.  Should the cheapest property's cost not fall for :data:`STALL` updates
+in a row (a run h∨ keeps offering anew, say), the focus is the union of every
+undecided property's region until some tier changes, so no property is starved.
+
 Quantitative properties are decided on the agent's two-sided bounds at 1 − δ
 (:func:`capver.engines.verification.quantitative.agent_bounds`): a ``P<op>p`` bound
 once it is confirmed or refuted, a ``Pmax=?`` / ``Pmin=?`` once the bounds are at
@@ -28,6 +40,7 @@ untried pairs that widen them and the tried pair with the largest ε (as bonus).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -42,7 +55,7 @@ from capver.engines.verification.agent_verdict import (
     path_sets,
 )
 from capver.engines.verification.quantitative import BoundVerdict, agent_bounds, bound_verdict
-from capver.engines.verification.sampling import SamplingBounds
+from capver.engines.verification.sampling import SamplingBounds, executions_for
 from capver.engines.verification.symbolic import SymbolicEngine, qualitative_query
 from capver.logic.bdd import Node
 from capver.model.capability_model import CompoundModel
@@ -52,6 +65,12 @@ from capver.model.state import State
 
 DEFAULT_WIDTH = 0.1
 """How far apart the bounds on a ``Pmax=?`` / ``Pmin=?`` value may be for it to count as decided."""
+
+STALL = 25
+"""Updates without a fall of the cheapest property's cost before the focus widens to
+every undecided property (module docstring)."""
+
+Region = tuple[Node, dict[tuple[State, str], float]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +108,15 @@ class PropertyStatus:
     lattice: LatticeVerdict | None = None
 
 
+def _cost(v: LatticeVerdict) -> float:
+    """The executions that would decide an undecided verdict at the least (module
+    docstring: cheapest first)."""
+    if v.confidence is not None:
+        return float(v.confidence.executions)
+    run = v.witness if v.witness is not None else v.on_or.witness
+    return float(len(run.steps)) if run is not None else math.inf
+
+
 def is_decided(v: LatticeVerdict) -> bool:
     return v.tier in (Tier.OBSERVED, Tier.CONFIDENT)
 
@@ -104,6 +132,8 @@ def missing_text(v: LatticeVerdict) -> str:
             parts.append(f"{c.untried} untried (state, capability) pairs on h∨'s frontier")
         if c.thin:
             parts.append(f"{c.thin} pairs with ε > {c.threshold:g} (largest ε {c.epsilon:.3g})")
+        if c.executions:
+            parts.append(f"at least {c.executions:,} more executions of them")
         return "; ".join(parts) or "nothing"
     if v.decisive_query is not None:
         return "a run of h∨'s witness on the agent (its first untried pair)"
@@ -122,8 +152,10 @@ class PropertyTracker:
         self.targets = targets
         self.history: list[TierChange] = list(history)
         self.status: dict[str, PropertyStatus] = {}
-        self._regions: list[tuple[Node, dict[tuple[State, str], float]]] = []
+        self._regions: list[tuple[float, str, Region]] = []  # (cost, property, region)
         self._h_or: CompoundModel | None = None
+        self._cheapest: tuple[str, float] | None = None  # the focused property and its best cost
+        self._stall = 0
 
     @property
     def all_decided(self) -> bool:
@@ -152,7 +184,7 @@ class PropertyTracker:
                            epsilon=self.targets.epsilon)
                 st = PropertyStatus(prop, v.verdict.value, v.tier.value, is_decided(v), missing_text(v), v)
             else:
-                st, quantitative_region = self._quantitative(prop, data, bounds)
+                st, quantitative_region, quantitative_cost = self._quantitative(prop, data, bounds)
             self.status[prop.name] = st
             if old is None:
                 # A resumed run: a change only if it differs from where the property stood.
@@ -165,12 +197,25 @@ class PropertyTracker:
             if not st.decided:
                 region = self._region(prop, v, eng_or, data, bounds) if v is not None else quantitative_region
                 if region is not None:
-                    self._regions.append(region)
+                    cost = _cost(v) if v is not None else quantitative_cost
+                    self._regions.append((cost, prop.name, region))
         self.history += changes
+        self._track_stall(bool(changes))
         return changes
 
+    def _track_stall(self, changed: bool) -> None:
+        """Count the updates in which the cheapest property's cost did not fall."""
+        if not self._regions:
+            self._cheapest, self._stall = None, 0
+            return
+        cost, name, _ = min(self._regions, key=lambda r: (r[0], r[1]))
+        if changed or self._cheapest is None or self._cheapest[0] != name or cost < self._cheapest[1]:
+            self._cheapest, self._stall = (name, cost), 0
+        else:
+            self._stall += 1
+
     def _quantitative(self, prop: Property, data: TransitionDataset, bounds: SamplingBounds
-                      ) -> tuple[PropertyStatus, tuple[Node, dict[tuple[State, str], float]] | None]:
+                      ) -> tuple[PropertyStatus, Region | None, float]:
         """A quantitative property's status from the agent's bounds at 1 − δ: a
         ``P<op>p`` bound is decided once confirmed or refuted, a ``=?`` query once the
         bounds are at most ``width`` apart; the focus is where the bounds are widest
@@ -178,7 +223,7 @@ class PropertyTracker:
         b = agent_bounds(prop, data, self.init, self.targets.delta, sampling=bounds)
         q = prop.query
         if b is None:
-            return PropertyStatus(prop, "not bounded", "unknown", False, "no bound for this query (Rmax)"), None
+            return PropertyStatus(prop, "not bounded", "unknown", False, "no bound for this query (Rmax)"), None, math.inf
         interval = f"{b.quantity} in [{b.lower:.4g}, {b.upper:.4g}]"
         if isinstance(q, ProbabilityBound):
             verdict = bound_verdict(q.comparison, q.probability, b)
@@ -190,18 +235,22 @@ class PropertyTracker:
             name = interval
         missing = "" if decided else f"{interval}; {b.untried} untried pairs, largest ε {b.max_epsilon:.3g}"
         st = PropertyStatus(prop, name, "confident" if decided else "bounded", decided, missing)
+        # Each untried pair the bound names needs its first execution and then enough
+        # repeats for the threshold ε; the widest tried pair as much again.
+        cost = float((b.untried + 1) * (1 + executions_for(self.targets.epsilon, self.targets.delta,
+                                                           data.pairs_tried + 1)))
         if decided or self._h_or is None:
-            return st, None
+            return st, None, cost
         bdd = self._h_or.ctx.bdd
         region = bdd.false
         pairs = list(b.untried_pairs) + ([b.widest_pair] if b.widest_pair is not None else [])
         for s, _ in pairs:
             region = bdd.disj(region, bdd.minterm(s))
         bonus = {b.widest_pair: b.max_epsilon} if b.widest_pair is not None else {}
-        return st, (region, bonus)
+        return st, (region, bonus), cost
 
     def _region(self, prop: Property, v: LatticeVerdict, eng_or: SymbolicEngine, data: TransitionDataset,
-                bounds: SamplingBounds) -> tuple[Node, dict[tuple[State, str], float]] | None:
+                bounds: SamplingBounds) -> Region | None:
         query, caps = qualitative_query(prop)
         engine = eng_or.restricted(caps)
         bdd = engine.bdd
@@ -228,13 +277,16 @@ class PropertyTracker:
         return region, {}
 
     def focus(self) -> Focus | None:
-        """The focus of the undecided properties (None when none adds one)."""
+        """The focus of the cheapest undecided property, or of every undecided one
+        while the cheapest stalls (module docstring); None when none adds one."""
         if not self._regions or self._h_or is None:
             return None
         bdd = self._h_or.ctx.bdd
+        chosen = ([r for _, _, r in self._regions] if self._stall >= STALL
+                  else [min(self._regions, key=lambda r: (r[0], r[1]))[2]])
         union = bdd.false
         bonus: dict[tuple[State, str], float] = {}
-        for region, b in self._regions:
+        for region, b in chosen:
             union = bdd.disj(union, region)
             for key, e in b.items():
                 bonus[key] = max(bonus.get(key, 0.0), e)

@@ -141,6 +141,11 @@ class TransitionDataset:
             return None
         return PairSample(order, self.count_sc(s, c), len(self.successors(s, c)), self._run[(s, c)])
 
+    @property
+    def pairs_tried(self) -> int:
+        """How many distinct pairs (s, c) were ever tried (the last rank given)."""
+        return len(self._order)
+
     def first_seen(self, s: State, c: str, s_next: State) -> int:
         """The execution of (s, c), counted from 1, that first showed s′ (0 if none did)."""
         return self._first.get((s, c, s_next), 0)

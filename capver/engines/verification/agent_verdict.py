@@ -149,7 +149,10 @@ class Confidence:
     (1 when some pair is untried).  ``violation`` lists (k, bound) with
     1 − (1 − ε̄)^k, the probability bound on the verdict failing within k executions
     under any scheduler, for the ``HORIZONS`` and the property's own bound (and, for
-    E G, A F and A U, the frontier's size d, past which no violation can start)."""
+    E G, A F and A U, the frontier's size d, past which no violation can start).
+    ``executions`` is how many more executions of frontier pairs confirm the verdict
+    at the least (each untried pair at the δ share of the last rank any of them can
+    have, each thin pair its own count), should no new outcome appear."""
 
     delta: float
     threshold: float
@@ -160,6 +163,7 @@ class Confidence:
     thin: int
     violation: tuple[tuple[int, float], ...]
     queries: tuple[Query, ...]
+    executions: int = 0
 
     @property
     def confirmed(self) -> bool:
@@ -340,7 +344,7 @@ def confidence(engine: SymbolicEngine, init: State, goal: Node, hold: Node, boun
     pairs = states * len(caps)
     bounds = SamplingBounds(data, delta) if data is not None else None
     # An untried pair would be the next distinct pair tried: its δ share is that rank's.
-    next_order = 1 + (sum(len(list(data.states_of(c))) for c in data.capability_table) if data is not None else 0)
+    next_order = 1 + (data.pairs_tried if data is not None else 0)
     untried = 0
     fresh: list[Query] = []
     tried: list[Query] = []
@@ -380,8 +384,9 @@ def confidence(engine: SymbolicEngine, init: State, goal: Node, hold: Node, boun
                        # A violating run departs from the frontier within its first d steps.
                        *((states if bound is None else min(states, bound),) if finite_runs and states else ())})
     violation = tuple((k, -_expm1(k, eps_max)) for k in horizons)
+    executions = untried * need + sum(q.executions for q in tried)
     return Confidence(delta, epsilon, eps_max, states, pairs, untried, len(tried), violation,
-                      tuple((fresh + tried)[:max_queries]))
+                      tuple((fresh + tried)[:max_queries]), executions)
 
 
 def _expm1(k: int, eps: float) -> float:
