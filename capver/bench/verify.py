@@ -9,7 +9,11 @@ capver's explicit engine) in one run, so that their ratios can be compared.  The
 rows compute the full fixpoint over every reachable state (``counts=True``); the
 default forward search, which stops at the first goal, is timed beside them.
 Targets: at most 2 s for each qualitative query and at most 10 s for Storm with its
-build, on the 2-core machine (the explicit engine's row has no target)."""
+build, on the 2-core machine (the explicit engine's row has no target).
+
+``--scale`` runs :mod:`capver.bench.verify_scale` instead (every qualitative engine on
+h∧ and h∨ of the paper's agents after 300 and 3,000 steps, with peak memory; its own
+options follow ``--scale``)."""
 
 from __future__ import annotations
 
@@ -44,12 +48,19 @@ def build_parser() -> BenchParser:
     p = BenchParser("verify", summary(__doc__))
     p.add_argument("--steps", type=int, default=1500, help="MCQS-S simulator steps of the learned run (default 1500)")
     p.add_argument("--seed", type=int, default=0, help="seed of the learned run (default 0)")
+    p.add_argument("--scale", action="store_true",
+                   help="the scale benchmark instead (capver bench verify --scale --help lists its options)")
     p.add_quick(QUICK, "a smoke run on a smaller learned model")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    if "--scale" in given:
+        from capver.bench import verify_scale
+
+        return verify_scale.main([a for a in given if a != "--scale"])
+    args = build_parser().parse(given)
     a = load_setting("lao", domain="first_responders", seed=args.seed)
     result, learn_s = timed(lambda: learn(a, method="mcqs-s", max_steps=args.steps, seed=args.seed))
     h_or = result.h_or
