@@ -60,6 +60,7 @@ import io
 import json
 import math
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -557,6 +558,23 @@ def table(rows: Sequence[Row], runs: Sequence[LearnedRun], engines: Sequence[str
     w(f"\nErrors (engines that disagree, verdicts against h∧ ⪯ h∨): {len(errors)}\n")
     for e in errors:
         w(f"- {e}\n")
+    w("\n## Slowest check per run\n\nPer setting and run length, each engine's slowest check over both models and "
+      "every property (`>` a timeout: the kill time), and its largest peak RSS; `decided` counts the checks it "
+      "decided exactly.\n\n")
+    w("| setting | steps | " + " | ".join(f"{e} s | {e} MiB | {e} decided" for e in engines) + " |\n")
+    w("|---|---|" + "---|---|---|" * len(engines) + "\n")
+    for key, n in dict.fromkeys((r.setting, r.steps) for r in rows):
+        mine = [c for r in rows if (r.setting, r.steps) == (key, n) for c in r.checks]
+        cells = [key, str(n)]
+        for e in engines:
+            cs = [c for c in mine if c.engine == e]
+            if not cs:
+                cells += ["", "", ""]
+                continue
+            worst = max(cs, key=lambda c: c.seconds)
+            cells += [f"{'>' if worst.status == 'timeout' else ''}{worst.seconds:.2f}",
+                      f"{max(c.maxrss_mib for c in cs):.0f}", f"{sum(c.decided for c in cs)}/{len(cs)}"]
+        w("| " + " | ".join(cells) + " |\n")
     w("\n## Checks\n\n")
     head = ["setting", "steps", "property", "kind"] + [f"{e} {MODEL_LABEL[m]}" for m in MODELS for e in engines]
     w("| " + " | ".join([*head, "h∧", "h∨", "lattice verdict"]) + " |\n")
@@ -658,11 +676,38 @@ def write_outputs(out: Path, checks: Sequence[Check], runs: Sequence[LearnedRun]
     (out / TABLE_NAME).write_text(text, encoding="utf-8")
     write_csv(checks, out / CSV_NAME)
     plot(checks, engines, args.timeout, out / PLOT_NAME)
-    (out / MANIFEST).write_text(json.dumps({"files": [TABLE_NAME, CSV_NAME, PLOT_NAME]}) + "\n", encoding="utf-8")
+    (out / MANIFEST).write_text(json.dumps({"files": [TABLE_NAME, CSV_NAME, PLOT_NAME], "load": load, "wall": wall,
+                                           "timeout": args.timeout, "bmc_bound": args.bmc_bound})
+                                + "\n", encoding="utf-8")
     return text
 
 
 # ------------------------------------------------------------------------------ driver
+def replot(out: Path, args: argparse.Namespace, manifest: dict[str, Any]) -> int:
+    """``--replot``: the outputs again from the recorded checks (e.g. after a change
+    of the table's layout), with the runs' ``learned.json``."""
+    if not (out / CSV_NAME).exists() or CSV_NAME not in manifest.get("files", []):
+        raise UsageError(f"--replot: {out} has no {CSV_NAME} written by capver bench verify --scale")
+    checks = read_csv(out / CSV_NAME)
+    runs = []
+    for key, n in dict.fromkeys((c.setting, c.steps) for c in checks):
+        marker = run_dir(out, SETTINGS[key], n, args.seed) / RUN_MARKER
+        meta = json.loads(marker.read_text(encoding="utf-8"))
+        runs.append(LearnedRun(path=marker.parent, reused=True, **{f.name: meta[f.name] for f in fields(LearnedRun)
+                                                                   if f.name not in ("path", "reused")}))
+    engines = [e for e in ENGINES if any(c.engine == e for c in checks)]
+    args.timeout = manifest.get("timeout", args.timeout)  # the table states the recorded run's settings
+    args.bmc_bound = manifest.get("bmc_bound", args.bmc_bound)
+    load, wall = manifest.get("load"), manifest.get("wall")
+    if load is None or wall is None:  # a manifest from before they were kept: the table's own line
+        found = re.search(r"Load average at the start: (.*?); wall-clock (\d+) s", (out / TABLE_NAME).read_text(
+            encoding="utf-8")) if (out / TABLE_NAME).exists() else None
+        load, wall = (found.group(1), float(found.group(2))) if found else ("not recorded", math.nan)
+    write_outputs(out, checks, runs, engines, args, str(load), float(wall))
+    print(f"rewrote {out / TABLE_NAME} and {out / PLOT_NAME} from {len(checks)} checks")
+    return 1 if any(r.errors for r in rows_of(checks)) else 0
+
+
 def _csv_list(text: str) -> list[str]:
     return [p.strip() for p in text.split(",") if p.strip()]
 
@@ -710,6 +755,8 @@ def build_parser() -> BenchParser:
                    help="checks run at once (default 1: on a 2-core machine two at once share the cores)")
     p.add_argument("--out", type=Path, default=Path("bench-verify-scale"),
                    help="output directory, also holding the learned runs (default bench-verify-scale)")
+    p.add_argument("--replot", action="store_true",
+                   help="rewrite table.md and time.png from --out's checks.csv and cached runs, running no check")
     p.add_quick(QUICK, "a smoke run (First Responders, two properties, short runs) in under a minute")
     return p
 
@@ -718,7 +765,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse(argv)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
-    _check_writable(out, [TABLE_NAME, CSV_NAME, PLOT_NAME])
+    manifest = _check_writable(out, [TABLE_NAME, CSV_NAME, PLOT_NAME])
+    if args.replot:
+        return replot(out, args, manifest)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     start = time.perf_counter()
     engines: list[str] = args.engines
