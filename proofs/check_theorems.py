@@ -384,13 +384,19 @@ OBLIGATIONS: tuple[Obligation, ...] = (
         "every verdict the directed run reports is one decide() gives on its data, so the tiers' "
         "guarantees apply unchanged; (e) in the limit, a frontier pair executed without end has "
         "ε(s, c) → 0 (within an epoch ε(e, m) → 0 as m → ∞, and a finite support has finitely many "
-        "epochs), so a property whose h∨ verdict stops changing becomes confident.",
+        "epochs), so a property whose h∨ verdict stops changing becomes confident; (f) the focus is "
+        "the region of the undecided property with the fewest executions still needed, or the union "
+        "of every undecided property's region once the lowest such count has not fallen for STALL "
+        "updates; the counts are whole numbers, so once the tiers stop changing the union is the "
+        "focus from some update on, and every undecided property's region is searched.",
         "Those of the tiers (A1); for (e) the agent's outcome distributions have finite support.",
         ("tests/test_directed.py::test_a_focus_that_restricts_nothing_changes_no_step",
          "tests/test_directed.py::test_outside_the_focus_no_disagreement_arises",
          "tests/test_directed.py::test_a_bonus_at_a_relevant_pair_is_sent_to_the_sink_of_h1",
          "tests/test_directed.py::test_directed_verdicts_are_true_of_the_truth",
-         "tests/test_directed.py::test_the_run_stops_when_every_property_is_decided_and_records_when"),
+         "tests/test_directed.py::test_the_run_stops_when_every_property_is_decided_and_records_when",
+         "tests/test_directed.py::test_the_focus_is_the_cheapest_undecided_propertys_until_it_stalls",
+         "tests/test_directed.py::test_the_executions_still_needed_are_zero_exactly_when_confirmed"),
         reading="The focus restricts which disagreement counts; it does not change h∧, h∨ or the "
         "verdicts, which are recomputed by decide() after every query.",
         not_mechanical="(e) is the limit of the missing-mass formula, not a test. Checked: (a)–(c) "

@@ -27,9 +27,12 @@ executions its untried pairs need.  The focus is the cheapest property's region 
 so that a budget is spent on the property it can decide soonest rather than spread
 over one that needs thousands of executions: a union of all regions is what the
 first measurements used, and it decided fewer properties than plain MCQS-E on First
-Responders.  Should the cheapest property's cost not fall for :data:`STALL` updates
-in a row (a run h∨ keeps offering anew, say), the focus is the union of every
-undecided property's region until some tier changes, so no property is starved.
+Responders.  Should the lowest cost not fall for :data:`STALL` updates in a row (a
+run h∨ keeps offering anew, say), the focus is the union of every undecided
+property's region until some tier changes or a lower cost appears.  Costs are whole
+numbers, so between two tier changes the lowest can fall only finitely often: once
+the tiers stop changing, the union is the focus from some update on, and no property
+is starved.
 
 Quantitative properties are decided on the agent's two-sided bounds at 1 − δ
 (:func:`capver.engines.verification.quantitative.agent_bounds`): a ``P<op>p`` bound
@@ -209,7 +212,10 @@ class PropertyTracker:
             self._cheapest, self._stall = None, 0
             return
         cost, name, _ = min(self._regions, key=lambda r: (r[0], r[1]))
-        if changed or self._cheapest is None or self._cheapest[0] != name or cost < self._cheapest[1]:
+        # Only a tier change or a new lowest cost counts as progress: a focus that moves
+        # between properties whose costs rise in turn is a stall too, so no third
+        # property waits for ever.
+        if changed or self._cheapest is None or cost < self._cheapest[1]:
             self._cheapest, self._stall = (name, cost), 0
         else:
             self._stall += 1
