@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from pysmt.fnode import FNode
 
+from capver.errors import SolverError
 from capver.logic.bdd import Cube, Node
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule, rule_mixture
@@ -68,10 +69,19 @@ def refines(h1: CompoundModel, h2: CompoundModel) -> Verdict:
     _same_context(h1, h2)
     ctx = h1.ctx
     smt = ctx.smt
-    for c, m1 in h1.items():
-        query = smt.mgr.And(transition_formula(ctx, m1), smt.mgr.Not(transition_formula(ctx, h2.get(c))))
-        model = smt.find_model(query)
-        if model is not None:
+    # One solver for every capability's query (SmtContext.satisfiability): the queries
+    # share sub-formulas (minterms of tried states, h∨'s tried sets) that a fresh
+    # solver per query converted again - most of the certificate's time on a learned
+    # model (Tireworld, 300 steps: 3.5 s of CPU, now 1.4 s).  A counterexample still
+    # comes from a fresh solver, as before.
+    with smt.satisfiability() as sat:
+        for c, m1 in h1.items():
+            query = smt.mgr.And(transition_formula(ctx, m1), smt.mgr.Not(transition_formula(ctx, h2.get(c))))
+            if not sat(query):
+                continue
+            model = smt.find_model(query)
+            if model is None:
+                raise SolverError(f"capability {c}: z3 found the query satisfiable, then unsatisfiable")
             s = smt.state_of(model, smt.cur)
             s2 = smt.state_of(model, smt.nxt)
             return Verdict(False, Transition(s, c, s2), tuple(h1))

@@ -8,7 +8,8 @@ identical sub-formulas are shared.  Solvers come from the environment's factory.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from pysmt.environment import Environment
@@ -120,6 +121,43 @@ class SmtContext:
             if not res:
                 return None
             return {v: bool(solver.get_value(v).constant_value()) for v in f.get_free_variables()}
+
+    @contextmanager
+    def satisfiability(self) -> Iterator[Callable[[FNode], bool]]:
+        """``sat(f)``: whether ``f`` is satisfiable, for many formulas in a row.
+
+        With z3 they share one solver (each pushed and popped) in a z3 context of its
+        own: its converter keeps the z3 terms of the sub-formulas the formulas share,
+        which a fresh solver per formula converts again, and nothing it creates
+        touches the context :meth:`find_model`'s solvers work in, so the models they
+        find do not depend on what was checked here.  Another solver answers each
+        formula with :meth:`find_model`."""
+        if self.solver_name != "z3":
+            yield lambda f: self.find_model(f) is not None
+            return
+        import z3
+        from pysmt.solvers.z3 import Z3Converter
+
+        ctx = z3.Context()
+        solver = z3.Solver(ctx=ctx)
+        converter = Z3Converter(self.env, z3_ctx=ctx)
+
+        def sat(f: FNode) -> bool:
+            solver.push()
+            try:
+                solver.add(converter.convert(f))
+                res = solver.check()
+            finally:
+                solver.pop()
+            if res == z3.unknown:
+                raise SolverError(f"solver returned unknown: {solver.reason_unknown()}")
+            return bool(res == z3.sat)
+
+        try:
+            yield sat
+        finally:
+            # The converter's terms belong to ctx: release them before it goes.
+            converter.memoization.clear()
 
     def equivalent(self, f: FNode, g: FNode) -> int | None:
         """None if z3 proves f ≡ g (UNSAT of f ⊕ g), else a state where they differ."""
