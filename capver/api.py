@@ -30,27 +30,28 @@ from capver.engines.directed import DEFAULT_WIDTH, PropertyStatus, Targets, Tier
 from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset
 from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import LearnConfig, Learner, Progress, Setting
-from capver.engines.lifting import run_lifted_model
+from capver.engines.lifting import LiftedOccam, run_lifted_model
 from capver.engines.verification import quantitative
 from capver.engines.verification.agent_verdict import DEFAULT_DELTA, DEFAULT_EPSILON, LatticeVerdict, decide
 from capver.engines.verification.quantitative import QuantitativeResult
 from capver.engines.verify import Verdict, equivalent, refines, same_distributions
 from capver.envs.base import Representation, Simulator
 from capver.errors import UsageError
-from capver.io import dsl
+from capver.io import dsl, run_dir
 from capver.io.checkers import QUANTITATIVE_CHECKERS
 from capver.io.literal_text import parse_conjunction, parse_state
 from capver.io.ppddl_export import export_determinized, export_ppddl
 from capver.io.properties_text import parse_property
-from capver.io.run_file import SettingArgs
+from capver.io.run_dir import Run
+from capver.io.run_file import RunBudget, RunManifest, SettingArgs
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
-from capver.model.properties import ExistsPath, ForallPath
+from capver.model.properties import ExistsPath, ForallPath, to_text
 from capver.model.state import Capability
 from capver.settings import Assessment, build_assessment
 
-__all__ = ["LearnResult", "gym_setting", "learn", "load_setting"]
+__all__ = ["LearnResult", "Run", "gym_setting", "learn", "load_run", "load_setting"]
 
 BOUNDS = ("h_and", "h_or", "h_tilde")
 
@@ -80,6 +81,13 @@ def gym_setting(
     return Assessment(name, LogicContext(alpha.vocabulary), setting)
 
 
+def load_run(path: str | Path) -> Run:
+    """The run directory ``path`` (written by ``capver learn --out`` or
+    :meth:`LearnResult.save`): its models (``run.h_and``, ``run.model("tilde")``),
+    data (``run.dataset()``), setting (``run.assessment``) and manifest."""
+    return Run.open(path)
+
+
 @dataclass(frozen=True, slots=True)
 class LearnResult:
     """What :func:`learn` found: the lattice bounds h∧ ⪯ h⋆ ⪯ h∨, the data, and (built
@@ -93,14 +101,37 @@ class LearnResult:
     seed: int = 0
     properties: tuple[PropertyStatus, ...] = ()  # with learn(properties=...): each property's status
     history: tuple[TierChange, ...] = ()  # and the changes of tier, with the steps each took
-    _tilde: dict[str, CompoundModel] = field(default_factory=dict, repr=False, compare=False)
+    method: str = "mcqs-s"
+    budget: RunBudget = field(default_factory=RunBudget)
+    _tilde: dict[str, LiftedOccam] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def h_tilde(self) -> CompoundModel:
         """The Occam model h̃ exactly as ``capver learn`` writes it for this seed."""
+        return self._lifted().model
+
+    def _lifted(self) -> LiftedOccam:
         if "h_tilde" not in self._tilde:
-            self._tilde["h_tilde"] = run_lifted_model(self.h_and, self.data, self.seed).model
+            self._tilde["h_tilde"] = run_lifted_model(self.h_and, self.data, self.seed)
         return self._tilde["h_tilde"]
+
+    def save(self, path: str | Path, *, certify: bool = True) -> Run:
+        """Write the result as a run directory that ``capver verify``, ``report``,
+        ``plan``, ``export`` and ``certify`` accept: the three models (starting in
+        the setting's initial state when it has one), the data, the properties, the
+        certificate (with ``certify``) and, for a setting of :func:`load_setting`,
+        ``run.json`` (a :func:`gym_setting` cannot be rebuilt from a name, so its
+        run has none and ``capver eval`` / ``--replay`` do not apply).  Writes into
+        a new or empty directory or a run capver wrote, nothing else."""
+        origin = self.assessment.origin
+        manifest = (RunManifest(origin.agent, origin.args, self.method, self.budget)
+                    if origin is not None else None)
+        st = self.assessment.setting
+        starts = {st.alpha(x) for x in st.initial_states}
+        props = "".join(f'"{p.prop.name}": {to_text(p.prop)};\n' for p in self.properties) or None
+        return run_dir.save(path, h_and=self.h_and, h_or=self.h_or, tilde=self._lifted(), data=self.data,
+                            manifest=manifest, init=next(iter(starts)) if len(starts) == 1 else None,
+                            truth=self.assessment.truth, certify=certify, properties_text=props)
 
     def model(self, which: str = "h_and") -> CompoundModel:
         if which not in BOUNDS:
@@ -192,4 +223,5 @@ def learn(
     tracker = learner.tracker
     return LearnResult(assessment, learner.h_and, learner.h_or, learner.data, progress, seed,
                        tuple(tracker.status[p.name] for p in props) if tracker else (),
-                       tuple(tracker.history) if tracker else ())
+                       tuple(tracker.history) if tracker else (), method,
+                       RunBudget(max_steps, max_queries, max_seconds))

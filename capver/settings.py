@@ -11,6 +11,7 @@ the RL agent was trained for (a list of intents, as section 3 allows).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -41,6 +42,9 @@ class Assessment:
     truth: CompoundModel | None = None
     reachable: frozenset[State] | None = None
     grow: Callable[[Transition], Iterable[Capability]] | None = None
+    # The name and arguments it was built from (build_assessment sets them), so that
+    # a result learned in it can be saved as a run whose run.json rebuilds it.
+    origin: SettingSpec | None = None
 
 
 def _lao(args: SettingArgs, rng: np.random.Generator) -> Assessment:
@@ -225,4 +229,4 @@ def build_assessment(agent: str, args: SettingArgs, rng: np.random.Generator) ->
         factory = SETTINGS[agent]
     except KeyError:
         raise SettingError(f"unknown agent {agent!r}; expected one of {sorted(SETTINGS)}") from None
-    return factory(args, rng)
+    return dataclasses.replace(factory(args, rng), origin=SettingSpec(agent, args, args.seed))

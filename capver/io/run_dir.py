@@ -1,0 +1,286 @@
+"""A ``capver learn`` run directory as one object: :class:`Run` opens the directory
+``capver learn --out`` writes (or :meth:`capver.api.LearnResult.save`), reads its
+parts on first use, and :func:`save` writes the parts a learned result has.
+
+The directory holds the manifest ``run.json`` (:mod:`capver.io.run_file`), the data
+``dataset.jsonl`` and the evaluation dataset D′ ``eval.jsonl`` (section 4.2), the
+lattice bounds h∧ ⪯ h∨ of section 3.1 (``h_and.capm``, ``h_or.capm``) and the Occam
+model h̃ between them (``h_tilde.capm``), the certificate of Theorem 3's lattice
+(``certificate.json``), the learning curve, the properties of a property-directed
+run and the verdicts of ``capver verify --save``.  Every command that reads a run
+goes through :class:`Run`, so each file name is defined here once and a missing
+file is reported the same way everywhere: the directory, the file, and what
+wrote it.
+
+:func:`save` keeps the project's rule that no file capver did not create is
+overwritten: it writes into a new or empty directory, or into a run capver wrote
+(one with a valid ``run.json``), and nowhere else.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from capver.errors import RunFileError
+from capver.io import run_file
+from capver.io.run_file import RunManifest
+
+if TYPE_CHECKING:
+    from capver.engines.lifting import LiftedOccam
+    from capver.io.dsl import ParsedModel
+    from capver.model.capability_model import CompoundModel
+    from capver.model.dataset import TransitionDataset
+    from capver.model.properties import Property
+    from capver.model.state import State
+    from capver.settings import Assessment
+
+MANIFEST = run_file.NAME
+DATASET = "dataset.jsonl"
+EVAL_DATASET = "eval.jsonl"
+CERTIFICATE = "certificate.json"  # the same name as capver.io.certificate.NAME (checked by the tests)
+CURVE_CSV = "curve.csv"
+CURVE_PNG = "curve.png"
+REPORT_TXT = "report.txt"
+EVALUATION = "evaluation.json"  # written by capver eval
+PROPERTIES = "properties.props"  # capver.io.property_status.PROPS
+PROPERTY_STATUS = "properties.json"  # capver.io.property_status.NAME
+VERDICTS = "verdicts.json"  # capver.io.verdicts_file.NAME
+
+Kind = Literal["and", "or", "tilde"]
+MODEL_FILES: dict[str, str] = {"and": "h_and.capm", "or": "h_or.capm", "tilde": "h_tilde.capm"}
+"""The run's models by the names the command line uses (``--model-kind and|or|tilde``)."""
+MODEL_NAMES: dict[str, str] = {"and": "pessimistic", "or": "optimistic", "tilde": "occam"}
+"""The name each model file gives its model (``(define (capability-model NAME)``)."""
+BOUNDS = ("h_and.capm", "h_or.capm")
+"""What a directory needs to be a run to model-check: the lattice bounds."""
+
+_WHAT = {
+    MANIFEST: "the manifest capver learn writes first",
+    DATASET: "the data, written by capver learn and LearnResult.save",
+    EVAL_DATASET: "the evaluation dataset D′, written by capver learn",
+    "h_and.capm": "the pessimistic bound h∧",
+    "h_or.capm": "the optimistic bound h∨",
+    "h_tilde.capm": "the Occam model h̃, written by capver learn since it was added",
+}
+
+
+def _missing(directory: Path, name: str) -> RunFileError:
+    what = _WHAT.get(name, "")
+    return RunFileError(f"{directory}: no {name}{f' ({what})' if what else ''}; "
+                        "expected the --out directory of capver learn (or of LearnResult.save)")
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """An opened run directory.  The parts are read on first use and kept: the
+    models share one logic context (z3 and the BDDs compare formulas of one
+    context), and the setting is rebuilt once from ``run.json``."""
+
+    path: Path
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def open(cls, path: str | Path, *, require: Iterable[str] = BOUNDS) -> Run:
+        """The run in ``path``; a :class:`RunFileError` naming the directory and the
+        first missing file of ``require`` (file names of this module; by default the
+        bounds h∧ and h∨, which every model-checking command needs)."""
+        directory = Path(path)
+        if not directory.is_dir():
+            what = "not a directory" if directory.exists() else "no such directory"
+            raise RunFileError(f"{directory}: {what}; expected the --out directory of capver learn")
+        for name in require:
+            if not (directory / name).is_file():
+                raise _missing(directory, name)
+        return cls(directory)
+
+    def file(self, name: str) -> Path:
+        return self.path / name
+
+    def has(self, name: str) -> bool:
+        return (self.path / name).is_file()
+
+    # -- the manifest and the setting ---------------------------------------------
+
+    @property
+    def manifest(self) -> RunManifest:
+        """``run.json``: the agent, setting, method and budget of the run."""
+        if "manifest" not in self._cache:
+            self._cache["manifest"] = run_file.read(self.path)
+        manifest: RunManifest = self._cache["manifest"]
+        return manifest
+
+    @property
+    def assessment(self) -> Assessment:
+        """The run's setting rebuilt from ``run.json`` with the run's seed (what
+        ``capver learn`` built; discovered capabilities, simulator, true model)."""
+        if "assessment" not in self._cache:
+            self._cache["assessment"] = assessment_of(self.manifest)
+        a: Assessment = self._cache["assessment"]
+        return a
+
+    # -- the models --------------------------------------------------------------
+
+    def parsed(self, kind: str) -> ParsedModel:
+        """The model file of ``kind`` (``and``, ``or`` or ``tilde``) as parsed, in the
+        context of h∧ (the first model)."""
+        from capver.io import dsl
+
+        if kind not in MODEL_FILES:
+            raise RunFileError(f"model kind {kind!r}: expected one of {', '.join(MODEL_FILES)}")
+        key = f"model:{kind}"
+        if key not in self._cache:
+            name = MODEL_FILES[kind]
+            if not self.has(name):
+                raise _missing(self.path, name)
+            if kind == "and":
+                self._cache[key] = dsl.read(self.path / name)
+            else:
+                first = self.parsed("and")
+                self._cache[key] = dsl.read(self.path / name, ctx=first.ctx,
+                                            ctx_source=f"the first model ({self.path / MODEL_FILES['and']})")
+        parsed: ParsedModel = self._cache[key]
+        return parsed
+
+    def model(self, kind: str) -> CompoundModel:
+        return self.parsed(kind).model
+
+    @property
+    def h_and(self) -> CompoundModel:
+        return self.model("and")
+
+    @property
+    def h_or(self) -> CompoundModel:
+        return self.model("or")
+
+    @property
+    def h_tilde(self) -> CompoundModel:
+        return self.model("tilde")
+
+    # -- the data ----------------------------------------------------------------
+
+    def dataset(self, *, torn: list[str] | None = None) -> TransitionDataset:
+        """``dataset.jsonl`` in the vocabulary of the models (when the run has them;
+        else the file's own).  A torn last line (a killed run) is not hidden: its
+        description is appended to ``torn`` when given; the records before it are
+        returned either way."""
+        return self._dataset(DATASET, torn)
+
+    def eval_dataset(self, *, torn: list[str] | None = None) -> TransitionDataset:
+        """``eval.jsonl``, the evaluation dataset D′ of section 4.2."""
+        return self._dataset(EVAL_DATASET, torn)
+
+    def _dataset(self, name: str, torn: list[str] | None) -> TransitionDataset:
+        from capver.io import dataset_file
+
+        key = f"data:{name}"
+        if key not in self._cache:
+            if not self.has(name):
+                raise _missing(self.path, name)
+            vocab = self.parsed("and").vocabulary if self.has(MODEL_FILES["and"]) else None
+            with warnings.catch_warnings():
+                # Reported through ``torn`` by the caller, in its own words.
+                warnings.simplefilter("ignore", dataset_file.TornRecordWarning)
+                self._cache[key] = dataset_file.load(self.path / name, vocab=vocab)
+        loaded = self._cache[key]
+        if torn is not None and loaded.torn is not None:
+            torn.append(f"{loaded.torn.describe(self.path / name)}; using the {loaded.records} records before it")
+        data: TransitionDataset = loaded.dataset
+        return data
+
+    # -- the properties -----------------------------------------------------------
+
+    @property
+    def properties(self) -> tuple[Property, ...]:
+        """The properties of a property-directed run (``properties.props``), parsed
+        over h∧'s vocabulary and capabilities; () when the run has none."""
+        from capver.io.properties_text import parse_properties
+
+        if not self.has(PROPERTIES):
+            return ()
+        text = (self.path / PROPERTIES).read_text(encoding="utf-8")
+        h = self.h_and
+        return tuple(parse_properties(text, h.vocabulary, tuple(h), filename=str(self.path / PROPERTIES)))
+
+
+def assessment_of(manifest: RunManifest) -> Assessment:
+    """The setting a manifest names, built as ``capver learn`` built it (the run's
+    seed seeds the generator), remembering its name and arguments so that a result
+    learned in it can be saved as a run."""
+    import numpy as np
+
+    from capver.settings import build_assessment
+
+    return build_assessment(manifest.agent, manifest.setting, np.random.default_rng(manifest.setting.seed))
+
+
+def check_target(directory: Path, *, what: str = "save") -> None:
+    """Refuse a directory :func:`save` may not write into, before anything is
+    written: an existing file, or a non-empty directory that is not a run capver
+    wrote (one with a valid ``run.json``)."""
+    if directory.exists() and not directory.is_dir():
+        raise RunFileError(f"{what}: {directory} exists and is not a directory; expected a directory for the run")
+    if directory.is_dir() and any(directory.iterdir()):
+        if not (directory / MANIFEST).is_file():
+            names = sorted(p.name for p in directory.iterdir())
+            shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+            raise RunFileError(f"{what}: {directory} is not empty ({shown}) and is not a capver learn run; "
+                               "capver does not overwrite files it did not create: choose a new or empty directory")
+        run_file.read(directory)  # a broken run.json is not capver's run to replace
+
+
+def save(
+    directory: str | Path, *, h_and: CompoundModel, h_or: CompoundModel, tilde: LiftedOccam | CompoundModel | None,
+    data: TransitionDataset | None = None, manifest: RunManifest | None = None, init: State | None = None,
+    truth: CompoundModel | None = None, certify: bool = True, properties_text: str | None = None,
+) -> Run:
+    """Write the models (h∧, h∨ and h̃, lifted over objects when ``tilde`` is a
+    :class:`~capver.engines.lifting.LiftedOccam`) with the initial state ``init``,
+    the data (when given and the run has no ``dataset.jsonl`` yet: ``capver learn``
+    appends to its own as it goes), the manifest, the properties and, with
+    ``certify``, the certificate h∧ ⪯ h̃ ⪯ h∨ (and h∧ ⪯ h⋆ ⪯ h∨ given ``truth``).
+    Refused as :func:`check_target` says.  Returns the run, opened."""
+    from capver.io import certificate, dsl
+    from capver.io.atomic import replace_text
+
+    path = Path(directory)
+    check_target(path)
+    path.mkdir(parents=True, exist_ok=True)
+    if manifest is not None:
+        run_file.write(path, manifest)
+    if data is not None and not (path / DATASET).exists():
+        write_dataset(path / DATASET, data)
+    if properties_text is not None:
+        replace_text(path / PROPERTIES, properties_text)
+    dsl.write(h_and, path / MODEL_FILES["and"], name=MODEL_NAMES["and"], init=init)
+    dsl.write(h_or, path / MODEL_FILES["or"], name=MODEL_NAMES["or"], init=init)
+    models = {MODEL_FILES["and"]: h_and, MODEL_FILES["or"]: h_or}
+    if tilde is not None:
+        from capver.engines.lifting import LiftedOccam
+
+        if isinstance(tilde, LiftedOccam):
+            dsl.write_lifted(tilde, path / MODEL_FILES["tilde"], name=MODEL_NAMES["tilde"], init=init)
+            models[MODEL_FILES["tilde"]] = tilde.model
+        else:
+            dsl.write(tilde, path / MODEL_FILES["tilde"], name=MODEL_NAMES["tilde"], init=init)
+            models[MODEL_FILES["tilde"]] = tilde
+    if certify:
+        certificate.certify(path, truth, models)
+    return Run.open(path)
+
+
+def write_dataset(path: Path, data: TransitionDataset) -> None:
+    """A dataset file holding ``data``: its capabilities, then each transition as
+    many times as it was observed (the counts are what the lattice and the
+    confidence bounds read)."""
+    from capver.io import dataset_file
+
+    with dataset_file.DatasetWriter.open(path, data.vocab, resume=False) as w:
+        for c in data.capabilities:
+            w.write_capability(c)
+        for t, n in data.items():
+            for _ in range(n):
+                w.write(t)
