@@ -42,7 +42,7 @@ from capver.envs.ppddl import (
 )
 from capver.envs.symbolic import IdentityRepresentation, SymbolicSimulator
 from capver.errors import ModelError, UsageError
-from capver.io.dsl import parse
+from capver.io.dsl.reader import parse
 from capver.logic.condition import LogicContext
 from capver.model.state import NO_EFFECT, Capability, Effect
 from capver.model.vocabulary import Literal

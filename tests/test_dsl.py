@@ -21,6 +21,9 @@ from capver.engines import verify
 from capver.engines.lattice import LatticeBuilder
 from capver.errors import CapverError, DSLSemanticError, DSLSyntaxError
 from capver.io import dsl
+from capver.io.dsl.conditions import _condition_lines
+from capver.io.dsl.layout import _layout
+from capver.io.dsl.syntax import _cover_sexp
 from capver.languages import grammar_parser
 from capver.logic.bdd import isop
 from capver.logic.condition import Condition, LogicContext
@@ -231,7 +234,7 @@ def test_optimistic_condition_prefers_the_negated_cover_when_shorter() -> None:
     cond = Condition.optimistic(ctx, [0], [0, full])  # everything except the all-true state
     text = dsl.condition_text(cond)
     assert text == "(not (and (p0) (p1) (p2) (p3) (p4) (p5)))"
-    direct = dsl.flat(dsl._cover_sexp(ctx.vocab, cond.cover))
+    direct = dsl.flat(_cover_sexp(ctx.vocab, cond.cover))
     assert direct.startswith("(or (not (p0))") and len(text) < len(direct)
     # When the direct cover is shorter it is kept: here it is a single literal.
     cond2 = Condition.optimistic(ctx, [s for s in range(1 << n) if s & 1], range(1 << n))
@@ -242,8 +245,8 @@ def reference_condition_sexp(cond: Condition) -> dsl.Sexp:
     """How a condition was printed before the emitter worked on literal texts: both
     covers from the BDD, and the one whose flattened s-expression is shorter."""
     vocab, b = cond.ctx.vocab, cond.ctx.bdd
-    direct = dsl._cover_sexp(vocab, isop(b, cond.bdd))
-    negated: dsl.Sexp = ["not", dsl._cover_sexp(vocab, isop(b, b.neg(cond.bdd)))]
+    direct = _cover_sexp(vocab, isop(b, cond.bdd))
+    negated: dsl.Sexp = ["not", _cover_sexp(vocab, isop(b, b.neg(cond.bdd)))]
     return negated if len(dsl.flat(negated)) < len(dsl.flat(direct)) else direct
 
 
@@ -253,7 +256,7 @@ def assert_printed_as_before(h: CompoundModel, cols: Sequence[int]) -> None:
             before = reference_condition_sexp(r.condition)
             assert dsl.condition_sexp(r.condition) == before
             for col in cols:
-                assert dsl._condition_lines(r.condition, col) == dsl._layout(before, col)
+                assert _condition_lines(r.condition, col) == _layout(before, col)
 
 
 # The fast emitter (covers of the lattice conditions computed on their states, lengths

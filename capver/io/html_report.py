@@ -26,7 +26,7 @@ from fractions import Fraction
 
 from capver.errors import RunFileError
 from capver.io import verdicts_file
-from capver.io.dsl import condition_text
+from capver.io.dsl.conditions import condition_text
 from capver.io.run_file import RunManifest
 from capver.model.capability_model import (
     CapabilityModel,

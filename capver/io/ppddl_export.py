@@ -84,7 +84,8 @@ from pathlib import Path
 from types import MappingProxyType
 
 from capver.errors import PlanningError, VocabularyError
-from capver.io.dsl import Sexp, condition_sexp, flat, quote
+from capver.io.dsl.conditions import condition_sexp
+from capver.io.dsl.syntax import Sexp, flat, quote
 from capver.io.names import IdentifierRule, NameAllocator, build_name_map
 from capver.logic.bdd import Cube, Node, isop
 from capver.logic.condition import Condition, ConditionKind, LogicContext
