@@ -53,7 +53,9 @@ COMMANDS: dict[str, Command] = {
     "run": Command("capver.commands.run_agent", "run one agent on one domain and print the transitions of a few capability executions"),
     "verify": Command("capver.commands.verify", "check properties of an agent's capabilities on a learned run (h∧ and h∨) or a model",
                       "The property language (E/A, Pmax/Pmin, P bounds, Rmin/Rmax with F, G, U, bounded or not; "
-                      "{caps: ...}; true/false), its grammar and an example of every operator: docs/properties.md."),
+                      "{caps: ...}; true/false), its grammar and an example of every operator: docs/properties.md. "
+                      "Exit status: 0 every property holds, 1 one is violated, 4 none is violated but a check ran out "
+                      "of --timeout, 3 none of those but one is unconfirmed, unknown or undecided, 2 bad input."),
     # Every benchmark of the registry, which imports none of them.
     "bench": Command("capver.commands.bench", f"run a benchmark ({', '.join(BENCHMARKS)}; NAME --quick for a smoke run)"),
 }

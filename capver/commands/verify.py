@@ -8,8 +8,14 @@ licenses: observed (exact: the witness or counterexample was observed), with
 confidence 1 − δ (rests on h∨, and the data bound the agent's unseen effects at h∨'s
 frontier by ε; the guarantee is printed), unconfirmed (with the queries that would
 confirm it) or unknown (with the query that would decide it).  On a model file the
-verdict is about that model.  Qualitative properties are checked by the BDD engine;
-quantitative ones (Pmax/Pmin, P<=p, Rmin/Rmax) by Storm (exact rationals) or capver's
+verdict is about that model.  Qualitative properties are checked by the engines of
+:data:`~capver.engines.verification.qualitative.QUALITATIVE_ENGINES` (``--engine
+bdd|ic3|bmc``; ``auto``, the default, starts the BDD engine and races IC3 or BMC
+beside it when the reachable set grows large, each in its own process: the first
+answer wins), and the output names the engine that answered; an inductive invariant
+IC3 found for an ``A [ G φ ]`` is recorded by ``--save`` in the run's certificate,
+which ``capver certify`` re-checks.  The tiers' frontier is always computed on BDDs.
+Quantitative ones (Pmax/Pmin, P<=p, Rmin/Rmax) by Storm (exact rationals) or capver's
 explicit-state engine (``--engine``), on h∧ of a run — the maximum-likelihood model
 section 4.2 evaluates — with the agent's value bounded at confidence 1 − δ
 (:func:`capver.engines.verification.quantitative.agent_bounds`), which also decides
@@ -23,8 +29,17 @@ its initial state and then, per step, the atoms added and removed
 beside them when the checker computed one.  ``--save`` writes the records to
 ``RUN/verdicts.json`` (:mod:`capver.io.verdicts_file`) for ``capver report``.
 
+``--timeout SECONDS`` bounds each qualitative check (one property on one model, and
+the tier's frontier): a check that runs out prints one line ``capver verify: error:``
+naming the property, the model, the engines stopped and what to try, and the other
+properties are still checked; a tier that runs out is stated as unconfirmed
+("frontier not computed within --timeout").  With ``--save`` the verdicts of the
+properties that were checked are saved, and a timed-out property keeps the verdict
+an earlier ``--save`` wrote for it.
+
 Exit status, as model checkers do: 0 every property holds, 1 one is violated,
-3 none is violated but one is unconfirmed, unknown or undecided, 2 bad input.
+4 none is violated but a check ran out of ``--timeout``, 3 none of those but one is
+unconfirmed, unknown or undecided, 2 bad input.
 """
 
 from __future__ import annotations
@@ -37,8 +52,9 @@ import sys
 import time
 from fractions import Fraction
 from pathlib import Path
+from typing import TextIO
 
-from capver.commands.argtypes import non_negative, open_unit_interval
+from capver.commands.argtypes import non_negative, open_unit_interval, seconds
 from capver.engines.verification import quantitative, storm
 from capver.engines.verification.agent_verdict import (
     DEFAULT_DELTA,
@@ -47,13 +63,15 @@ from capver.engines.verification.agent_verdict import (
     Confidence,
     LatticeVerdict,
     Tier,
-    decide,
 )
 from capver.engines.verification.confidence import AgentBounds
+from capver.engines.verification.ic3 import IC3Result
+from capver.engines.verification.qualitative import QUALITATIVE_ENGINES, CheckTimeout, Portfolio
 from capver.engines.verification.quantitative import BoundVerdict
-from capver.engines.verification.symbolic import QualitativeResult, SymbolicEngine, Witness
-from capver.errors import UsageError
-from capver.io import dataset_file, dsl, run_file, verdicts_file
+from capver.engines.verification.symbolic import QualitativeResult, Witness
+from capver.errors import CapverError, UsageError
+from capver.io import certificate, dsl, run_dir, verdicts_file
+from capver.io import checkers
 from capver.io.checkers import QUANTITATIVE_CHECKERS
 from capver.io.literal_text import parse_conjunction
 from capver.io.properties_text import parse_property, read_properties
@@ -76,6 +94,7 @@ from capver.model.vocabulary import Vocabulary
 
 EXIT_VIOLATED = 1
 EXIT_UNKNOWN = 3
+EXIT_TIMEOUT = 4
 
 MODEL_KINDS = {
     "lattice": "on a run, qualitative verdicts about the agent from h∧ and h∨, quantitative values on h∧",
@@ -86,6 +105,7 @@ MODEL_KINDS = {
              "data is",
 }
 AUTO = "auto"
+MODEL_FILES = {**run_dir.MODEL_FILES, "mle": run_dir.MODEL_FILES["and"]}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -101,10 +121,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model-kind", choices=tuple(MODEL_KINDS), default="lattice",
                         help="which model of a run the properties are checked on: "
                         + "; ".join(f"{k}: {v}" for k, v in MODEL_KINDS.items()))
-    parser.add_argument("--engine", choices=(AUTO, *QUANTITATIVE_CHECKERS), default=AUTO,
-                        help="checker of quantitative properties: storm (Storm, exact rationals), storm-float "
-                        "(Storm on doubles, sound, precision 1e-12), explicit (capver's explicit-state engine, exact); "
-                        "auto: storm when stormpy is installed, else explicit")
+    parser.add_argument("--engine", choices=(AUTO, *QUALITATIVE_ENGINES, *QUANTITATIVE_CHECKERS), action="append",
+                        default=[], metavar="NAME",
+                        help="the model checker (repeatable: one for E/A properties, one for P/R; the kind not named "
+                        "stays auto). E/A properties: "
+                        + "; ".join(f"{k}: {e.summary}" for k, e in QUALITATIVE_ENGINES.items())
+                        + "; auto (default): bdd first, and when its reachable set grows large ic3 (unbounded "
+                        "A G, E F, E U) or bmc (the others) beside it in parallel, the first answer wins. "
+                        "P/R properties: storm (Storm, exact rationals), storm-float "
+                        "(Storm on doubles, sound, precision 1e-12), explicit (capver's explicit-state engine, exact up "
+                        "to 5,000 states), sparse (capver's vectorised engine: a float solution rounded to rationals "
+                        "and verified exactly, exact arithmetic where the check fails); auto: explicit up to 1,000 "
+                        "reachable states, sparse above. Each value names the engine and its precision guarantee")
+    parser.add_argument("--timeout", type=seconds, default=None, metavar="SECONDS",
+                        help="stop a qualitative check (one property on one model, or a verdict tier's frontier) "
+                        "after this many seconds: a one-line error names the property, the engines and what to "
+                        "try, the other properties are still checked, and the exit status is 4 unless one is "
+                        "violated (default: no limit)")
     parser.add_argument("--delta", type=open_unit_interval, default=DEFAULT_DELTA,
                         help="on a run, the error probability δ of every statement about the agent that rests on the "
                         "data's bounds: confident verdicts and the bounds on quantitative values (anytime-valid: they "
@@ -140,22 +173,21 @@ def run(args: argparse.Namespace) -> int:
                              "directory (capver learn --out)")
         verdicts_file.check_writable(target)
     if target.is_dir():
-        first = dsl.read(target / "h_and.capm")
-        second = dsl.read(target / "h_or.capm", ctx=first.ctx, ctx_source=f"the first model ({target / 'h_and.capm'})")
-        data_path = target / "dataset.jsonl"
-        data = dataset_file.load(data_path, vocab=first.vocabulary).dataset if data_path.exists() else None
+        opened = run_dir.Run.open(target)
+        first, second = opened.parsed("and"), opened.parsed("or")
+        data = opened.dataset() if opened.has(run_dir.DATASET) else None
         models: dict[str, CompoundModel] = {"and": first.model, "or": second.model, "mle": first.model}
         if args.model_kind == "tilde":
-            tilde = target / "h_tilde.capm"
-            if not tilde.exists():
+            if not opened.has(MODEL_FILES["tilde"]):
                 raise UsageError(f"--model-kind tilde: {target} has no h_tilde.capm (runs of capver learn write it "
                                  "since the Occam model was added)")
-            models["tilde"] = dsl.read(tilde, ctx=first.ctx, ctx_source=f"the first model ({target / 'h_and.capm'})").model
+            models["tilde"] = opened.h_tilde
     elif args.model_kind != "lattice":
         raise UsageError(f"--model-kind {args.model_kind}: {target} is one model; the kinds are models of a run "
                          "directory (h_and.capm, h_or.capm)")
     else:
         first, second = dsl.read(target), None
+        models = {"model": first.model}
     vocab = first.vocabulary
     if not args.init.strip() and first.init is None:
         # A verdict from an initial state the user never chose (the empty one) looks
@@ -164,67 +196,167 @@ def run(args: argparse.Namespace) -> int:
                          "(the initial state's true atoms) or add (:init ...) to the model")
     props = _properties(args, vocab, tuple(first.model))
     init, source = first.initial_state(args.init)
-    checker = QUANTITATIVE_CHECKERS[_engine(args.engine)]()
+    qualitative_engine, quantitative_engine = _engines(args.engine)
+    checker = checkers.make(_engine(quantitative_engine))
     on_model = {"and": "h∧", "or": "h∨", "mle": "h∧ (MLE)", "tilde": "h̃"}
-    engines: dict[int, SymbolicEngine] = {}  # one per model: reachable sets are reused across properties
-
-    def engine(m: CompoundModel) -> SymbolicEngine:
-        hit = engines.get(id(m))
-        if hit is None:
-            hit = engines[id(m)] = SymbolicEngine(m)
-        return hit
+    # The qualitative checks run in worker processes forked from this one (each
+    # engine's reachable sets and z3 terms are kept there across properties), so that
+    # auto can race engines and --timeout can stop one.  h∧ serves "mle" too.
+    portfolio = Portfolio({k: m for k, m in models.items() if k != "mle"}, props, engine=qualitative_engine,
+                          timeout=args.timeout, data=data, delta=args.delta, epsilon=args.epsilon)
+    earlier = _saved_records(target) if args.save else {}
+    invariants: list[tuple[str, str, IC3Result]] = []  # (property text, model file, result) for --save
     codes = []
     records: list[dict[str, object]] = []
-    for prop in props:
-        start = time.perf_counter()
-        witness: Witness | None = None
-        if not isinstance(prop.query, ExistsPath | ForallPath):
-            kind = "mle" if args.model_kind == "lattice" else args.model_kind
-            model = models[kind] if second is not None else first.model
+    with portfolio:
+        for index, prop in enumerate(props):
             try:
-                # The bound is on the data's MLE model, h∧.
-                q = quantitative.check(prop, model, init, checker, data=data if kind in ("and", "mle") else None,
-                                       delta=args.delta, observed_only=args.bound_scope == "observed")
-            except TypeError as exc:
-                raise UsageError(f"{prop.name}: {exc}") from None
-            line, record, code = _quantitative_line(prop, q, on_model[kind] if second is not None else "the model",
-                                                    vocab)
-        elif second is None or args.model_kind != "lattice":
-            model = first.model if second is None else models[args.model_kind]
-            result = engine(model).check(prop, init)
-            on = "the model" if second is None else on_model[args.model_kind]
-            line, record, code = _model_line(prop, result, vocab, on)
-            witness = result.witness
-        else:
-            verdict = decide(prop, first.model, second.model, data, init,
-                             engines=(engine(first.model), engine(second.model)), delta=args.delta,
-                             epsilon=args.epsilon)
-            line, record, code = _agent_line(prop, verdict, vocab)
-            witness = verdict.witness
-        if witness is not None:
-            # Structured for every kind of result (_agent_line records the text form).
-            record["witness"] = witness.to_json(vocab)
-        line = _echo(prop, line)
-        if args.replay and second is not None and witness is not None and witness.steps:
-            reached, runs = _replay(target, prop, witness, args.replay, args.seed)
-            record["replay"] = {"runs": runs, "reached_goal": reached}
-            line += f"\n  replayed on the agent: the goal was reached in {reached} of {runs} runs"
-        record.update(seconds=round(time.perf_counter() - start, 4), init=vocab.format_state(init),
-                      init_from=source)
-        print(json.dumps(record, ensure_ascii=False) if args.json else line)
-        records.append(record)
-        codes.append(code)
+                record, code = _check_one(args, target, portfolio, index, prop, models, second is not None, init,
+                                          source, checker, data, on_model, vocab, invariants)
+            except CheckTimeout as exc:
+                print(f"capver verify: error: {exc}", file=sys.stderr)
+                record = _timeout_record(prop, exc, earlier)
+                if args.json:
+                    print(json.dumps(record, ensure_ascii=False))
+                code = EXIT_TIMEOUT
+            records.append(record)
+            codes.append(code)
     if args.save:
         path = verdicts_file.write(target, records)
         # With --json, stdout stays one JSON object per line.
         print(f"saved {len(records)} verdict{'s' if len(records) != 1 else ''} to {path}",
               file=sys.stderr if args.json else sys.stdout)
-    return EXIT_VIOLATED if EXIT_VIOLATED in codes else EXIT_UNKNOWN if EXIT_UNKNOWN in codes else 0
+        _save_invariants(target, invariants, init, sys.stderr if args.json else sys.stdout)
+    for code in (EXIT_VIOLATED, EXIT_TIMEOUT, EXIT_UNKNOWN):
+        if code in codes:
+            return code
+    return 0
+
+
+def _check_one(args: argparse.Namespace, target: Path, portfolio: Portfolio, index: int, prop: Property,
+               models: dict[str, CompoundModel], lattice: bool, init: State, source: str,
+               checker: quantitative.QuantitativeChecker, data: TransitionDataset | None, on_model: dict[str, str],
+               vocab: Vocabulary, invariants: list[tuple[str, str, IC3Result]]) -> tuple[dict[str, object], int]:
+    """Check one property, print its result and return its record and exit code;
+    IC3's proofs of ``A [ G φ ]`` on a run's model files join ``invariants``."""
+    start = time.perf_counter()
+    witness: Witness | None = None
+    if not isinstance(prop.query, ExistsPath | ForallPath):
+        kind = "mle" if args.model_kind == "lattice" else args.model_kind
+        model = models[kind] if lattice else models["model"]
+        try:
+            # The bound is on the data's MLE model, h∧.
+            q = quantitative.check(prop, model, init, checker, data=data if kind in ("and", "mle") else None,
+                                   delta=args.delta, observed_only=args.bound_scope == "observed")
+        except TypeError as exc:
+            raise UsageError(f"{prop.name}: {exc}") from None
+        line, record, code = _quantitative_line(prop, q, on_model[kind] if lattice else "the model", vocab)
+    elif not lattice or args.model_kind != "lattice":
+        key = "model" if not lattice else "and" if args.model_kind == "mle" else args.model_kind
+        result = _qualitative(portfolio, key, index, init)
+        on = "the model" if not lattice else on_model[args.model_kind]
+        line, record, code = _model_line(prop, result, vocab, on)
+        witness = result.witness
+        if lattice:
+            _proved(prop, MODEL_FILES[args.model_kind], result, invariants)
+    else:
+        on_and = _qualitative(portfolio, "and", index, init)
+        on_or = _qualitative(portfolio, "or", index, init)
+        verdict = portfolio.verdict(index, init, on_and, on_or)
+        line, record, code = _agent_line(prop, verdict, vocab)
+        witness = verdict.witness
+        _proved(prop, "h_and.capm", on_and, invariants)
+        _proved(prop, "h_or.capm", on_or, invariants)
+    if witness is not None:
+        # Structured for every kind of result (_agent_line records the text form).
+        record["witness"] = witness.to_json(vocab)
+    line = _echo(prop, line)
+    if args.replay and lattice and witness is not None and witness.steps:
+        reached, runs = _replay(target, prop, witness, args.replay, args.seed)
+        record["replay"] = {"runs": runs, "reached_goal": reached}
+        line += f"\n  replayed on the agent: the goal was reached in {reached} of {runs} runs"
+    record.update(seconds=round(time.perf_counter() - start, 4), init=vocab.format_state(init),
+                  init_from=source)
+    print(json.dumps(record, ensure_ascii=False) if args.json else line, flush=True)
+    return record, code
+
+
+def _qualitative(portfolio: Portfolio, key: str, index: int, init: State) -> QualitativeResult:
+    try:
+        return portfolio.check(key, index, init)
+    except ValueError as exc:  # the chosen engine does not answer this kind of property
+        raise UsageError(f"--engine: {exc}") from None
+
+
+def _proved(prop: Property, model_file: str, result: QualitativeResult,
+            invariants: list[tuple[str, str, IC3Result]]) -> None:
+    """Keep IC3's proof of an ``A [ G φ ]`` for the certificate (``--save``)."""
+    query = prop.query
+    if (isinstance(result, IC3Result) and result.invariant is not None and result.holds
+            and isinstance(query, ForallPath) and isinstance(query.path, Globally)):
+        invariants.append((_bare_text(prop), model_file, result))
+
+
+def _bare_text(prop: Property) -> str:
+    """The property in the property language without its name."""
+    return to_text(prop).removeprefix(f"{json.dumps(prop.name, ensure_ascii=False)}: ")
+
+
+def _save_invariants(target: Path, invariants: list[tuple[str, str, IC3Result]], init: State, out: TextIO) -> None:
+    """Record IC3's invariants in the run's certificate (re-checked by plain z3 there
+    first); a run without a certificate, or whose models changed since it was made,
+    is told so and keeps its certificate as it is."""
+    recorded = 0
+    for text, model_file, result in invariants:
+        assert result.invariant is not None
+        try:
+            certificate.add_invariant(target, text, model_file, result.invariant, init)
+            recorded += 1
+        except certificate.CertificateError as exc:
+            print(f"capver verify: the invariant of {text} on {model_file} is not recorded: {exc}", file=sys.stderr)
+    if recorded:
+        print(f"recorded {recorded} inductive invariant{'s' if recorded != 1 else ''} (ic3) in "
+              f"{target / certificate.NAME}; capver certify {target} re-checks them", file=out)
+
+
+def _saved_records(target: Path) -> dict[str, dict[str, object]]:
+    """The records an earlier ``--save`` wrote, by property text (none when there is
+    no such file, or it is not capver's: ``--save`` refuses that one anyway)."""
+    path = target / verdicts_file.NAME
+    try:
+        rows = verdicts_file.records(json.loads(path.read_text(encoding="utf-8")), str(path))
+    except (OSError, ValueError, CapverError):
+        return {}
+    return {str(r.get("text")): dict(r) for r in rows}
+
+
+def _timeout_record(prop: Property, exc: CheckTimeout, earlier: dict[str, dict[str, object]]) -> dict[str, object]:
+    """The record of a property whose check ran out of --timeout: the verdict an
+    earlier --save wrote for it, marked as not re-checked, else a "timeout" record."""
+    text = to_text(prop)
+    old = earlier.get(text)
+    if old is not None:
+        return {**old, "rechecked": False,
+                "note": f"not re-checked: {exc}; this is the verdict saved before"}
+    return {"property": prop.name, "text": text, "verdict": "timeout", "reason": str(exc),
+            "engine": " and ".join(exc.engines), "timeout": exc.seconds}
+
+
+def _engines(names: list[str]) -> tuple[str, str]:
+    """(the qualitative engine, the quantitative checker) named by the ``--engine``
+    options: at most one of each kind, the other auto."""
+    qualitative = [n for n in names if n in QUALITATIVE_ENGINES]
+    quantitative = [n for n in names if n in QUANTITATIVE_CHECKERS]
+    for kind, chosen in (("E/A", qualitative), ("P/R", quantitative)):
+        if len(set(chosen)) > 1:
+            raise UsageError(f"--engine: {' and '.join(sorted(set(chosen)))} are both engines of {kind} properties; "
+                             "name at most one of each kind")
+    return (qualitative[0] if qualitative else AUTO), (quantitative[0] if quantitative else AUTO)
 
 
 def _engine(name: str) -> str:
     if name == AUTO:
-        return "storm" if storm.available() else "explicit"
+        return AUTO  # checkers.AutoChecker picks by the model's size
     if name.startswith("storm") and not storm.available():
         raise UsageError(f"--engine {name}: stormpy is not installed (pip install 'stormpy>=2.0'), "
                          "or use --engine explicit")
@@ -295,15 +427,15 @@ def _comparison(bound: ProbabilityBound, q: quantitative.QuantitativeResult) -> 
 def _quantitative_line(prop: Property, q: quantitative.QuantitativeResult, on: str,
                        vocab: Vocabulary) -> tuple[str, dict[str, object], int]:
     record: dict[str, object] = {"property": prop.name, "text": to_text(prop), **_value_json(q.value),
-                                 "quantity": q.what, "model": on, "engine": q.engine}
-    line = f"{prop.name}: {q.what} = {_value_text(q.value)} on {on} (engine {q.engine})"
+                                 "quantity": q.what, "model": on, "engine": q.engine, "guarantee": q.guarantee}
+    line = f"{prop.name}: {q.what} = {_value_text(q.value)} on {on} (engine {q.engine}: {q.guarantee})"
     bound = prop.query
     if q.holds is not None and isinstance(bound, ProbabilityBound):  # the only query with a verdict
         compared, why = _comparison(bound, q)
         p = bound.probability
         record.update(verdict="holds" if q.holds else "violated", reason=f"{compared} ({why})",
                       threshold={"comparison": bound.comparison.value, "value": float(p), "exact": str(p)})
-        line = f"{prop.name}: {'HOLDS' if q.holds else 'VIOLATED'} on {on}: {compared} ({why}; engine {q.engine})"
+        line = f"{prop.name}: {'HOLDS' if q.holds else 'VIOLATED'} on {on}: {compared} ({why}; engine {q.engine}: {q.guarantee})"
     code = EXIT_VIOLATED if q.holds is False else 0
     if q.agent is not None:
         line += _agent_bounds_text(q.agent, vocab)
@@ -345,17 +477,43 @@ def _agent_bounds_json(b: AgentBounds, vocab: Vocabulary) -> dict[str, object]:
     }
 
 
+def _how(r: QualitativeResult) -> str:
+    """How the engine decided: the states the BDD engine explored, IC3's invariant or
+    where its run came from, the steps BMC searched."""
+    if isinstance(r, IC3Result):
+        if r.invariant is not None:
+            inv = r.invariant
+            return (f"proved by an inductive invariant of {inv.lemmas} lemma{'s' if inv.lemmas != 1 else ''}, "
+                    f"{inv.literals} literal{'s' if inv.literals != 1 else ''}")
+        return "a run found by Spacer" if r.witness_source == "spacer" else "a run found by bounded model checking"
+    if r.engine == "bmc":
+        if r.witness is not None:
+            return "a run found by bounded model checking"
+        return f"no run within {r.bound:,} steps"
+    if r.reachable is not None:
+        return f"{r.reachable} reachable states"
+    return f"decided after exploring {r.explored} states"
+
+
+def _engine_json(r: QualitativeResult) -> dict[str, object]:
+    """What the engine that answered adds to a record: IC3's invariant."""
+    if isinstance(r, IC3Result) and r.invariant is not None:
+        inv = r.invariant
+        return {"invariant": {"lemmas": inv.lemmas, "literals": inv.literals, "smtlib": inv.smtlib}}
+    return {}
+
+
 def _model_line(prop: Property, r: QualitativeResult, vocab: Vocabulary,
                 on: str) -> tuple[str, dict[str, object], int]:
-    states = f"{r.reachable} reachable states" if r.reachable is not None else \
-        f"decided after exploring {r.explored} states"
+    states = _how(r)
     reason = f"{r.verdict} on {on} ({states})"
     label = "witness" if r.holds else "counterexample"
     if r.witness is not None:
         n = len(r.witness)
         reason += f"; {label}: a run of {n} step{'s' if n != 1 else ''}"
     record: dict[str, object] = {"property": prop.name, "text": to_text(prop), "verdict": r.verdict, "reason": reason,
-                                 "model": on, "engine": r.engine, "reachable": r.reachable, "explored": r.explored}
+                                 "model": on, "engine": r.engine, "reachable": r.reachable, "explored": r.explored,
+                                 **_engine_json(r)}
     line = f"{prop.name}: {r.verdict.upper()} on {on} ({states}, engine {r.engine})"
     if r.witness is not None:
         line += f"\n  {label}: {r.witness.format_changes(vocab)}"
@@ -363,12 +521,23 @@ def _model_line(prop: Property, r: QualitativeResult, vocab: Vocabulary,
 
 
 def _agent_line(prop: Property, v: LatticeVerdict, vocab: Vocabulary) -> tuple[str, dict[str, object], int]:
+    engines = {"h_and": v.on_and.engine, "h_or": v.on_or.engine}
+    same = v.on_and.engine == v.on_or.engine
     record: dict[str, object] = {
         "property": prop.name, "text": to_text(prop), "verdict": v.verdict.value, "reason": v.reason,
-        "on_h_and": v.on_and.verdict, "on_h_or": v.on_or.verdict, "engine": "bdd", "assumption": v.assumption,
+        "on_h_and": v.on_and.verdict, "on_h_or": v.on_or.verdict,
+        "engine": v.on_and.engine if same else f"h∧: {v.on_and.engine}, h∨: {v.on_or.engine}", "engines": engines,
+        "assumption": v.assumption,
     }
     record["tier"] = v.tier.value
-    line = f"{prop.name}: {_verdict_words(v)} — {v.reason} (h∧: {v.on_and.verdict}, h∨: {v.on_or.verdict})"
+    by = f"by {v.on_and.engine}" if same else f"by {v.on_and.engine} on h∧, {v.on_or.engine} on h∨"
+    line = (f"{prop.name}: {_verdict_words(v)} — {v.reason} (h∧: {v.on_and.verdict}, h∨: {v.on_or.verdict}) "
+            f"{by}")
+    for model, r in (("h∧", v.on_and), ("h∨", v.on_or)):
+        extra = _engine_json(r)
+        if extra:
+            record[f"invariant_{'h_and' if model == 'h∧' else 'h_or'}"] = extra["invariant"]
+            line += f"\n  {model}: {_how(r)} (ic3)"
     if v.witness is not None:
         record["witness"] = v.witness.format(vocab)
         line += f"\n  run: {v.witness.format_changes(vocab)}"
@@ -426,17 +595,15 @@ def _confidence_json(c: Confidence, vocab: Vocabulary) -> dict[str, object]:
     }
 
 
-def _replay(run_dir: Path, prop: Property, witness: Witness, n: int, seed: int) -> tuple[int, int]:
+def _replay(directory: Path, prop: Property, witness: Witness, n: int, seed: int) -> tuple[int, int]:
     """Execute the witness's capabilities with the run's agent ``n`` times from the
     witness's first state; count the runs whose symbolic trajectory reaches the goal
     of the property's path (for ``A [ G φ ]``, the violation ¬φ)."""
     import numpy as np
 
     from capver.engines.execution import execute
-    from capver.settings import build_assessment
 
-    manifest = run_file.read(run_dir)
-    a = build_assessment(manifest.agent, manifest.setting, np.random.default_rng(manifest.setting.seed))
+    a = run_dir.Run.open(directory, require=(run_dir.MANIFEST,)).assessment
     st, vocab = a.setting, a.ctx.vocab
     starts = [x for x in st.initial_states if st.alpha(x) == witness.initial]
     if not starts:

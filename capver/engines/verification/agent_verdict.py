@@ -191,14 +191,20 @@ class LatticeVerdict:
 
 def decide(prop: Property, h_and: CompoundModel, h_or: CompoundModel, data: TransitionDataset | None,
            init: State, *, engines: tuple[SymbolicEngine, SymbolicEngine] | None = None,
+           results: tuple[QualitativeResult, QualitativeResult] | None = None,
            delta: float = DEFAULT_DELTA, epsilon: float = DEFAULT_EPSILON, max_queries: int = 5) -> LatticeVerdict:
     """The verdict for the agent; ``engines`` are BDD engines of h∧ and h∨ to reuse
-    (their reachable sets are kept) when several properties are checked.  ``delta``
-    and ``epsilon`` set the confident tier (module docstring)."""
+    (their reachable sets are kept) when several properties are checked.
+    ``results``: the property's verdicts on h∧ and h∨ when another engine already
+    decided them (IC3, BMC: capver.engines.verification.qualitative); the BDD engines
+    are then built only for the tiers that need them.  ``delta`` and ``epsilon`` set
+    the confident tier (module docstring)."""
     query, caps = qualitative_query(prop)
-    eng_and, eng_or = engines if engines is not None else (SymbolicEngine(h_and), SymbolicEngine(h_or))
-    on_and = eng_and.check(prop, init)
-    on_or = eng_or.check(prop, init)
+    if results is None:
+        engines = engines if engines is not None else (SymbolicEngine(h_and), SymbolicEngine(h_or))
+        on_and, on_or = engines[0].check(prop, init), engines[1].check(prop, init)
+    else:
+        on_and, on_or = results
     path = query.path
     existential = isinstance(query, ExistsPath) and isinstance(path, Eventually | Until)
     invariant = isinstance(query, ForallPath) and isinstance(path, Globally)
@@ -208,6 +214,7 @@ def decide(prop: Property, h_and: CompoundModel, h_or: CompoundModel, data: Tran
     if invariant and not on_and.holds:
         return LatticeVerdict(AgentVerdict.VIOLATED, Tier.OBSERVED, "violated on h∧: the counterexample was observed",
                               on_and, on_or, on_and.witness)
+    eng_and, eng_or = engines if engines is not None else (SymbolicEngine(h_and), SymbolicEngine(h_or))
     if not (existential or invariant):
         # E [ G φ ], A [ F φ ], A [ φ U ψ ]: on runs that never stop.
         return _decide_lasting(query, eng_and.restricted(caps), eng_or.restricted(caps), on_and, on_or, data, init,

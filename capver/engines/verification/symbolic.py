@@ -368,6 +368,10 @@ class SymbolicEngine:
         self.dead: Node = b.neg(enabled)
         self._reach: dict[State, _Reach] = {}
         self._restricted: dict[frozenset[str], SymbolicEngine] = {}
+        # Called with (ring index, states seen so far) after each forward ring, by this
+        # engine and its restrictions (one list): how the qualitative portfolio sees a
+        # reachable set growing large (capver.engines.verification.qualitative).
+        self.ring_hooks: list[Callable[[int, Node], None]] = []
 
     def _move(self, c: str | None, eta: Effect, domain: Node) -> _Move:
         touched = tuple(_bits(eta.add | eta.delete))
@@ -380,7 +384,9 @@ class SymbolicEngine:
 
     def restricted(self, capabilities: Iterable[str] | None) -> SymbolicEngine:
         """The engine of the same model whose scheduler uses only ``capabilities``."""
-        return restriction(self, self.model, self.capability_names, capabilities, self._restricted, SymbolicEngine)
+        engine = restriction(self, self.model, self.capability_names, capabilities, self._restricted, SymbolicEngine)
+        engine.ring_hooks = self.ring_hooks
+        return engine
 
     # -- one step ----------------------------------------------------------------------
     def _image(self, m: _Move, x: Node) -> Node:
@@ -549,6 +555,8 @@ class SymbolicEngine:
                 return rings, None, seen
             rings.append(ring)
             seen = b.disj(seen, ring)
+            for hook in self.ring_hooks:
+                hook(len(rings) - 1, seen)
         return rings, len(rings) - 1, seen
 
     def frontier(self, init: State, goal: Node, hold: Node, bound: int | None) -> list[Node]:

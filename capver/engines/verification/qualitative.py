@@ -1,0 +1,506 @@
+"""The qualitative model checkers by name, and the automatic choice among them: which
+engine answers a property of ``capver verify`` (section 2: the MDP a compound model
+induces, read as a nondeterministic transition system for ``E [ path ]`` and
+``A [ path ]``; the verdicts about the agent of section 3.1 in
+:mod:`capver.engines.verification.agent_verdict`).
+
+**The registry.**  :data:`QUALITATIVE_ENGINES` maps a name to an engine, as pyperplan
+names its search algorithms; ``capver verify --engine`` takes its qualitative
+choices from it, and ``auto`` (:data:`AUTO`, the default) chooses per property:
+
+* ``bdd`` — :class:`~capver.engines.verification.symbolic.SymbolicEngine`: forward
+  onion rings that stop at the first goal state, else least/greatest fixpoints over
+  the reachable set.  Every query; exact.  Its cost is the reachable set's BDD.
+* ``ic3`` — :class:`~capver.engines.verification.ic3.IC3Engine` (z3's Spacer): the
+  safety queries ``A [ G φ ]``, ``E [ F φ ]``, ``E [ ψ U φ ]`` (bounded or not), with
+  an inductive invariant when the bad states are unreachable (which ``--save``
+  records in the run's certificate for ``capver certify``).  Its cost does not grow
+  with the reachable set; finding long runs is its weak side.
+* ``bmc`` — :class:`~capver.engines.verification.bmc.BoundedModelChecker`: every
+  query, by unrolling.  Exact for a bounded operator; an unbounded one is unrolled
+  up to as many steps as the model has states (2^atoms, where its verdict is exact),
+  so it decides an unbounded property in practice only when it finds a run (the
+  witness of ``E``, the counterexample of ``A``).
+
+**Auto** (:func:`plan`, :class:`Portfolio`).  The BDD engine starts alone: on a
+model whose reachable set is small it answers in milliseconds and keeps its
+reachable set for the next property and for the verdict tiers.  When its forward
+rings grow past :data:`LARGE_NODES` BDD nodes or :data:`LARGE_RINGS` rings (counted,
+so the same model always switches at the same ring), or when it has not answered
+within :data:`HEAD_START` seconds (building a large model's condition BDDs), a
+second engine starts beside it in its own process: IC3 for an unbounded safety
+query (it proves what holds), BMC for any other (bounded queries are its exact
+ground; for E G, A F and A U it looks for the lasso or run).  The first answer
+wins and the other process is killed.  ``--timeout`` bounds each check: the
+processes still running are killed and :class:`CheckTimeout` names the property,
+the engines and what to try instead.
+
+**Measured** (learned runs of ``capver learn`` kept under /tmp, ``capver verify
+--model-kind or|and --json`` end to end, seconds from the first property's check
+to its verdict; docs/qualitative_engines.md has the commands, the tables and the
+load average).  Blocksworld h∨ after 3,000 LAO* steps (30 atoms, 60 capabilities,
+551 rules): the BDD rings reach 666 states (1,497 nodes) after 5 rings and
+0.06 s, 95,878 states (32,852 nodes) after 7 rings and 3.5 s, 1.9 million (204,944
+nodes) after 9 rings and 39 s; the whole reachable set took over 11 minutes.  So a
+proof there (``A [ G !(handempty & handfull) ]``) is IC3's: 1.2 s, one 2-literal
+lemma, where the BDD engine was stopped after 9 minutes; and its 6-step
+counterexample of "never both held" is the BDD engine's (1.2 s; Spacer 28 s, BMC
+2.9 s).  Crafter h∨ after 3,000 steps (76 atoms, 15 capabilities, 275 rules):
+``A [ G !has_diamond ]`` holds, IC3 1.1 s, BDD over 9 minutes; ``A [ G !dead ]``
+fails in one step, IC3 0.6 s, BDD 7.4 s (building the condition BDDs, before its
+first ring: what :data:`HEAD_START` is for).  Crafter h∧ (310 reachable states),
+``A [ G !dead ]`` fails by a 14-step run: BDD 13 s, Spacer 105 s.  The shipped First
+Responders h∨ (4,608 reachable states): every engine within 0.1–2 s, the BDD
+engine first.  See docs/qualitative_engines.md for the ``auto`` column.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from multiprocessing.connection import Connection, wait
+from typing import Any, Protocol, Self
+
+from capver.engines.verification.agent_verdict import (
+    DEFAULT_DELTA,
+    DEFAULT_EPSILON,
+    AgentVerdict,
+    LatticeVerdict,
+    Tier,
+    decide,
+    first_untried,
+)
+from capver.engines.verification.bmc import BoundedModelChecker
+from capver.engines.verification.ic3 import IC3Engine, safety_problem
+from capver.engines.verification.symbolic import (
+    QualitativeQuery,
+    QualitativeResult,
+    SymbolicEngine,
+    qualitative_query,
+)
+from capver.errors import CapverError, SolverError
+from capver.logic.bdd import Node
+from capver.model.capability_model import CompoundModel
+from capver.model.dataset import TransitionDataset
+from capver.model.properties import Eventually, ExistsPath, ForallPath, Globally, Property, Until
+from capver.model.state import State
+
+__all__ = [
+    "AUTO",
+    "HEAD_START",
+    "LARGE_NODES",
+    "LARGE_RINGS",
+    "QUALITATIVE_ENGINES",
+    "CheckTimeout",
+    "Checker",
+    "Portfolio",
+    "QualitativeEngine",
+    "is_safety",
+    "needs_frontier",
+    "plan",
+]
+
+AUTO = "auto"
+LARGE_NODES = 20_000
+"""BDD nodes of the forward rings' explored set past which ``auto`` starts a second
+engine (Blocksworld h∨: 8,092 nodes at ring 6 after 0.3 s, 32,852 at ring 7 after
+3.5 s)."""
+LARGE_RINGS = 200
+"""Forward rings past which ``auto`` starts a second engine: a reachable set that
+takes that many breadth-first steps (a counter) is large whatever its BDD's size."""
+HEAD_START = 2.0
+"""Seconds the BDD engine runs alone before ``auto`` starts a second engine anyway
+(a large model's condition BDDs take that long before the first ring: Crafter h∨
+7.4 s)."""
+
+
+class CheckTimeout(CapverError, TimeoutError):
+    """A check that ran out of its time limit: ``prop`` on the model ``on`` by the
+    ``engines`` that were running."""
+
+    def __init__(self, message: str, *, prop: Property, on: str, engines: tuple[str, ...], seconds: float) -> None:
+        super().__init__(message)
+        self.prop = prop
+        self.on = on
+        self.engines = engines
+        self.seconds = seconds
+
+
+# =====================================================================================
+# The registry
+# =====================================================================================
+
+
+class Checker(Protocol):
+    """An engine built for one model: the verdict of a qualitative property in an
+    initial state."""
+
+    def check(self, item: Property, init: State) -> QualitativeResult: ...
+
+
+def is_safety(query: QualitativeQuery) -> bool:
+    """``A [ G φ ]``, ``E [ F φ ]`` or ``E [ ψ U φ ]`` (bounded or not): one
+    reachability question, what IC3 answers."""
+    try:
+        safety_problem(query)
+    except TypeError:
+        return False
+    return True
+
+
+class _Unrolled:
+    """BMC as a checker: a bounded operator unrolled to its bound, an unbounded one
+    to as many steps as the model has states (exact there, bmc module docstring)."""
+
+    def __init__(self, model: CompoundModel) -> None:
+        self.bmc = BoundedModelChecker(model)
+        self.states = 1 << len(model.vocabulary)
+
+    def check(self, item: Property, init: State) -> QualitativeResult:
+        return self.bmc.check(item, init, bound=self.states)
+
+
+@dataclass(frozen=True, slots=True)
+class QualitativeEngine:
+    """A qualitative engine: its ``--help`` text, the queries it answers
+    (``answers``) and how to build its checker of one model."""
+
+    name: str
+    summary: str
+    answers: Callable[[QualitativeQuery], bool]
+    build: Callable[[CompoundModel], Checker]
+
+
+QUALITATIVE_ENGINES: dict[str, QualitativeEngine] = {
+    "bdd": QualitativeEngine(
+        "bdd", "BDD fixpoints and forward rings (every E/A property; slow when the reachable set is large)",
+        lambda q: True, SymbolicEngine),
+    "ic3": QualitativeEngine(
+        "ic3", "IC3/PDR on z3's Spacer (A [ G φ ], E [ F φ ], E [ ψ U φ ]: an inductive invariant when it holds, "
+        "which --save records in the certificate; slow to find long runs)",
+        is_safety, IC3Engine),
+    "bmc": QualitativeEngine(
+        "bmc", "bounded model checking with z3 (exact on bounded properties; an unbounded one only by finding a run, "
+        "or by unrolling as many steps as the model has states)",
+        lambda q: True, _Unrolled),
+}
+"""Name → qualitative engine: the qualitative choices of ``capver verify --engine``
+(besides ``auto``)."""
+
+
+def plan(query: QualitativeQuery) -> tuple[str, str]:
+    """``auto``'s engines for a query: the one that starts, and the one that joins it
+    when the reachable set turns out large (module docstring)."""
+    if query.path.bound is None and is_safety(query):
+        return "bdd", "ic3"
+    return "bdd", "bmc"
+
+
+def needs_frontier(query: QualitativeQuery, on_and: QualitativeResult, on_or: QualitativeResult) -> bool:
+    """Whether the verdict about the agent needs BDD work beyond the two model
+    verdicts: h∨'s frontier for the confident tier, or (E G, A F, A U) the lasting
+    runs of :func:`~capver.engines.verification.agent_verdict.decide`.  False when
+    h∧ decides it (observed) or h∧ and h∨ disagree (unknown)."""
+    path = query.path
+    existential = isinstance(query, ExistsPath) and isinstance(path, Eventually | Until)
+    invariant = isinstance(query, ForallPath) and isinstance(path, Globally)
+    if not (existential or invariant):
+        return True
+    if on_and.holds == existential:  # witnessed (E) or violated (A) on h∧: observed
+        return False
+    return on_or.holds == invariant
+
+
+# =====================================================================================
+# Worker processes
+# =====================================================================================
+
+
+@dataclass(slots=True)
+class _Context:
+    """What every worker process inherits (forked: nothing is pickled): the models by
+    key, the properties, and the data and levels of the verdict tiers."""
+
+    models: Mapping[str, CompoundModel]
+    props: Sequence[Property]
+    data: TransitionDataset | None
+    delta: float
+    epsilon: float
+
+
+def _serve(conn: Connection, name: str, ctx: _Context) -> None:
+    """A worker's loop: one engine (``name``) of every model, built on first use and
+    kept, so that a BDD engine's reachable sets serve later properties.  Requests
+    ``(id, "check", key, index, init)`` and ``(id, "decide", index, init, on_and,
+    on_or)``; answers ``(id, "result", value)``, ``(id, "error", text)`` and, from the
+    BDD engine, ``(id, "large", text)`` once its rings pass the budget."""
+    engine = QUALITATIVE_ENGINES[name]
+    checkers: dict[str, Any] = {}
+    current = [0]
+    signalled: set[int] = set()
+
+    def checker(key: str) -> Any:
+        hit = checkers.get(key)
+        if hit is None:
+            hit = checkers[key] = engine.build(ctx.models[key])
+            if isinstance(hit, SymbolicEngine):
+                hit.ring_hooks.append(partial(watch, bdd=hit.bdd))
+        return hit
+
+    def watch(ring: int, seen: Node, bdd: Any) -> None:
+        rid = current[0]
+        if rid in signalled:
+            return
+        nodes = bdd.dag_size(seen)
+        if ring >= LARGE_RINGS or nodes > LARGE_NODES:
+            signalled.add(rid)
+            conn.send((rid, "large", f"{ring} rings, {nodes:,} BDD nodes"))
+
+    while True:
+        try:
+            request = conn.recv()
+        except EOFError:
+            return
+        rid, kind, *args = request
+        current[0] = rid
+        try:
+            if kind == "check":
+                key, index, init = args
+                conn.send((rid, "result", checker(key).check(ctx.props[index], init)))
+            else:
+                index, init, on_and, on_or = args
+                eng_and, eng_or = checker("and"), checker("or")
+                verdict = decide(ctx.props[index], ctx.models["and"], ctx.models["or"], ctx.data, init,
+                                 engines=(eng_and, eng_or), results=(on_and, on_or), delta=ctx.delta,
+                                 epsilon=ctx.epsilon)
+                conn.send((rid, "result", verdict))
+        except Exception as e:  # noqa: BLE001 - every failure goes back to the parent, which raises it
+            conn.send((rid, "error", f"{type(e).__name__}: {e}"))
+
+
+@dataclass(slots=True)
+class _Worker:
+    name: str
+    process: Any
+    conn: Connection
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.join()
+        self.conn.close()
+
+
+@dataclass(slots=True)
+class _Running:
+    """A check sent to one worker, and what it said so far."""
+
+    worker: _Worker
+    rid: int
+    large: str | None = None
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class Portfolio:
+    """The qualitative checks of one ``capver verify`` call, each in a worker process
+    forked from this one (it inherits the models; a killed worker takes only its
+    own engine's state along).  ``engine`` is a name of :data:`QUALITATIVE_ENGINES`
+    or :data:`AUTO`; ``timeout`` (seconds, None: none) bounds each check and each
+    tier computation.  ``models`` are keyed as ``capver verify --model-kind`` names
+    them ("and" and "or" for a run's lattice verdicts); ``data``, ``delta`` and
+    ``epsilon`` are those of :func:`~capver.engines.verification.agent_verdict.decide`.
+    Use as a context manager: the workers are killed on exit."""
+
+    models: Mapping[str, CompoundModel]
+    props: Sequence[Property]
+    engine: str = AUTO
+    timeout: float | None = None
+    data: TransitionDataset | None = None
+    delta: float = DEFAULT_DELTA
+    epsilon: float = DEFAULT_EPSILON
+    head_start: float = HEAD_START
+    _workers: dict[str, _Worker] = field(default_factory=dict)
+    _next: int = 0
+
+    def __post_init__(self) -> None:
+        if self.engine != AUTO and self.engine not in QUALITATIVE_ENGINES:
+            raise ValueError(f"engine {self.engine!r}: expected {AUTO} or one of {', '.join(QUALITATIVE_ENGINES)}")
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for w in self._workers.values():
+            w.kill()
+        self._workers.clear()
+
+    # -- workers ------------------------------------------------------------------------
+    def _worker(self, name: str) -> _Worker:
+        hit = self._workers.get(name)
+        if hit is not None and hit.process.is_alive():
+            return hit
+        ctx = multiprocessing.get_context("fork")
+        parent, child = ctx.Pipe()
+        shared = _Context(self.models, self.props, self.data, self.delta, self.epsilon)
+        process = ctx.Process(target=_serve, args=(child, name, shared), daemon=True, name=f"capver-{name}")
+        process.start()
+        child.close()
+        hit = self._workers[name] = _Worker(name, process, parent)
+        return hit
+
+    def _send(self, name: str, *request: object) -> _Running:
+        self._next += 1
+        w = self._worker(name)
+        w.conn.send((self._next, *request))
+        return _Running(w, self._next)
+
+    def _drop(self, name: str) -> None:
+        w = self._workers.pop(name, None)
+        if w is not None:
+            w.kill()
+
+    # -- checks -------------------------------------------------------------------------
+    def check(self, key: str, index: int, init: State) -> QualitativeResult:
+        """The verdict of property ``index`` on model ``key`` in ``init``, by the
+        chosen engine or (auto) the first of the planned ones to answer;
+        :class:`CheckTimeout` when none answers within the timeout,
+        :class:`SolverError` when every engine failed, :class:`ValueError` when the
+        chosen engine does not answer the query (IC3 for E G, say)."""
+        prop = self.props[index]
+        query, _ = qualitative_query(prop)
+        if self.engine == AUTO:
+            first, helper = plan(query)
+        else:
+            if not QUALITATIVE_ENGINES[self.engine].answers(query):
+                raise ValueError(f"{prop.name}: --engine {self.engine} does not answer this property "
+                                 f"({QUALITATIVE_ENGINES[self.engine].summary}); use --engine auto or bdd")
+            first, helper = self.engine, None
+        start = time.monotonic()
+        deadline = None if self.timeout is None else start + self.timeout
+        running = {first: self._send(first, "check", key, index, init)}
+        errors: list[str] = []
+        while True:
+            now = time.monotonic()
+            joins = helper is not None and helper not in running
+            waits = [] if deadline is None else [deadline - now]
+            if joins:
+                waits.append(start + self.head_start - now)
+            ready = wait([r.worker.conn for r in running.values()], timeout=max(0.0, min(waits)) if waits else None)
+            for name, r in list(running.items()):
+                if r.worker.conn not in ready:
+                    continue
+                try:
+                    rid, kind, value = r.worker.conn.recv()
+                except (EOFError, OSError):
+                    r.worker.process.join()
+                    died = f"the {name} process ended (exit status {r.worker.process.exitcode})"
+                    rid, kind, value = r.rid, "died", died
+                if rid != r.rid:
+                    continue  # an answer to a request given up on
+                if kind == "result":
+                    for other in running:
+                        if other != name:
+                            self._drop(other)  # the loser is killed
+                    return value
+                if kind == "large":
+                    r.large = value
+                    continue
+                errors.append(f"{name}: {value}")
+                del running[name]
+                if kind == "died":
+                    self._drop(name)
+            now = time.monotonic()
+            if joins and (now >= start + self.head_start or any(r.large for r in running.values()) or not running):
+                assert helper is not None
+                running[helper] = self._send(helper, "check", key, index, init)
+                continue
+            if not running:
+                raise SolverError(f"{prop.name}: every engine failed: {'; '.join(errors)}")
+            if deadline is not None and now >= deadline:
+                names = tuple(running)
+                for name in names:
+                    self._drop(name)
+                raise CheckTimeout(_timeout_message(prop, key, names, query, self.timeout or 0.0, self.engine),
+                                   prop=prop, on=key, engines=names, seconds=self.timeout or 0.0)
+
+    def verdict(self, index: int, init: State, on_and: QualitativeResult,
+                on_or: QualitativeResult) -> LatticeVerdict:
+        """The verdict about the agent from the verdicts on h∧ ("and") and h∨ ("or"):
+        :func:`~capver.engines.verification.agent_verdict.decide` here when it needs
+        no BDD, else in the BDD worker (which may already hold h∨'s reachable set)
+        within the timeout; when that runs out, the verdict that needs no frontier
+        (:func:`without_frontier`)."""
+        prop = self.props[index]
+        query, _ = qualitative_query(prop)
+        if not needs_frontier(query, on_and, on_or):
+            return decide(prop, self.models["and"], self.models["or"], self.data, init, results=(on_and, on_or),
+                          delta=self.delta, epsilon=self.epsilon)
+        r = self._send("bdd", "decide", index, init, on_and, on_or)
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not wait([r.worker.conn], timeout=left):
+                self._drop("bdd")
+                return without_frontier(query, on_and, on_or, self.data, self.timeout or 0.0)
+            try:
+                rid, kind, value = r.worker.conn.recv()
+            except (EOFError, OSError):
+                self._workers.pop("bdd", None)
+                raise SolverError(f"{prop.name}: the bdd process ended (exit status {r.worker.process.exitcode})") \
+                    from None
+            if rid != r.rid or kind == "large":
+                continue
+            if kind == "error":
+                raise SolverError(f"{prop.name}: {value}")
+            return value
+
+
+_ON = {"and": "h∧", "or": "h∨", "mle": "h∧ (MLE)", "tilde": "h̃", "model": "the model"}
+
+
+def _timeout_message(prop: Property, key: str, engines: tuple[str, ...], query: QualitativeQuery, seconds: float,
+                     chosen: str) -> str:
+    """One line: the property, the model, the engines that ran out, what to try."""
+    tries: list[str] = []
+    safety = is_safety(query)
+    if chosen != AUTO:
+        tries.append("--engine auto")
+    if safety and "ic3" not in engines:
+        tries.append("--engine ic3 (proves invariants without the reachable set)")
+    if query.path.bound is None:
+        tries.append("a bounded property (e.g. G<=10, F<=10) with --engine bmc")
+    tries.append(f"a larger --timeout than {seconds:g} s")
+    which = " and ".join(engines)
+    return (f"{prop.name}: no verdict on {_ON.get(key, key)} within --timeout {seconds:g} s ({which} still running, "
+            f"stopped); try {', or '.join(tries)}")
+
+
+def without_frontier(query: QualitativeQuery, on_and: QualitativeResult, on_or: QualitativeResult,
+                     data: TransitionDataset | None, seconds: float) -> LatticeVerdict:
+    """The verdict about the agent when the BDD work beyond the two model verdicts
+    (h∨'s frontier, the lasting runs) did not finish within ``seconds``: nothing
+    beyond what was computed — unconfirmed where h∨ decides (the confident tier
+    needs the frontier), unknown where h∧'s lasting run was not computed."""
+    note = f"h∨'s frontier not computed within --timeout {seconds:g} s: unconfirmed"
+    path = query.path
+    existential = isinstance(query, ExistsPath) and isinstance(path, Eventually | Until)
+    invariant = isinstance(query, ForallPath) and isinstance(path, Globally)
+    if existential or invariant:
+        on = "holds on h∨" if invariant else "impossible on h∨"
+        return LatticeVerdict(AgentVerdict.UNCONFIRMED, Tier.UNCONFIRMED, f"{on}, but {note}", on_and, on_or)
+    exists = isinstance(query, ExistsPath)
+    lasting_on_or = on_or.holds if exists else not on_or.holds
+    if not lasting_on_or:
+        on = "impossible on h∨" if exists else "holds on h∨"
+        return LatticeVerdict(AgentVerdict.UNCONFIRMED, Tier.UNCONFIRMED,
+                              f"{on} (dead ends continuing anywhere), but {note}", on_and, on_or)
+    pair = first_untried(on_or.witness, data) if data is not None else None
+    return LatticeVerdict(AgentVerdict.UNKNOWN, Tier.UNKNOWN,
+                          f"{'holds' if exists else 'fails'} on h∨, and h∧'s runs that never stop were not computed "
+                          f"within --timeout {seconds:g} s", on_and, on_or, on_or.witness, decisive_query=pair)
