@@ -71,9 +71,10 @@ def test_quick_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert isinstance(lengths, list)
     props = verify_scale.properties(SETTINGS[verify_scale.QUICK_SETTING], verify_scale.QUICK_PROPERTIES)
     # one check per run length, model, property and engine
+    engines = verify_scale.available_engines()
     assert sorted({(c.steps, c.model, c.name, c.engine) for c in checks}) == sorted(
-        (n, m, name, e) for n in lengths for m in MODELS for name, _ in props for e in ENGINES)
-    assert len(checks) == len(lengths) * len(MODELS) * len(props) * len(ENGINES)
+        (n, m, name, e) for n in lengths for m in MODELS for name, _ in props for e in engines)
+    assert len(checks) == len(lengths) * len(MODELS) * len(props) * len(engines)
     for c in checks:
         assert c.status == "ok", c
         assert c.seconds > 0 and c.read_seconds > 0
@@ -83,7 +84,7 @@ def test_quick_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
         assert c.verdict in ("holds", "fails")
         assert c.exact or (c.engine == "bmc" and c.kind in ("A G", "E F"))
     for c in checks:
-        if c.engine in ("bdd", "ic3"):
+        if c.engine in ("bdd", "ic3", "auto"):
             assert c.exact
         # bounded properties are exact for BMC too
         if c.kind.endswith("<=3"):
@@ -146,8 +147,25 @@ def test_a_killed_check_has_its_time_and_rss(tmp_path: Path) -> None:
     assert done.status == "ok" and done.decided and done.seconds > 0 and done.maxrss_mib > c.maxrss_mib
 
 
-def _check(model: str, engine: str, verdict: str, *, exact: bool = True, kind: str = "E F") -> Check:
-    return Check("s", 10, 10, model, "p", "E [ F x ]", kind, engine, "ok", verdict, exact, 0.1, 0.1, 50.0, 40.0, "")
+def _check(model: str, engine: str, verdict: str, *, exact: bool = True, kind: str = "E F", name: str = "p",
+           setting: str = "s", steps: int = 10) -> Check:
+    return Check(setting, steps, steps, model, name, "E [ F x ]", kind, engine, "ok", verdict, exact, 0.1, 0.1, 50.0,
+                 40.0, "")
+
+
+def test_add_replaces_the_checks_measured_again() -> None:
+    fr = "lao:first_responders"
+    old = [_check(m, e, "holds", setting=fr, name=n) for m in MODELS for n in ("heals z1", "never both dying")
+           for e in ("bdd", "ic3")]
+    new = [_check("h_or", "ic3", "fails", setting=fr, name="heals z1"),
+           _check("h_and", "auto", "holds", setting=fr, name="never both dying")]
+    both = verify_scale.merged(old, new)
+    assert len(both) == len(old) + 1
+    assert [c for c in both if c.engine == "ic3" and c.model == "h_or" and c.name == "heals z1"] == [new[0]]
+    # in the order of the setting's properties, then of ENGINES
+    assert [(c.model, c.name, c.engine) for c in both[:5]] == [
+        ("h_and", "never both dying", "bdd"), ("h_and", "never both dying", "ic3"),
+        ("h_and", "never both dying", "auto"), ("h_and", "heals z1", "bdd"), ("h_and", "heals z1", "ic3")]
 
 
 @given(st.lists(st.tuples(st.sampled_from(MODELS), st.sampled_from(ENGINES), st.sampled_from(["holds", "fails"]),
@@ -226,7 +244,9 @@ def test_parser_names_defaults_and_quick_values() -> None:
     options = [a for a in parser._actions if a.option_strings and a.dest not in ("help", "quick")]
     assert [a.dest for a in options if a.default not in (None, False) and "default" not in str(a.help)] == []
     full, fast = vars(parser.parse([])), vars(parser.parse(["--quick"]))
-    assert full["lengths"] == [300, 3000] and full["timeout"] == 120.0 and full["engines"] == list(ENGINES)
+    assert full["lengths"] == [300, 3000] and full["timeout"] == 120.0
+    assert full["engines"] == list(verify_scale.available_engines())
+    assert set(verify_scale.available_engines()) in ({"bdd", "ic3", "bmc"}, set(ENGINES))
     assert full["settings"] == ["lao:first_responders", "lao:blocks", "minigrid-rl", "crafter", "overcooked"]
     for dest, value in verify_scale.QUICK.items():
         assert fast[dest] == value != full[dest]

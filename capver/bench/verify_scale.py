@@ -30,7 +30,12 @@ onion rings), ``ic3`` (:class:`~capver.engines.verification.ic3.IC3Engine` on z3
 Spacer, invariants re-checked by plain z3) and ``bmc``
 (:class:`~capver.engines.verification.bmc.BoundedModelChecker` up to ``--bmc-bound``
 steps: exact for a bounded property or when it finds a run, otherwise a verdict
-about runs of at most that length, marked ``≤k``).  Exact verdicts of different
+about runs of at most that length, marked ``≤k``), and ``auto``, ``capver verify``'s
+own choice (the portfolio of :data:`AUTO_MODULE`: the BDD engine first, IC3 or BMC
+beside it in a forked worker once the BDD's rings grow or it is slow; the workers
+are reaped by the check, so its ``ru_maxrss`` is the largest of its processes) when
+capver has it.  ``--add`` keeps the recorded checks and adds those of another
+engine; ``--replot`` rewrites the outputs from ``checks.csv``.  Exact verdicts of different
 engines that differ are errors (``DISAGREE`` in the table, exit status 1), and so is a
 pair of verdicts against the lattice (Theorem 1: h∧ ⪯ h∨, so ``E [ F φ ]`` on h∧
 implies it on h∨ and ``A [ G φ ]`` on h∨ implies it on h∧).
@@ -77,7 +82,10 @@ from capver.commands.argtypes import positive, seconds
 from capver.errors import UsageError
 
 TARGET_SECONDS = 10.0
-ENGINES = ("bdd", "ic3", "bmc")
+ENGINES = ("bdd", "ic3", "bmc", "auto")
+# ``auto``: capver verify's own choice (capver.engines.verification.qualitative), in
+# the table when that module is there.
+AUTO_MODULE = "capver.engines.verification.qualitative"
 MODELS = ("h_and", "h_or")
 MODEL_LABEL = {"h_and": "h∧", "h_or": "h∨"}
 DEFAULT_LENGTHS = (300, 3000)
@@ -310,6 +318,20 @@ def measure_child(spec_path: str, result_path: str) -> None:
             # at most k steps only.
             exact = bound is not None or r.witness is not None
             detail = f"k={bound if bound is not None else spec['bmc_bound']}"
+        elif engine == "auto":
+            import importlib
+
+            # Imported by name: capver verify's automatic choice may not be there.
+            qualitative: Any = importlib.import_module(AUTO_MODULE)
+            try:
+                # Its workers are forked from this process and reaped by it, so the
+                # child's ru_maxrss is the largest of them.
+                with qualitative.Portfolio({"m": model}, [prop], engine=qualitative.AUTO,
+                                           timeout=spec["timeout"]) as portfolio:
+                    r = portfolio.check("m", 0, init)
+            except qualitative.CheckTimeout as exc:
+                raise SolverError(str(exc)) from None
+            detail = f"answered by {r.engine}"
         else:
             raise UsageError(f"engine {engine!r}: expected one of {', '.join(ENGINES)}")
         verdict = r.verdict
@@ -656,11 +678,11 @@ def plot(checks: Sequence[Check], engines: Sequence[str], timeout: float, path: 
     fig.savefig(path, dpi=100)
 
 
-def _check_writable(out: Path, names: Sequence[str]) -> dict[str, list[str]]:
+def _check_writable(out: Path, names: Sequence[str]) -> dict[str, Any]:
     """The manifest of files this benchmark wrote into ``out``; refuses when one of
     ``names`` exists and is not in it."""
     manifest = out / MANIFEST
-    mine: dict[str, list[str]] = json.loads(manifest.read_text(encoding="utf-8")) if manifest.exists() else {}
+    mine: dict[str, Any] = json.loads(manifest.read_text(encoding="utf-8")) if manifest.exists() else {}
     written = set(mine.get("files", []))
     foreign = [n for n in names if (out / n).exists() and n not in written]
     if foreign:
@@ -683,18 +705,38 @@ def write_outputs(out: Path, checks: Sequence[Check], runs: Sequence[LearnedRun]
 
 
 # ------------------------------------------------------------------------------ driver
+def runs_of(out: Path, checks: Sequence[Check], seed: int) -> list[LearnedRun]:
+    """The cached runs the recorded ``checks`` were made on."""
+    runs = []
+    for key, n in dict.fromkeys((c.setting, c.steps) for c in checks):
+        marker = run_dir(out, SETTINGS[key], n, seed) / RUN_MARKER
+        meta = json.loads(marker.read_text(encoding="utf-8"))
+        runs.append(LearnedRun(path=marker.parent, reused=True, **{f.name: meta[f.name] for f in fields(LearnedRun)
+                                                                   if f.name not in ("path", "reused")}))
+    return runs
+
+
+def merged(old: Sequence[Check], new: Sequence[Check]) -> list[Check]:
+    """``old`` with the checks ``new`` measured again replaced, then the rest of
+    ``new``, in the order of :data:`SETTINGS`, run length, model, property, engine."""
+    def key(c: Check) -> tuple[str, int, str, str, str]:
+        return c.setting, c.steps, c.model, c.name, c.engine
+
+    again = {key(c) for c in new}
+    both = [c for c in old if key(c) not in again] + list(new)
+    order = {k: i for i, k in enumerate(SETTINGS)}
+    names = {(k, n): i for k, s in SETTINGS.items() for i, (n, _) in enumerate(properties(s))}
+    return sorted(both, key=lambda c: (order.get(c.setting, len(order)), c.steps, MODELS.index(c.model),
+                                       names.get((c.setting, c.name), 0), ENGINES.index(c.engine)))
+
+
 def replot(out: Path, args: argparse.Namespace, manifest: dict[str, Any]) -> int:
     """``--replot``: the outputs again from the recorded checks (e.g. after a change
     of the table's layout), with the runs' ``learned.json``."""
     if not (out / CSV_NAME).exists() or CSV_NAME not in manifest.get("files", []):
         raise UsageError(f"--replot: {out} has no {CSV_NAME} written by capver bench verify --scale")
     checks = read_csv(out / CSV_NAME)
-    runs = []
-    for key, n in dict.fromkeys((c.setting, c.steps) for c in checks):
-        marker = run_dir(out, SETTINGS[key], n, args.seed) / RUN_MARKER
-        meta = json.loads(marker.read_text(encoding="utf-8"))
-        runs.append(LearnedRun(path=marker.parent, reused=True, **{f.name: meta[f.name] for f in fields(LearnedRun)
-                                                                   if f.name not in ("path", "reused")}))
+    runs = runs_of(out, checks, args.seed)
     engines = [e for e in ENGINES if any(c.engine == e for c in checks)]
     args.timeout = manifest.get("timeout", args.timeout)  # the table states the recorded run's settings
     args.bmc_bound = manifest.get("bmc_bound", args.bmc_bound)
@@ -730,11 +772,19 @@ def _lengths(text: str) -> list[int]:
     return values
 
 
+def available_engines() -> tuple[str, ...]:
+    """:data:`ENGINES` less ``auto`` when capver has no automatic choice yet."""
+    import importlib.util
+
+    return ENGINES if importlib.util.find_spec(AUTO_MODULE) is not None else tuple(e for e in ENGINES if e != "auto")
+
+
 def _engines(text: str) -> list[str]:
     given = _csv_list(text)
-    bad = [e for e in given if e not in ENGINES]
+    known = available_engines()
+    bad = [e for e in given if e not in known]
     if bad or not given:
-        raise argparse.ArgumentTypeError(f"expected some of {','.join(ENGINES)}, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected some of {','.join(known)}, got {text!r}")
     return given
 
 
@@ -744,8 +794,8 @@ def build_parser() -> BenchParser:
                    help=f"comma-separated settings (default {','.join(DEFAULT_SETTINGS)})")
     p.add_argument("--lengths", type=_lengths, default=list(DEFAULT_LENGTHS),
                    help="comma-separated run lengths in simulator steps (default 300,3000)")
-    p.add_argument("--engines", type=_engines, default=list(ENGINES),
-                   help=f"comma-separated engines (default {','.join(ENGINES)})")
+    p.add_argument("--engines", type=_engines, default=list(available_engines()),
+                   help=f"comma-separated engines (default {','.join(available_engines())})")
     p.add_argument("--timeout", type=seconds, default=120.0, help="seconds per check (default 120)")
     p.add_argument("--bmc-bound", type=positive, default=10, help="BMC's bound for unbounded properties (default 10)")
     p.add_argument("--max-learn-seconds", type=seconds, default=900.0,
@@ -755,6 +805,8 @@ def build_parser() -> BenchParser:
                    help="checks run at once (default 1: on a 2-core machine two at once share the cores)")
     p.add_argument("--out", type=Path, default=Path("bench-verify-scale"),
                    help="output directory, also holding the learned runs (default bench-verify-scale)")
+    p.add_argument("--add", action="store_true",
+                   help="keep --out's recorded checks and add (or replace) the ones this call runs, e.g. another engine")
     p.add_argument("--replot", action="store_true",
                    help="rewrite table.md and time.png from --out's checks.csv and cached runs, running no check")
     p.add_quick(QUICK, "a smoke run (First Responders, two properties, short runs) in under a minute")
@@ -773,6 +825,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     engines: list[str] = args.engines
     runs: list[LearnedRun] = []
     checks: list[Check] = []
+    old: list[Check] = []
+    earlier = 0.0
+    if args.add and (out / CSV_NAME).exists() and CSV_NAME in manifest.get("files", []):
+        old = read_csv(out / CSV_NAME)
+        earlier = float(manifest.get("wall", 0.0))
+        load = f"{manifest.get('load', 'not recorded')} (then {load} for --add {','.join(engines)})"
+        engines = [e for e in ENGINES if e in engines or any(c.engine == e for c in old)]
+
+    def save() -> str:
+        everything = merged(old, checks)
+        return write_outputs(out, everything, runs_of(out, everything, args.seed) if old else runs, engines, args,
+                             load, earlier + time.perf_counter() - start)
     for key in args.settings:
         setting = SETTINGS[key]
         props = properties(setting, QUICK_PROPERTIES if args.quick and key == QUICK_SETTING else None)
@@ -782,17 +846,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{key} after {run.steps_done} steps ({'cached' if run.reused else f'learned in {run.learn_seconds:.0f} s'}): "
                   f"{run.rules_and} rules in h∧, {run.rules_or} in h∨", flush=True)
             tasks = [Task(run, m, name, text, property_kind(text), e)
-                     for m in MODELS for name, text in props for e in engines]
+                     for m in MODELS for name, text in props for e in args.engines]
             with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
                 for c in pool.map(lambda t: run_child(t, args.timeout, args.bmc_bound), tasks):
                     checks.append(c)
                     print(f"  {MODEL_LABEL[c.model]} {c.name!r:<40} {c.engine:<4} {_cell(c)}", flush=True)
-            write_outputs(out, checks, runs, engines, args, load, time.perf_counter() - start)
-    text = write_outputs(out, checks, runs, engines, args, load, time.perf_counter() - start)
+            save()
+    text = save()
     summary_part = text.split("## Targets", 1)[1].split("## Checks", 1)[0]
     print("\n## Targets" + summary_part.rstrip())
     print(f"wrote {out / TABLE_NAME}, {out / CSV_NAME}, {out / PLOT_NAME}")
-    errors = [e for r in rows_of(checks) for e in r.errors]
+    errors = [e for r in rows_of(merged(old, checks)) for e in r.errors]
     return 1 if errors else 0
 
 
