@@ -14,6 +14,7 @@ from capver.commands.argtypes import refuse_to_overwrite
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.verify import refines
 from capver.io import dataset_file, dsl
+from capver.io.run_dir import MODEL_FILES
 from capver.logic.bdd import BACKENDS
 from capver.logic.condition import LogicContext
 
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     models = {"pessimistic": bounds.pessimistic, "optimistic": bounds.optimistic}
     chosen = list(models) if args.which == "both" else [args.which]
     if args.out:
-        targets = {name: args.out / ("h_and.capm" if name == "pessimistic" else "h_or.capm") for name in chosen}
+        targets = {name: args.out / MODEL_FILES["and" if name == "pessimistic" else "or"] for name in chosen}
         for target in targets.values():
             refuse_to_overwrite(target, "--out", args.force)
         args.out.mkdir(parents=True, exist_ok=True)

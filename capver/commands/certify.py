@@ -14,9 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import numpy as np
-
-from capver.io import certificate, run_file
+from capver.io import certificate, run_dir
 from capver.model.capability_model import CompoundModel
 
 
@@ -30,12 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _truth(directory: Path) -> CompoundModel | None:
     """The setting's true model, rebuilt from run.json, when the setting knows it."""
-    if not (directory / run_file.NAME).exists():
+    if not (directory / run_dir.MANIFEST).exists():
         return None
-    from capver.settings import build_assessment
-
-    manifest = run_file.read(directory)
-    return build_assessment(manifest.agent, manifest.setting, np.random.default_rng(manifest.setting.seed)).truth
+    return run_dir.Run.open(directory, require=(run_dir.MANIFEST,)).assessment.truth
 
 
 def run(args: argparse.Namespace) -> int:

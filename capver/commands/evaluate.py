@@ -29,11 +29,11 @@ from capver.commands.argtypes import non_negative, positive
 from capver.engines.evaluation import checkpoint_scores, reachability_accuracy, tilde_scores
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.lifting import run_lifted_model
-from capver.io import dataset_file, run_file
+from capver.io import run_dir
 from capver.io.atomic import replace_text
+from capver.io.run_dir import Run
 from capver.model.dataset import TransitionDataset
 from capver.model.vocabulary import Vocabulary
-from capver.settings import build_assessment
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,11 +49,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    manifest = run_file.read(args.run)
-    assessment = build_assessment(manifest.agent, manifest.setting, np.random.default_rng(manifest.setting.seed))
+    run = Run.open(args.run, require=(run_dir.MANIFEST,))
+    manifest, assessment = run.manifest, run.assessment
     vocab = assessment.ctx.vocab
-    data = _load(args.run / "dataset.jsonl", vocab)
-    d_eval = _load(args.run / "eval.jsonl", vocab)
+    data = _load(run, run_dir.DATASET, vocab)
+    d_eval = _load(run, run_dir.EVAL_DATASET, vocab)
     builder = LatticeBuilder(assessment.ctx, data)
     h = builder.pessimistic if args.bound == "h_and" else builder.optimistic
     scores: dict[str, object] = {
@@ -75,18 +75,18 @@ def run(args: argparse.Namespace) -> int:
             "sequences": e3.sequences, "executions": e3.executions, "accuracy": e3.accuracy, "std": e3.std,
             "length": args.length,
         }
-    replace_text(args.run / "evaluation.json", json.dumps(scores, indent=2) + "\n")
+    replace_text(run.file(run_dir.EVALUATION), json.dumps(scores, indent=2) + "\n")
     print(_summary(scores))
     return 0
 
 
-def _load(path: Path, vocab: Vocabulary) -> TransitionDataset:
+def _load(run: Run, name: str, vocab: Vocabulary) -> TransitionDataset:
     """A run's dataset file; a torn last line (a killed run) is reported, not hidden."""
-    loaded = dataset_file.load(path, vocab=vocab)
-    if loaded.torn is not None:
-        print(f"capver eval: {loaded.torn.describe(path)}; scoring the {loaded.records} records before it "
-              "(capver learn --resume repairs the file)", file=sys.stderr)
-    return loaded.dataset
+    torn: list[str] = []
+    data = run.dataset(vocab=vocab, torn=torn) if name == run_dir.DATASET else run.eval_dataset(vocab=vocab, torn=torn)
+    for line in torn:
+        print(f"capver eval: {line} (capver learn --resume repairs the file)", file=sys.stderr)
+    return data
 
 
 def _summary(scores: dict[str, object]) -> str:

@@ -41,6 +41,7 @@ from capver.io.ppddl_export import (
     validate_plan,
 )
 from capver.io.prism_export import export_prism
+from capver.io.run_dir import MODEL_FILES, Run
 from capver.model.state import State
 from capver.model.vocabulary import Literal
 
@@ -48,6 +49,7 @@ FLAVORS = ("ppddl", "pddlgym")
 MANIFEST = "capver-export.json"
 RUN_MODELS = ("h_and", "h_or")
 OPTIONAL_RUN_MODELS = ("h_tilde",)  # the Occam model, in runs made since it was added
+KINDS = {"h_and": "and", "h_or": "or", "h_tilde": "tilde"}  # the subfolder of each model kind of a run
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -107,11 +109,12 @@ class _Source:
 def _sources(arg: str) -> list[_Source]:
     p = Path(arg)
     if p.is_dir():
-        missing = [f"{m}.capm" for m in RUN_MODELS if not (p / f"{m}.capm").is_file()]
+        run = Run(p)
+        missing = [MODEL_FILES[KINDS[m]] for m in RUN_MODELS if not run.has(MODEL_FILES[KINDS[m]])]
         if missing:
             raise UsageError(f"{arg}: not a capver learn run directory (no {' or '.join(missing)})")
-        names = RUN_MODELS + tuple(m for m in OPTIONAL_RUN_MODELS if (p / f"{m}.capm").is_file())
-        return [_Source(p / f"{m}.capm", m, dsl.read(p / f"{m}.capm")) for m in names]
+        names = RUN_MODELS + tuple(m for m in OPTIONAL_RUN_MODELS if run.has(MODEL_FILES[KINDS[m]]))
+        return [_Source(run.file(MODEL_FILES[KINDS[m]]), m, run.parsed(KINDS[m])) for m in names]
     return [_Source(p, "", dsl.read(p))]
 
 

@@ -36,6 +36,7 @@ from capver.introspection.capability_planning import (
 )
 from capver.introspection.search import SearchBudget
 from capver.io.literal_text import parse_dnf
+from capver.io.run_dir import MODEL_FILES, Run
 from capver.model.capability_model import CompoundModel
 
 
@@ -62,8 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: 0)")
 
 
-RUN_MODELS = {"and": "h_and.capm (h∧, the data's maximum-likelihood model)", "or": "h_or.capm (h∨, optimistic)",
-              "tilde": "h_tilde.capm (the Occam model h̃)"}
+RUN_MODELS = {"and": f"{MODEL_FILES['and']} (h∧, the data's maximum-likelihood model)",
+              "or": f"{MODEL_FILES['or']} (h∨, optimistic)", "tilde": f"{MODEL_FILES['tilde']} (the Occam model h̃)"}
 
 
 def model_path(target: str, kind: str | None) -> str:
@@ -76,11 +77,11 @@ def model_path(target: str, kind: str | None) -> str:
             raise UsageError(f"--model-kind {kind}: {target} is one model file; --model-kind picks a model of a "
                              "run directory (capver learn --out)")
         return target
-    name = RUN_MODELS[kind or "and"].split(" ", 1)[0]
+    name = MODEL_FILES[kind or "and"]
     if not (p / name).is_file():
         raise UsageError(f"{target}: a directory without {name}; expected MODEL.capm or the --out directory of "
                          "capver learn")
-    return str(p / name)
+    return str(Run(p).file(name))
 
 
 def format_plan(plan: CapabilityPlan, model: CompoundModel) -> list[str]:

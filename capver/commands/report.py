@@ -22,17 +22,17 @@ from pathlib import Path
 
 from capver.commands.argtypes import refuse_to_overwrite
 from capver.errors import RunFileError
-from capver.io import dsl, run_file, verdicts_file
+from capver.io import run_dir, verdicts_file
 from capver.io.curves import read_curves
 from capver.io.explain import read_findings
 from capver.io.html_report import JsonFile, ReportInputs, curve_points, is_report_page, render
 
 DEFAULT_NAME = "report.html"
-CERTIFICATE = "certificate.json"
+CERTIFICATE = run_dir.CERTIFICATE
 VERDICTS = verdicts_file.NAME  # written by capver verify RUN --save
 # Linked from the page in this order; those the run lacks are listed as not present.
-LINKED = ("h_and.capm", "h_or.capm", "h_tilde.capm", "report.txt", "dataset.jsonl", "eval.jsonl", "curve.csv", "curve.png",
-          "run.json", CERTIFICATE, VERDICTS)
+LINKED = (*run_dir.MODEL_FILES.values(), run_dir.REPORT_TXT, run_dir.DATASET, run_dir.EVAL_DATASET, run_dir.CURVE_CSV,
+          run_dir.CURVE_PNG, run_dir.MANIFEST, CERTIFICATE, VERDICTS)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -92,18 +92,18 @@ def _ours(path: Path) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     directory: Path = args.run
-    manifest = run_file.read(directory)  # a directory capver learn did not write is refused here
+    run = run_dir.Run.open(directory, require=(run_dir.MANIFEST,))
+    manifest = run.manifest  # a directory capver learn did not write is refused here
     out: Path = args.out if args.out is not None else directory / DEFAULT_NAME
     refuse_to_overwrite(out, "--out", args.force, ours=_ours)
     if out.is_dir():
         raise RunFileError(f"--out {out}: is a directory; expected the HTML file to write")
 
-    h_and_path = directory / "h_and.capm"
-    h_and = dsl.read(h_and_path).model if h_and_path.exists() else None
-    curve_path = directory / "curve.csv"
+    h_and = run.h_and if run.has(run_dir.MODEL_FILES["and"]) else None
+    curve_path = run.file(run_dir.CURVE_CSV)
     curve = curve_points(read_curves([curve_path]), str(curve_path)) if curve_path.exists() else []
     links = {name: _href(directory / name, out) if (directory / name).exists() else None for name in LINKED}
-    report_txt = directory / "report.txt"
+    report_txt = run.file(run_dir.REPORT_TXT)
     findings = read_findings(report_txt.read_text(encoding="utf-8")) if report_txt.exists() else None
     page = render(ReportInputs(
         manifest=manifest, h_and=h_and, curve=curve,

@@ -36,12 +36,14 @@ from capver.io import dsl
 from capver.io.atomic import replace_text
 from capver.io.literal_text import parse_state
 from capver.io.properties_text import parse_property
+from capver.io.run_dir import CERTIFICATE, MODEL_FILES, Run
 from capver.model.capability_model import CompoundModel
 from capver.model.state import State
 
 FORMAT = 1
-NAME = "certificate.json"
-TILDE = "h_tilde.capm"
+NAME = CERTIFICATE
+AND, OR = MODEL_FILES["and"], MODEL_FILES["or"]
+TILDE = MODEL_FILES["tilde"]
 """The Occam model's file: certified when present, optional for older runs."""
 TRUTH = "h⋆"
 """How the true model is named in a claim (it is rebuilt from the setting, not a file)."""
@@ -145,13 +147,13 @@ def _claim(left_name: str, left: CompoundModel, right_name: str, right: Compound
 def lattice_claims(models: Mapping[str, CompoundModel], truth: CompoundModel | None) -> tuple[Claim, ...]:
     """h∧ ⪯ h∨, h∧ ⪯ h̃ ⪯ h∨ when h̃ is among the models, and h∧ ⪯ h⋆ ⪯ h∨ when the
     truth is given (its context must be the models')."""
-    h_and, h_or = models["h_and.capm"], models["h_or.capm"]
-    claims = [_claim("h_and.capm", h_and, "h_or.capm", h_or)]
+    h_and, h_or = models[AND], models[OR]
+    claims = [_claim(AND, h_and, OR, h_or)]
     tilde = models.get(TILDE)
     if tilde is not None:
-        claims += [_claim("h_and.capm", h_and, TILDE, tilde), _claim(TILDE, tilde, "h_or.capm", h_or)]
+        claims += [_claim(AND, h_and, TILDE, tilde), _claim(TILDE, tilde, OR, h_or)]
     if truth is not None:
-        claims += [_claim("h_and.capm", h_and, TRUTH, truth), _claim(TRUTH, truth, "h_or.capm", h_or)]
+        claims += [_claim(AND, h_and, TRUTH, truth), _claim(TRUTH, truth, OR, h_or)]
     return tuple(claims)
 
 
@@ -164,7 +166,7 @@ def certify(
     start = time.perf_counter()
     models = dict(models) if models is not None else _read_models(directory)
     if truth is not None:
-        truth = _in_context(truth, models["h_and.capm"])
+        truth = _in_context(truth, models[AND])
     claims = lattice_claims(models, truth)
     cert = Certificate(claims, {n: sha256(directory / n) for n in models}, versions(), time.perf_counter() - start,
                        _kept_invariants(directory))
@@ -267,7 +269,7 @@ def recheck(directory: Path, truth: CompoundModel | None = None) -> tuple[Certif
     if needs_truth and truth is None:
         raise CertificateError(f"{directory / NAME}: claims about {TRUTH}, but the true model is not known here")
     if truth is not None:
-        truth = _in_context(truth, models["h_and.capm"])
+        truth = _in_context(truth, models[AND])
     now = lattice_claims(models, truth if needs_truth else None)
     return stored, now
 
@@ -290,8 +292,8 @@ def read(directory: Path) -> Certificate:
     except (KeyError, TypeError, AttributeError) as e:
         raise CertificateError(f"{path}: malformed ({e!r}); expected the fields claims, models, versions, seconds") \
             from None
-    if set(models) - {TILDE} != {"h_and.capm", "h_or.capm"} or not claims:
-        raise CertificateError(f"{path}: expected claims over h_and.capm and h_or.capm (and {TILDE})")
+    if set(models) - {TILDE} != {AND, OR} or not claims:
+        raise CertificateError(f"{path}: expected claims over {AND} and {OR} (and {TILDE})")
     return cert
 
 
@@ -309,12 +311,10 @@ def differences(stored: Sequence[Claim], now: Sequence[Claim]) -> list[str]:
 def _read_models(directory: Path, tilde: bool | None = None) -> dict[str, CompoundModel]:
     """The run's models in one logic context; h̃ when ``tilde`` (None: when its file
     exists)."""
-    first = dsl.read(directory / "h_and.capm")
-    source = f"the first model ({directory / 'h_and.capm'})"
-    second = dsl.read(directory / "h_or.capm", ctx=first.ctx, ctx_source=source)
-    models = {"h_and.capm": first.model, "h_or.capm": second.model}
-    if tilde or (tilde is None and (directory / TILDE).exists()):
-        models[TILDE] = dsl.read(directory / TILDE, ctx=first.ctx, ctx_source=source).model
+    run = Run.open(directory)
+    models = {AND: run.h_and, OR: run.h_or}
+    if tilde or (tilde is None and run.has(TILDE)):
+        models[TILDE] = run.h_tilde
     return models
 
 

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from capver.model.dataset import TransitionDataset
     from capver.model.properties import Property
     from capver.model.state import State
+    from capver.model.vocabulary import Vocabulary
     from capver.settings import Assessment
 
 MANIFEST = run_file.NAME
@@ -70,8 +71,8 @@ _WHAT = {
 
 def _missing(directory: Path, name: str) -> RunFileError:
     what = _WHAT.get(name, "")
-    return RunFileError(f"{directory}: no {name}{f' ({what})' if what else ''}; "
-                        "expected the --out directory of capver learn (or of LearnResult.save)")
+    return RunFileError(f"{directory / name}: missing{f' ({what})' if what else ''}; the directory {directory} "
+                        "is not a run with it: expected the --out directory of capver learn (or of LearnResult.save)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,25 +163,26 @@ class Run:
 
     # -- the data ----------------------------------------------------------------
 
-    def dataset(self, *, torn: list[str] | None = None) -> TransitionDataset:
-        """``dataset.jsonl`` in the vocabulary of the models (when the run has them;
-        else the file's own).  A torn last line (a killed run) is not hidden: its
+    def dataset(self, *, vocab: Vocabulary | None = None, torn: list[str] | None = None) -> TransitionDataset:
+        """``dataset.jsonl`` in ``vocab`` (that very object; by default the models'
+        vocabulary when the run has them, else the file's own).  A torn last line (a killed run) is not hidden: its
         description is appended to ``torn`` when given; the records before it are
         returned either way."""
-        return self._dataset(DATASET, torn)
+        return self._dataset(DATASET, vocab, torn)
 
-    def eval_dataset(self, *, torn: list[str] | None = None) -> TransitionDataset:
+    def eval_dataset(self, *, vocab: Vocabulary | None = None, torn: list[str] | None = None) -> TransitionDataset:
         """``eval.jsonl``, the evaluation dataset D′ of section 4.2."""
-        return self._dataset(EVAL_DATASET, torn)
+        return self._dataset(EVAL_DATASET, vocab, torn)
 
-    def _dataset(self, name: str, torn: list[str] | None) -> TransitionDataset:
+    def _dataset(self, name: str, vocab: Vocabulary | None, torn: list[str] | None) -> TransitionDataset:
         from capver.io import dataset_file
 
-        key = f"data:{name}"
+        if vocab is None and self.has(MODEL_FILES["and"]):
+            vocab = self.parsed("and").vocabulary
+        key = f"data:{name}:{id(vocab)}"
         if key not in self._cache:
             if not self.has(name):
                 raise _missing(self.path, name)
-            vocab = self.parsed("and").vocabulary if self.has(MODEL_FILES["and"]) else None
             with warnings.catch_warnings():
                 # Reported through ``torn`` by the caller, in its own words.
                 warnings.simplefilter("ignore", dataset_file.TornRecordWarning)
