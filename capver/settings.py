@@ -22,7 +22,7 @@ from capver.engines.evaluation import reachable_states
 from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import Setting
 from capver.errors import CapverError
-from capver.io.run_file import SettingArgs
+from capver.io.run_file import RunManifest, SettingArgs
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
 from capver.model.state import Capability, State, Transition
@@ -222,6 +222,13 @@ class SettingSpec:
 
     def __call__(self) -> Setting:
         return build_assessment(self.agent, self.args, np.random.default_rng(self.seed)).setting
+
+
+def assessment_of(manifest: RunManifest) -> Assessment:
+    """The setting a run's manifest (``run.json``) names, built as ``capver learn``
+    built it: the run's seed seeds the generator (discovered capabilities,
+    simulator, true model)."""
+    return build_assessment(manifest.agent, manifest.setting, np.random.default_rng(manifest.setting.seed))
 
 
 def build_assessment(agent: str, args: SettingArgs, rng: np.random.Generator) -> Assessment:

@@ -30,7 +30,9 @@ def _truth(directory: Path) -> CompoundModel | None:
     """The setting's true model, rebuilt from run.json, when the setting knows it."""
     if not (directory / run_dir.MANIFEST).exists():
         return None
-    return run_dir.Run.open(directory, require=(run_dir.MANIFEST,)).assessment.truth
+    from capver.settings import assessment_of
+
+    return assessment_of(run_dir.Run.open(directory, require=(run_dir.MANIFEST,)).manifest).truth
 
 
 def run(args: argparse.Namespace) -> int:

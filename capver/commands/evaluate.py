@@ -34,6 +34,7 @@ from capver.io.atomic import replace_text
 from capver.io.run_dir import Run
 from capver.model.dataset import TransitionDataset
 from capver.model.vocabulary import Vocabulary
+from capver.settings import assessment_of
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,7 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     run = Run.open(args.run, require=(run_dir.MANIFEST,))
-    manifest, assessment = run.manifest, run.assessment
+    manifest = run.manifest
+    assessment = assessment_of(manifest)
     vocab = assessment.ctx.vocab
     data = _load(run, run_dir.DATASET, vocab)
     d_eval = _load(run, run_dir.EVAL_DATASET, vocab)

@@ -603,7 +603,9 @@ def _replay(directory: Path, prop: Property, witness: Witness, n: int, seed: int
 
     from capver.engines.execution import execute
 
-    a = run_dir.Run.open(directory, require=(run_dir.MANIFEST,)).assessment
+    from capver.settings import assessment_of
+
+    a = assessment_of(run_dir.Run.open(directory, require=(run_dir.MANIFEST,)).manifest)
     st, vocab = a.setting, a.ctx.vocab
     starts = [x for x in st.initial_states if st.alpha(x) == witness.initial]
     if not starts:

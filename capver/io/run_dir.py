@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from capver.model.properties import Property
     from capver.model.state import State
     from capver.model.vocabulary import Vocabulary
-    from capver.settings import Assessment
 
 MANIFEST = run_file.NAME
 DATASET = "dataset.jsonl"
@@ -79,7 +78,8 @@ def _missing(directory: Path, name: str) -> RunFileError:
 class Run:
     """An opened run directory.  The parts are read on first use and kept: the
     models share one logic context (z3 and the BDDs compare formulas of one
-    context), and the setting is rebuilt once from ``run.json``."""
+    context).  The setting the manifest names is rebuilt by
+    :func:`capver.settings.assessment_of` (a layer above files)."""
 
     path: Path
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -113,15 +113,6 @@ class Run:
             self._cache["manifest"] = run_file.read(self.path)
         manifest: RunManifest = self._cache["manifest"]
         return manifest
-
-    @property
-    def assessment(self) -> Assessment:
-        """The run's setting rebuilt from ``run.json`` with the run's seed (what
-        ``capver learn`` built; discovered capabilities, simulator, true model)."""
-        if "assessment" not in self._cache:
-            self._cache["assessment"] = assessment_of(self.manifest)
-        a: Assessment = self._cache["assessment"]
-        return a
 
     # -- the models --------------------------------------------------------------
 
@@ -206,17 +197,6 @@ class Run:
         text = (self.path / PROPERTIES).read_text(encoding="utf-8")
         h = self.h_and
         return tuple(parse_properties(text, h.vocabulary, tuple(h), filename=str(self.path / PROPERTIES)))
-
-
-def assessment_of(manifest: RunManifest) -> Assessment:
-    """The setting a manifest names, built as ``capver learn`` built it (the run's
-    seed seeds the generator), remembering its name and arguments so that a result
-    learned in it can be saved as a run."""
-    import numpy as np
-
-    from capver.settings import build_assessment
-
-    return build_assessment(manifest.agent, manifest.setting, np.random.default_rng(manifest.setting.seed))
 
 
 def check_target(directory: Path, *, what: str = "save") -> None:
