@@ -155,12 +155,12 @@ def test_probability_bounds_print_the_extreme_over_schedulers_they_compare() -> 
     assert res.returncode == 1, res.stderr
     assert res.stdout.splitlines() == [
         ("p1: P<=0.9 [ F<=2 on(a,b) ] — HOLDS on the model: Pmax = 0.5625 ≤ 0.9 (P<=0.9 holds for every scheduler, "
-         "so the maximum over schedulers is compared; engine explicit)"),
+         "so the maximum over schedulers is compared; engine explicit: exact (rational))"),
         # put-down forever never stacks: some scheduler reaches on(a,b) with probability 0
         ("p2: P>=0.75 [ F<=3 on(a,b) ] — VIOLATED on the model: Pmin = 0 < 0.75 (P>=0.75 must hold for every "
-         "scheduler, so the minimum over schedulers is compared; engine explicit)"),
+         "scheduler, so the minimum over schedulers is compared; engine explicit: exact (rational))"),
         ("p3: P>0.5 [ F<=2 on(a,b) ] — VIOLATED on the model: Pmin = 0 ≤ 0.5 (P>0.5 must hold for every "
-         "scheduler, so the minimum over schedulers is compared; engine explicit)"),
+         "scheduler, so the minimum over schedulers is compared; engine explicit: exact (rational))"),
     ]
     record = _json(str(TOY), "--engine", "explicit", "--property", "P<=0.9 [ F<=2 on(a,b) ]")[0]
     assert record["verdict"] == "holds" and record["quantity"] == "Pmax"

@@ -70,8 +70,7 @@ from capver.engines.verification.qualitative import QUALITATIVE_ENGINES, CheckTi
 from capver.engines.verification.quantitative import BoundVerdict
 from capver.engines.verification.symbolic import QualitativeResult, Witness
 from capver.errors import CapverError, UsageError
-from capver.io import certificate, dsl, run_dir, verdicts_file
-from capver.io import checkers
+from capver.io import certificate, checkers, dsl, run_dir, verdicts_file
 from capver.io.checkers import QUANTITATIVE_CHECKERS
 from capver.io.literal_text import parse_conjunction
 from capver.io.properties_text import parse_property, read_properties
@@ -602,7 +601,6 @@ def _replay(directory: Path, prop: Property, witness: Witness, n: int, seed: int
     import numpy as np
 
     from capver.engines.execution import execute
-
     from capver.settings import assessment_of
 
     a = assessment_of(run_dir.Run.open(directory, require=(run_dir.MANIFEST,)).manifest)

@@ -7,6 +7,16 @@ as transition probabilities).
 * ``storm``: Storm (stormpy) on the PRISM export, over GMP rationals: exact fractions.
 * ``storm-float``: Storm on doubles with a sound solver at absolute precision 1e-12;
   builds about twice as fast as ``storm``, for large models.
+* ``sparse``: capver's vectorised explicit engine
+  (:class:`capver.engines.verification.sparse.SparseChecker`): builds the MDP several
+  times faster than Storm's PRISM builder, solves in doubles, then rounds the values to
+  rationals and verifies them exactly (exact arithmetic where the check fails).
+
+``auto`` (:class:`AutoChecker`) picks one per model by its size: the explicit engine
+for models with at most :data:`AUTO_EXPLICIT_STATES` reachable states (it has no
+start-up cost), the sparse engine above (docs/bench/quantitative/ has the times
+behind this choice).  Every checker says how precise its last value is
+(``guarantee``: exact, exact after verification, or sound within ε).
 
 The Storm checkers live here rather than beside the explicit one because they need the
 PRISM writer of this layer (:mod:`capver.io.prism_export`).  A checker builds each model
@@ -17,8 +27,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from capver.engines.verification import storm
-from capver.engines.verification.quantitative import ExplicitChecker, QuantitativeChecker, Value
+from capver.engines.verification import explicit, storm
+from capver.engines.verification.quantitative import EXACT, ExplicitChecker, QuantitativeChecker, Value, sound
+from capver.engines.verification.sparse import SparseChecker
 from capver.engines.verification.symbolic import formula_bdd
 from capver.io.prism_export import PrismExport, storm_model
 from capver.model.capability_model import CompoundModel
@@ -35,6 +46,7 @@ class StormChecker:
     def __init__(self, *, exact: bool = True) -> None:
         self.exact = exact
         self.name = "storm" if exact else "storm-float"
+        self.guarantee = EXACT if exact else sound(float(storm.FLOAT_PRECISION))
         self._built: dict[tuple[int, State], tuple[CompoundModel, PrismExport, storm.StormModel]] = {}
 
     def built(self, model: CompoundModel, init: State) -> tuple[PrismExport, storm.StormModel]:
@@ -52,6 +64,10 @@ class StormChecker:
 
     def probability(self, model: CompoundModel, init: State, path: PathFormula, maximise: bool) -> Value:
         export, sm = self.built(model, init)
+        # Storm's sound solvers bound the error of iterating to a fixed point; bounded
+        # properties are k matrix-vector products in doubles, whose rounding nobody bounds.
+        self.guarantee = EXACT if self.exact else FLOAT_STEPS if path.bound is not None else \
+            sound(float(storm.FLOAT_PRECISION))
         if isinstance(path, Eventually):
             return sm.reach(self._expression(model, export, path.goal), path.bound, maximise=maximise)
         if isinstance(path, Globally):
@@ -61,15 +77,81 @@ class StormChecker:
 
     def executions(self, model: CompoundModel, init: State, target: StateFormula, maximise: bool) -> Value:
         export, sm = self.built(model, init)
+        self.guarantee = EXACT if self.exact else sound(float(storm.FLOAT_PRECISION))
         return sm.expected_executions(self._expression(model, export, target), maximise=maximise)
+
+
+FLOAT_STEPS = "floating point, step-bounded value iteration in doubles (rounding error not bounded)"
+
+AUTO_EXPLICIT_STATES = 1_000
+"""``auto`` answers with the explicit engine up to this many reachable states and with
+the sparse engine above.  Measured (docs/bench/quantitative/): the explicit engine
+explores ~14,000 (state, capability) pairs a second, the sparse engine pays ~0.5–1.5 s
+for the regions' cube covers and then builds ~300,000 transitions a second."""
+
+
+class AutoChecker:
+    """``--engine auto``: the explicit engine on small models, the sparse engine on
+    large ones (:data:`AUTO_EXPLICIT_STATES`).  The explicit engine's exploration stops
+    at the threshold, so a large model costs at most that many states' exploration
+    before the sparse engine takes over.  ``name`` and ``guarantee`` are those of the
+    engine that answered last, ``choices`` records each model's choice."""
+
+    def __init__(self, threshold: int = AUTO_EXPLICIT_STATES) -> None:
+        self.threshold = threshold
+        self.explicit = ExplicitChecker()
+        self.sparse = SparseChecker()
+        self.name = "auto"
+        self.guarantee = EXACT
+        self.choices: dict[tuple[int, State], str] = {}
+        self._models: list[CompoundModel] = []  # kept so that their ids stay theirs
+
+    def choose(self, model: CompoundModel, init: State) -> QuantitativeChecker:
+        """The engine for ``model`` from ``init`` (decided on first use)."""
+        key = (id(model), init)
+        name = self.choices.get(key)
+        if name is None:
+            try:
+                explicit.explore(model, init, limit=self.threshold)
+                name = "explicit"
+            except explicit.StateSpaceLimitError:
+                name = "sparse"
+            self.choices[key] = name
+            self._models.append(model)
+        return self.explicit if name == "explicit" else self.sparse
+
+    def probability(self, model: CompoundModel, init: State, path: PathFormula, maximise: bool) -> Value:
+        engine = self.choose(model, init)
+        v = engine.probability(model, init, path, maximise)
+        self.name, self.guarantee = engine.name, engine.guarantee
+        return v
+
+    def executions(self, model: CompoundModel, init: State, target: StateFormula, maximise: bool) -> Value:
+        engine = self.choose(model, init)
+        v = engine.executions(model, init, target, maximise)
+        self.name, self.guarantee = engine.name, engine.guarantee
+        return v
 
 
 QUANTITATIVE_CHECKERS: dict[str, Callable[[], QuantitativeChecker]] = {
     "explicit": ExplicitChecker,
+    "sparse": SparseChecker,
     "storm": lambda: StormChecker(exact=True),
     "storm-float": lambda: StormChecker(exact=False),
 }
-"""Name → a fresh checker: the choices of ``capver verify --engine``."""
+"""Name → a fresh checker: the choices of ``capver verify --engine`` (besides ``auto``)."""
 
 
-__all__ = ["QUANTITATIVE_CHECKERS", "StormChecker"]
+def make(name: str) -> QuantitativeChecker:
+    """A fresh checker by name: ``auto`` (:class:`AutoChecker`) or one of
+    :data:`QUANTITATIVE_CHECKERS`."""
+    if name == "auto":
+        return AutoChecker()
+    try:
+        return QUANTITATIVE_CHECKERS[name]()
+    except KeyError:
+        raise ValueError(f"unknown checker {name!r}; expected auto or one of {', '.join(QUANTITATIVE_CHECKERS)}") \
+            from None
+
+
+__all__ = ["AUTO_EXPLICIT_STATES", "QUANTITATIVE_CHECKERS", "AutoChecker", "StormChecker", "make"]

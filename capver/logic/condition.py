@@ -35,6 +35,7 @@ class LogicContext:
         self.bdd: BDDBackend = make_backend(len(vocab), bdd)
         self.smt = SmtContext(vocab)
         self._minterms: dict[int, Node] = {}
+        self._term_cubes: dict[FNode, Node] = {}  # bdd_of_formula's conjunctions of literals
 
     def minterm_bdd(self, s: State) -> Node:
         u = self._minterms.get(s)
@@ -46,6 +47,9 @@ class LogicContext:
     def bdd_of_formula(self, f: FNode) -> Node:
         """Compile a pysmt Boolean formula over the atom symbols into a BDD."""
         index = {sym: i for i, sym in enumerate(self.smt.cur)}
+        # pysmt hash-conses formulas, so ¬p is one node: a literal is one dict lookup.
+        literals = {sym: (i, True) for sym, i in index.items()}
+        literals.update({self.smt.mgr.Not(sym): (i, False) for sym, i in index.items()})
         memo: dict[FNode, Node] = {}
         b = self.bdd
 
@@ -62,13 +66,22 @@ class LogicContext:
             elif g.is_not():
                 r = b.neg(rec(g.arg(0)))
             elif g.is_and():
-                r = b.true
-                for a in g.args():
-                    r = b.conj(r, rec(a))
+                # Models read from the DSL are disjunctions of observed states, each a
+                # conjunction of one literal per atom: one cube call builds such a term
+                # (76 conjunctions apiece on Crafter's vocabulary took 17 s per model).
+                # The same observed state recurs in many rules' conditions: kept per context.
+                term = self._term_cubes.get(g)
+                c = _literal_cube(g, literals) if term is None else None
+                if term is not None:
+                    r = term
+                elif c is not None:
+                    r = self._term_cubes[g] = b.cube(c)
+                else:
+                    r = b.true
+                    for a in g.args():
+                        r = b.conj(r, rec(a))
             elif g.is_or():
-                r = b.false
-                for a in g.args():
-                    r = b.disj(r, rec(a))
+                r = disjoin(b, [rec(a) for a in g.args()])
             elif g.is_implies():
                 r = b.disj(b.neg(rec(g.arg(0))), rec(g.arg(1)))
             elif g.is_iff():
@@ -87,6 +100,25 @@ class LogicContext:
         finally:
             memo.clear()  # rec's closure is a cycle: do not let it pin BDD nodes
             rec = None  # type: ignore[assignment]  # empties the closure cell: breaks the cycle
+
+
+def _literal_cube(g: FNode, literals: dict[FNode, tuple[int, bool]]) -> Cube | None:
+    """The cube of a conjunction whose arguments are all literals (``literals`` maps
+    each atom and its negation to (bit, positive)), else None (also for p ∧ ¬p,
+    which the general case makes false)."""
+    mask = value = 0
+    for a in g.args():
+        hit = literals.get(a)
+        if hit is None:
+            return None
+        i, positive = hit
+        bit = 1 << i
+        if mask & bit and bool(value & bit) != positive:
+            return None
+        mask |= bit
+        if positive:
+            value |= bit
+    return Cube(mask, value)
 
 
 class ConditionKind(StrEnum):

@@ -418,6 +418,22 @@ def _policy_iteration(
             return values
 
 
+def policy_iteration(
+    mdp: ExplicitMDP,
+    unknown: Sequence[int],
+    policy: Mapping[int, int],
+    known: Sequence[Value],
+    maximise: bool,
+    *,
+    exact: bool = True,
+) -> list[Value]:
+    """Pmax / Pmin of reaching the states ``known`` gives value 1 (0 elsewhere) by
+    policy iteration from a given start: ``policy`` (state → choice number) must leave
+    the ``unknown`` states with probability 1; the sparse engine starts it from a
+    float solution's policy, so that it usually ends after one exact evaluation."""
+    return _policy_iteration(mdp, _Arith(exact), list(unknown), dict(policy), list(known), maximise)
+
+
 # =====================================================================================
 # Queries on an explored MDP (values for every state)
 # =====================================================================================
@@ -802,6 +818,7 @@ __all__ = [
     "pmax_reach",
     "pmin_reach",
     "point_intervals",
+    "policy_iteration",
     "reach_values",
     "robust_pmax",
     "robust_reach",

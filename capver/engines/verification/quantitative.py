@@ -21,6 +21,7 @@ unseen outcomes, no untried pairs)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from fractions import Fraction
@@ -55,6 +56,22 @@ from capver.model.state import State
 
 Value = Fraction | float
 
+EXACT = "exact (rational)"
+"""The guarantee of a value computed in rational arithmetic throughout."""
+
+VERIFIED = "exact: floating result rounded and verified in rationals"
+"""A float solution rounded to rationals that passed the exact Bellman and optimality
+check (:func:`capver.engines.verification.sparse.verify_exact`)."""
+
+FLOAT = "floating point, no error bound (policy iteration in doubles)"
+"""The explicit engine above its exact limit: a policy's values solved in doubles."""
+
+
+def sound(precision: float) -> str:
+    """The guarantee of a sound floating-point solver: the value is within
+    ``precision`` of the true one."""
+    return f"sound, |error| ≤ {precision:g}"
+
 
 class BoundVerdict(StrEnum):
     """What the data says about a ``P<op>p`` bound for the agent, at confidence 1 − δ."""
@@ -78,6 +95,7 @@ class QuantitativeResult:
     what: str  # "Pmax", "Pmin", "Rmin", "Rmax"
     engine: str = "explicit"
     agent: AgentBounds | None = None
+    guarantee: str = EXACT  # how precise ``value`` is (EXACT, VERIFIED, sound(ε), FLOAT)
     agent_verdict: BoundVerdict | None = None  # None for a =? query or without data
 
 
@@ -91,6 +109,7 @@ class QuantitativeChecker(Protocol):
     """What :func:`check` needs of a model checker."""
 
     name: str
+    guarantee: str  # the precision guarantee of the last value returned
 
     def probability(self, model: CompoundModel, init: State, path: PathFormula, maximise: bool) -> Value:
         """Pmax (Pmin unless ``maximise``) of the path formula from ``init``."""
@@ -107,21 +126,29 @@ class ExplicitChecker:
 
     name = "explicit"
 
+    def __init__(self) -> None:
+        self.guarantee = EXACT
+
+    def _graded(self, v: Value) -> Value:
+        # Exact up to explicit.EXACT_STATE_LIMIT states, doubles above (∞ is exact).
+        self.guarantee = EXACT if isinstance(v, Fraction) or math.isinf(v) else FLOAT
+        return v
+
     def probability(self, model: CompoundModel, init: State, path: PathFormula, maximise: bool) -> Value:
         vocab = model.vocabulary
         if isinstance(path, Eventually):
             goal = path.goal
-            return explicit.pmax_reach(model, init, lambda s: holds(goal, s, vocab), path.bound, maximise)
+            return self._graded(explicit.pmax_reach(model, init, lambda s: holds(goal, s, vocab), path.bound, maximise))
         if isinstance(path, Globally):
             inv = path.invariant
-            return explicit.globally(model, init, lambda s: holds(inv, s, vocab), path.bound, maximise)
+            return self._graded(explicit.globally(model, init, lambda s: holds(inv, s, vocab), path.bound, maximise))
         hold, goal = path.hold, path.goal
-        return explicit.until(model, init, lambda s: holds(hold, s, vocab), lambda s: holds(goal, s, vocab),
-                              path.bound, maximise)
+        return self._graded(explicit.until(model, init, lambda s: holds(hold, s, vocab),
+                                           lambda s: holds(goal, s, vocab), path.bound, maximise))
 
     def executions(self, model: CompoundModel, init: State, target: StateFormula, maximise: bool) -> Value:
         vocab = model.vocabulary
-        return explicit.expected_executions(model, init, lambda s: holds(target, s, vocab), maximise)
+        return self._graded(explicit.expected_executions(model, init, lambda s: holds(target, s, vocab), maximise))
 
 
 def check(prop: Property, model: CompoundModel, init: State, checker: QuantitativeChecker | None = None, *,
@@ -203,15 +230,15 @@ def _value(prop: Property, model: CompoundModel, init: State, engine: Quantitati
     if isinstance(q, ProbabilityQuery):
         maximise = q.optimum is Optimum.MAX
         return QuantitativeResult(engine.probability(m, init, q.path, maximise), None,
-                                  "Pmax" if maximise else "Pmin", engine.name)
+                                  "Pmax" if maximise else "Pmin", engine.name, guarantee=engine.guarantee)
     if isinstance(q, ProbabilityBound):
         upper = q.comparison in (Comparison.LT, Comparison.LE)
         v = engine.probability(m, init, q.path, upper)
         ok = {Comparison.LT: v < q.probability, Comparison.LE: v <= q.probability,
               Comparison.GE: v >= q.probability, Comparison.GT: v > q.probability}[q.comparison]
-        return QuantitativeResult(v, ok, "Pmax" if upper else "Pmin", engine.name)
+        return QuantitativeResult(v, ok, "Pmax" if upper else "Pmin", engine.name, guarantee=engine.guarantee)
     if isinstance(q, RewardQuery):
         maximise = q.optimum is Optimum.MAX
         v = engine.executions(m, init, q.target, maximise)
-        return QuantitativeResult(v, None, "Rmax" if maximise else "Rmin", engine.name)
+        return QuantitativeResult(v, None, "Rmax" if maximise else "Rmin", engine.name, guarantee=engine.guarantee)
     raise TypeError(f"not a quantitative query: {q!r}")
