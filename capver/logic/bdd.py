@@ -139,7 +139,7 @@ class DDBackend:
             if u.negated:
                 neg = not neg
             u = u.high if (s >> index[u.var]) & 1 else u.low
-        return (u == self._bdd.true) != neg
+        return bool(u == self._bdd.true) != neg
 
     def cofactor(self, u: Node, i: int, value: bool) -> Node:
         # With the order fixed, a node whose top variable is below i does not depend on

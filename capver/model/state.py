@@ -16,6 +16,9 @@ from dataclasses import dataclass
 
 from capver.model.vocabulary import Literal, State, Vocabulary
 
+# State is re-exported: capver imports it from here, beside Effect and Transition.
+__all__ = ["NO_EFFECT", "Capability", "Effect", "State", "Transition", "observed_effect"]
+
 
 @dataclass(frozen=True, slots=True, order=True)
 class Effect:
