@@ -180,8 +180,7 @@ def test_long_rule_conditions_say_what_was_left_out_and_where_it_is(tmp_path: Pa
     cap = Capability("c", (Literal(Atom("a0"), True),))
     rng = np.random.default_rng(3)
     data = TransitionDataset(vocab, [cap])
-    for s in rng.choice(256, size=40, replace=False):
-        s = int(s)
+    for s in map(int, rng.choice(256, size=40, replace=False)):
         data.add(Transition(s, "c", s | 1 if s & 6 == 6 or s & 24 == 8 else s))
     bounds = build_bounds(ctx, data)
     h_and = bounds.pessimistic
