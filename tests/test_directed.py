@@ -272,3 +272,24 @@ def test_the_executions_still_needed_are_zero_exactly_when_confirmed(seed: int, 
     # An untried pair needs at least its first execution and the repeats that bring ε to 0.2.
     assert c.executions >= c.untried * (1 + executions_for(0.2, c.delta, data.pairs_tried + 1))
     assert c.executions >= sum(q.executions for q in c.queries if q.tried)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 60), st.integers(1, 30))
+def test_remembered_checks_give_the_verdicts_a_fresh_tracker_gives(seed: int, n: int, repeats: int) -> None:
+    """The tracker reuses its checks while no new transition is observed; repeats of
+    observed transitions (which move only the missing-mass bounds) must leave every
+    status as a tracker that starts afresh on the same data finds it."""
+    tracker, _, _, data = _tracker_on(seed, n)
+    truth, _ = _truth(seed)
+    lat = LatticeBuilder(truth.ctx, data)
+    tracker.update(lat.pessimistic, lat.optimistic, data, steps=n, queries=0)
+    observed = [t for t, _ in data.items()]
+    for i in range(repeats):
+        data.add(observed[i % len(observed)])
+    lat.update()
+    tracker.update(lat.pessimistic, lat.optimistic, data, steps=n + repeats, queries=1)
+    fresh, _, _, _ = _tracker_on(seed, n)
+    fresh.update(lat.pessimistic, lat.optimistic, data, steps=n + repeats, queries=1)
+    mine = {k: (s.verdict, s.tier, s.decided, s.missing) for k, s in tracker.status.items()}
+    assert mine == {k: (s.verdict, s.tier, s.decided, s.missing) for k, s in fresh.status.items()}

@@ -59,11 +59,11 @@ from capver.engines.verification.agent_verdict import (
 )
 from capver.engines.verification.quantitative import BoundVerdict, agent_bounds, bound_verdict
 from capver.engines.verification.sampling import SamplingBounds, executions_for
-from capver.engines.verification.symbolic import SymbolicEngine, qualitative_query
+from capver.engines.verification.symbolic import QualitativeResult, SymbolicEngine, qualitative_query
 from capver.logic.bdd import Node
 from capver.model.capability_model import CompoundModel
 from capver.model.dataset import TransitionDataset
-from capver.model.properties import ExistsPath, ForallPath, ProbabilityBound, Property
+from capver.model.properties import ExistsPath, ForallPath, ProbabilityBound, Property, Query
 from capver.model.state import State
 
 DEFAULT_WIDTH = 0.1
@@ -145,6 +145,30 @@ def missing_text(v: LatticeVerdict) -> str:
     return "a run that h∨ has and h∧ lacks, observed on the agent"
 
 
+class _MemoEngine(SymbolicEngine):
+    """A BDD engine that answers a repeated check or frontier from memory (for one
+    support of its model: :meth:`PropertyTracker._engines`)."""
+
+    def __init__(self, model: CompoundModel) -> None:
+        super().__init__(model)
+        self._checks: dict[tuple[object, State, bool], QualitativeResult] = {}
+        self._frontiers: dict[tuple[State, Node, Node, int | None], list[Node]] = {}
+
+    def check(self, item: Property | Query, init: State, *, counts: bool = False) -> QualitativeResult:
+        key = (item, init, counts)
+        hit = self._checks.get(key)
+        if hit is None:
+            hit = self._checks[key] = super().check(item, init, counts=counts)
+        return hit
+
+    def frontier(self, init: State, goal: Node, hold: Node, bound: int | None) -> list[Node]:
+        key = (init, goal, hold, bound)
+        hit = self._frontiers.get(key)
+        if hit is None:
+            hit = self._frontiers[key] = super().frontier(init, goal, hold, bound)
+        return hit
+
+
 class PropertyTracker:
     """The tiers of ``properties`` from ``init`` as the data grow (module docstring)."""
 
@@ -159,6 +183,7 @@ class PropertyTracker:
         self._h_or: CompoundModel | None = None
         self._cheapest: tuple[str, float] | None = None  # the focused property and its best cost
         self._stall = 0
+        self._memo: tuple[int, SymbolicEngine, SymbolicEngine] | None = None  # (|T_D|, engines)
 
     @property
     def all_decided(self) -> bool:
@@ -173,7 +198,7 @@ class PropertyTracker:
         changes: list[TierChange] = []
         self._regions = []
         self._h_or = h_or
-        eng_and, eng_or = SymbolicEngine(h_and), SymbolicEngine(h_or)
+        eng_and, eng_or = self._engines(h_and, h_or, data)
         bounds = SamplingBounds(data, self.targets.delta)
         for prop in self.properties:
             old = self.status.get(prop.name)
@@ -205,6 +230,18 @@ class PropertyTracker:
         self.history += changes
         self._track_stall(bool(changes))
         return changes
+
+    def _engines(self, h_and: CompoundModel, h_or: CompoundModel, data: TransitionDataset
+                 ) -> tuple[SymbolicEngine, SymbolicEngine]:
+        """BDD engines of h∧ and h∨ that remember their checks and frontiers while the
+        data's distinct transitions stay the same: the qualitative verdicts depend only
+        on the supports, T_h∧ = T_D and h∨'s (built from T_D), and a repeat of an
+        observed transition changes neither — only the missing-mass bounds, which
+        :func:`decide` recomputes from ``data`` every time."""
+        unique = data.unique_count()
+        if self._memo is None or self._memo[0] != unique:
+            self._memo = (unique, _MemoEngine(h_and), _MemoEngine(h_or))
+        return self._memo[1], self._memo[2]
 
     def _track_stall(self, changed: bool) -> None:
         """Count the updates in which the cheapest property's cost did not fall."""
