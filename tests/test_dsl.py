@@ -611,7 +611,7 @@ def mutated(draw: st.DrawFn) -> str:
         elif op == "truncate":
             text = text[: draw(st.integers(0, n))]
         else:
-            toks = [m for m in TOKEN.finditer(text)]
+            toks = list(TOKEN.finditer(text))
             if op == "number":
                 toks = [m for m in toks if re.fullmatch(r"[0-9./]+", m.group())]
             if len(toks) < 2:

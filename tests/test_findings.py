@@ -73,8 +73,8 @@ def test_the_known_limitation_is_a_success_drop_named_by_its_literal(robot) -> N
     vocab = result.h_and.vocabulary
     # The short condition of the low block is exactly "not charged" over the states tried.
     charged = 1 << vocab.index(Atom("charged"))
-    assert [lit for lit in drop.condition.cover] and all(c.mask == charged and c.value == 0
-                                                         for c in drop.condition.cover)
+    assert list(drop.condition.cover) and all(c.mask == charged and c.value == 0
+                                              for c in drop.condition.cover)
     words = finding_words(drop)
     assert words.startswith("grab: succeeds with probability at most ") and "when not charged (" in words
     assert words.endswith(f"it always did when charged, {drop.high_states} tried states)")

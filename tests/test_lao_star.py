@@ -147,7 +147,7 @@ def test_expansion_budget_raises_planning_error():
 
 # ----------------------------------------------------------------------------- for all MDPs
 def value_iteration(table, goal, penalty, states, eps=1e-12):
-    v = {s: 0.0 for s in states}
+    v = dict.fromkeys(states, 0.0)
     while True:
         delta = 0.0
         for s in states:

@@ -30,7 +30,7 @@ PLACES = ("l1", "l2")
 
 
 def _vocab() -> Vocabulary:
-    objects = {**{z: "victim" for z in VICTIMS}, **{p: "location" for p in PLACES}, "m1": "medic"}
+    objects = {**dict.fromkeys(VICTIMS, "victim"), **dict.fromkeys(PLACES, "location"), "m1": "medic"}
     return Vocabulary.build(
         [Predicate("at", ("victim", "location")), Predicate("hurt", ("victim",)), Predicate("medic-at", ("medic", "location"))],
         objects=objects, types={"victim": None, "location": None, "medic": None},

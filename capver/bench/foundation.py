@@ -264,7 +264,7 @@ def bench_representation(report: Report, rng: np.random.Generator, n_atoms: int,
     # both representations must compute the same thing, or the comparison is void
     if lookup_int() != lookup_np():
         raise RuntimeError("int and numpy state tables disagree")
-    if [x for x in apply_int()] != [int.from_bytes(y.tobytes(), "little") for y in apply_np()]:
+    if list(apply_int()) != [int.from_bytes(y.tobytes(), "little") for y in apply_np()]:
         raise RuntimeError("int and numpy apply(s, η) disagree")
 
     def best(fn: Callable[[], Any]) -> Timing:

@@ -515,9 +515,9 @@ def pot_names(layout: KitchenLayout) -> tuple[str, ...]:
 def kitchen_vocabulary(layout: KitchenLayout) -> Vocabulary:
     """The atoms of the module docstring: 25 for one pot, 32 for two."""
     types = {"chef": "object", "item": "object", "station": "object", "pot": "station", "count": "object"}
-    objects = {**{c: "chef" for c in CHEFS}, **{i: "item" for i in ITEMS},
-               **{s: "station" for s in ("onions", "dishes", "serving")},
-               **{p: "pot" for p in pot_names(layout)}, **{n: "count" for n in COUNTS}}
+    objects = {**dict.fromkeys(CHEFS, "chef"), **dict.fromkeys(ITEMS, "item"),
+               **dict.fromkeys(("onions", "dishes", "serving"), "station"),
+               **dict.fromkeys(pot_names(layout), "pot"), **dict.fromkeys(COUNTS, "count")}
     predicates = [
         Predicate("holding", ("chef", "item")),
         Predicate("near", ("chef", "station")),

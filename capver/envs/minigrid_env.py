@@ -524,7 +524,7 @@ def start_state(layout: Layout) -> MiniGridState:
 def minigrid_vocabulary() -> Vocabulary:
     """Typed objects agent, key, door_* and rooms; 21 ground atoms."""
     types = {"locatable": "object", "agent": "locatable", "key": "locatable", "door": "object", "room": "object"}
-    objects = {"agent": "agent", "key": "key", **{d: "door" for d in DOORS}, **{r: "room" for r in ROOMS}}
+    objects = {"agent": "agent", "key": "key", **dict.fromkeys(DOORS, "door"), **dict.fromkeys(ROOMS, "room")}
     predicates = [
         Predicate("holding", ("key",)),
         Predicate("open", ("door",)),

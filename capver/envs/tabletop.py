@@ -253,7 +253,7 @@ def tabletop_vocabulary(config: TabletopConfig) -> Vocabulary:
     """Typed blocks and bowls; on/in/on_table/holding/clear/hand_empty/far."""
     blocks, bowls = config.blocks, config.bowls
     types = {"thing": "object", "block": "thing", "bowl": "thing"}
-    objects = {**{b: "block" for b in blocks}, **{w: "bowl" for w in bowls}}
+    objects = {**dict.fromkeys(blocks, "block"), **dict.fromkeys(bowls, "bowl")}
     predicates = [
         Predicate("on", ("block", "block")), Predicate("in", ("block", "bowl")), Predicate("on_table", ("block",)),
         Predicate("holding", ("block",)), Predicate("clear", ("block",)), Predicate("hand_empty"),

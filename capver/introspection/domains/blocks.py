@@ -100,7 +100,7 @@ def problem_from_stacks(stacks: list[list[str]], horizon: int | None = None) -> 
     n = len(blocks)
     return RelationalProblem.build(
         DOMAIN,
-        {b: "block" for b in blocks},
+        dict.fromkeys(blocks, "block"),
         stacks_state(stacks),
         REWARD,
         TERMINATION,
