@@ -13,7 +13,7 @@ own; tests/test_storm.py compares it with Storm.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -125,7 +125,10 @@ def test_hand_solved_toy() -> None:
     # Rmin: x = 1 + 2/3·y, y = 1 + 1/2·x  ⇒  x = 5/2.  Rmax: staying forever never arrives.
     assert ex.expected_executions(m, 0, a) == F(5, 2)
     assert ex.expected_executions(m, 0, a, maximise=True) == math.inf
-    not_a: Callable[[State], bool] = lambda s: not s & 1
+
+    def not_a(s: State) -> bool:
+        return not s & 1
+
     assert ex.globally(m, 0, not_a, 2) == 1
     assert ex.globally(m, 0, not_a, 2, maximise=False) == 1 - F(2, 3)
     # Without stay, every scheduler arrives: Pmin = 1 and Rmax = Rmin = 5/2.

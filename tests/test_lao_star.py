@@ -184,8 +184,10 @@ def test_matches_value_iteration_and_is_history_independent(mdp, h_scale, start)
     start %= n - 1
     goal, penalty = n - 1, 50.0
     v_star = value_iteration(table, goal, penalty, range(n))
-    # a scaled-down V* is an admissible heuristic
-    heuristic = lambda s: h_scale * v_star[s]
+
+    def heuristic(s: int) -> float:  # a scaled-down V* is an admissible heuristic
+        return h_scale * v_star[s]
+
     res = solve(TableMDP(table), start, is_goal_state(goal), heuristic, dead_end_penalty=penalty)
     assert res.value == pytest.approx(v_star[start], abs=1e-6)
     for s, a in res.policy.items():

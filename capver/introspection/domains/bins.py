@@ -34,7 +34,7 @@ from capver.introspection.relational import RelationalProblem
 from capver.introspection.schema import RelationalAction, RelationalDomain
 from capver.model.vocabulary import Atom, Predicate
 
-I = Var("I", "item")
+I = Var("I", "item")  # noqa: E741 - named as the formulas print it, like B
 B = Var("B", "bin")
 
 DOMAIN = RelationalDomain(

@@ -28,7 +28,7 @@ from capver.introspection.relational import RelationalProblem
 from capver.introspection.schema import RelationalAction, RelationalDomain
 from capver.model.vocabulary import Atom, Predicate
 
-I = Var("I", "item")
+I = Var("I", "item")  # noqa: E741 - named as the formulas print it, like D
 D = Var("D", "drawer")
 
 DOMAIN = RelationalDomain(
