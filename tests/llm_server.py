@@ -28,6 +28,7 @@ there has a timeout so that a broken server cannot hang the suite.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import select
@@ -273,10 +274,8 @@ class Handler(BaseHTTPRequestHandler):
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.end_headers()
-        try:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
             self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up (a timeout test)
 
     def _body(self) -> Any:
         n = int(self.headers.get("Content-Length") or 0)

@@ -382,7 +382,8 @@ class BitFormula:
                 return False
             if (prev & self.ppos) != self.ppos or prev & self.pneg:
                 return False
-            for c in self.children:
+            # Loops, not all()/any(): a generator per call is slower on this hot path (see logic.bdd._covers).
+            for c in self.children:  # noqa: SIM110
                 if not c.holds(s, prev):
                     return False
             return True
@@ -390,7 +391,7 @@ class BitFormula:
             return True
         if prev & self.ppos or (prev & self.pneg) != self.pneg:
             return True
-        for c in self.children:
+        for c in self.children:  # noqa: SIM110
             if c.holds(s, prev):
                 return True
         return False

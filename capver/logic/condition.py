@@ -187,7 +187,8 @@ class Condition:
             return s in self.states
         if self.kind is ConditionKind.OPTIMISTIC:
             return s in self.states or s not in self.universe
-        for c in self.cover:
+        # A loop, not any(): any() over a generator took 2.5-4.5x as long (timeit, 4 cubes), per state.
+        for c in self.cover:  # noqa: SIM110
             if (s & c.mask) == c.value:
                 return True
         return False
