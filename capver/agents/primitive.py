@@ -77,12 +77,9 @@ def formula_to_smt(smt: SmtContext, f: GroundFormula) -> FNode:
         return mgr.Or([formula_to_smt(smt, c) for c in f.parts])
     lits = []
     for mask, positive in ((f.pos, True), (f.neg, False)):
-        i = 0
-        while mask:
-            if mask & 1:
+        for i in range(mask.bit_length()):
+            if mask >> i & 1:
                 lits.append(smt.cur[i] if positive else mgr.Not(smt.cur[i]))
-            mask >>= 1
-            i += 1
     lits.extend(formula_to_smt(smt, d) for d in f.rest)
     return mgr.And(lits)
 

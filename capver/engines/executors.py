@@ -307,7 +307,7 @@ class RayExecutor(_Closing):
 EXECUTORS: dict[str, Callable[[int, str | None], Executor]] = {
     "local": lambda workers, address: LocalExecutor(workers),
     "threads": lambda workers, address: ThreadExecutor(workers),
-    "ray": lambda workers, address: RayExecutor(workers, address),
+    "ray": RayExecutor,
 }
 
 

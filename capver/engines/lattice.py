@@ -152,7 +152,7 @@ class LatticeBuilder:
         observed = frozenset(part.key_of)
         unobserved = b.neg(part.observed_bdd)
         p_rules, o_rules = [], []
-        for key in sorted(part.blocks, key=lambda k: sorted(k)):
+        for key in sorted(part.blocks, key=sorted):
             block = frozenset(part.blocks[key])
             counts = part.block_counts[key]
             total = sum(counts.values())

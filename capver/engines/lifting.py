@@ -316,7 +316,7 @@ def _lifted_h_and(ctx: LogicContext, schema: Schema, pooled: Mapping[State, Mapp
     for L in sorted(pooled):
         blocks.setdefault(frozenset(pooled[L]), []).append(L)
     rules = []
-    for label in sorted(blocks, key=lambda k: sorted(k)):
+    for label in sorted(blocks, key=sorted):
         counts: dict[Effect, int] = {}
         for L in blocks[label]:
             for e, n in pooled[L].items():

@@ -128,12 +128,11 @@ class KitchenLayout:
         for y, row in enumerate(rows):
             for x, ch in enumerate(row):
                 if ch in "12":
-                    starts[ch] = (x, y)
-                    ch = " "
-                if ch not in "XODPS ":
+                    starts[ch] = (x, y)  # a start cell is floor
+                elif ch not in "XODPS ":
                     raise SimulatorError(f"layout {name!r}: row {y + 1} column {x + 1}: unknown tile {ch!r}; "
                                          "expected one of X O D P S 1 2 or space")
-                tile[(x, y)] = ch
+                tile[(x, y)] = " " if ch in "12" else ch
         if set(starts) != {"1", "2"}:
             raise SimulatorError(f"layout {name!r}: expected one start cell '1' and one '2'")
         for (x, y), ch in tile.items():

@@ -380,9 +380,9 @@ class _PointIsop:
         rest: set[int] = set()
         for y in lo:
             if y & bit:
-                y ^= bit
-                if y not in need1 and not _covers(c1, y):
-                    rest.add(y)
+                y1 = y ^ bit  # y in the terms of c1 (bit i dropped)
+                if y1 not in need1 and not _covers(c1, y1):
+                    rest.add(y1)
             elif y not in need0 and not _covers(c0, y):
                 rest.add(y)
         out = _lift(c0, bit, 0) + _lift(c1, bit, bit)

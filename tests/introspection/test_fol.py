@@ -135,8 +135,8 @@ def formulas(depth: int = 3) -> st.SearchStrategy:
             st.builds(lambda cs: disj(*cs), st.lists(children, min_size=0, max_size=3)),
             st.builds(Not, children),
             st.builds(Prev, children),
-            st.builds(lambda v, b: exists(v, b), st.sampled_from([X, Y]), children),
-            st.builds(lambda v, b: forall(v, b), st.sampled_from([X, Y]), children),
+            st.builds(exists, st.sampled_from([X, Y]), children),
+            st.builds(forall, st.sampled_from([X, Y]), children),
         )
 
     # Close the formula: quantify X and Y on the outside so it has no free variables.

@@ -194,8 +194,8 @@ def small_formulas() -> st.SearchStrategy:
             st.builds(lambda cs: conj(*cs), st.lists(children, max_size=3)),
             st.builds(lambda cs: disj(*cs), st.lists(children, max_size=3)),
             st.builds(Not, children),
-            st.builds(lambda v, b: exists(v, b), st.sampled_from([X, Y]), children),
-            st.builds(lambda v, b: forall(v, b), st.sampled_from([X, Y]), children),
+            st.builds(exists, st.sampled_from([X, Y]), children),
+            st.builds(forall, st.sampled_from([X, Y]), children),
         )
 
     return st.recursive(leaf, extend, max_leaves=7).map(lambda f: forall(X, exists(Y, f)))
