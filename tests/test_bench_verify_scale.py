@@ -132,7 +132,7 @@ def test_foreign_files_are_refused(tmp_path: Path) -> None:
         verify_scale.learned_run(tmp_path, setting, 20, 0, 60.0)
     assert (foreign / "notes.txt").read_text() == "mine\n"
     (tmp_path / "table.md").write_text("someone else's table\n")
-    with pytest.raises(UsageError, match="table.md"):
+    with pytest.raises(UsageError, match=r"table\.md"):
         verify_scale.main(["--out", str(tmp_path), "--settings", "lao:first_responders", "--lengths", "20"])
     assert (tmp_path / "table.md").read_text() == "someone else's table\n"
 

@@ -198,8 +198,8 @@ def test_ctrl_c_ends_learn_with_one_line_saying_what_was_saved(tmp_path: Path) -
     # worker after some library set SIGINT to SIG_IGN, would pass the ignore on to
     # the child, and Python keeps an inherited SIG_IGN, so the Ctrl-C would never arrive.
     # So the child resets it and then execs capver in the same process.
-    argv = cmd + ["learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "100000", "--patience", "0",
-                  "--eval-sequences", "5", "--out", str(out)]
+    argv = [*cmd, "learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "100000", "--patience", "0",
+            "--eval-sequences", "5", "--out", str(out)]
     reset = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
     proc = subprocess.Popen([sys.executable, "-c", reset, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)

@@ -263,9 +263,9 @@ def test_nesting_through_derived_formulas_is_bounded() -> None:
     for k in range(1, dsl.MAX_DEPTH):
         lines.append(f"(:derived (d{k}) (not (not (d{k - 1}))))")
     lines.append(f"(:capability c (:rule :when (d{dsl.MAX_DEPTH - 1}) :effects (and))))")
-    with pytest.raises(DSLSemanticError, match="nested more than .* once this derived formula is expanded"):
+    with pytest.raises(DSLSemanticError, match=r"nested more than .* once this derived formula is expanded"):
         dsl.parse("\n".join(lines))
-    ok = lines[:30] + ["(:capability c (:rule :when (d28) :effects (and))))"]
+    ok = [*lines[:30], "(:capability c (:rule :when (d28) :effects (and))))"]
     h = dsl.parse("\n".join(ok)).model
     assert h["c"].covers(1) and not h["c"].covers(0)
 

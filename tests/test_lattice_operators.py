@@ -270,7 +270,7 @@ def _check_verdict(v: LatticeVerdict, truth: CompoundModel, prop: Property, init
         assert v.verdict is _truth_verdict(truth, prop, init), (text, v.reason)
         if (v.verdict is AgentVerdict.HOLDS) != isinstance(prop.query, ExistsPath):
             # No lasting run from the initial state at all (outside stay, or k = 0).
-            assert v.witness is None and not (stay(init) or escape(init)) or path.bound == 0, (text, v.reason)
+            assert (v.witness is None and not (stay(init) or escape(init))) or path.bound == 0, (text, v.reason)
             return
         assert v.witness is not None and v.witness.replays(truth), text
         assert _is_lasting_run(v.witness, stay, escape, path.bound), (text, v.witness)

@@ -78,6 +78,6 @@ def test_mistakes_are_located_and_named(text: str, what: str, needle: str) -> No
 def test_a_state_refuses_negations_and_alternatives() -> None:
     with pytest.raises(UsageError, match="a state lists its true atoms"):
         parse_state("~clear(a)", VOCAB)
-    with pytest.raises(UsageError, match="'|' is not allowed here"):
+    with pytest.raises(UsageError, match=r"'\|' is not allowed here"):
         parse_state("clear(a) | clear(b)", VOCAB)
     assert parse_state("   ", VOCAB) == 0

@@ -254,7 +254,7 @@ def test_capver_learn_agent_llm_end_to_end_and_rerun_pays_nothing(srv: LocalChat
 
 def test_capver_learn_agent_llm_without_an_endpoint_says_which_variable(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CAPVER_LLM_")}
-    r = subprocess.run(capver_command() + ["learn", "--agent", "llm", "--out", str(tmp_path / "run")], env=env,
+    r = subprocess.run([*capver_command(), "learn", "--agent", "llm", "--out", str(tmp_path / "run")], env=env,
                        capture_output=True, text=True, timeout=60, check=False)
     assert r.returncode != 0 and "CAPVER_LLM_BASE_URL is not set" in r.stderr + r.stdout
     assert not (tmp_path / "run").exists()

@@ -458,7 +458,7 @@ def test_shipped_policy_file_is_small_and_well_formed(policy):
 
 
 def test_policy_file_errors_name_the_file(tmp_path: Path):
-    with pytest.raises(PolicyFileError, match="nope.json"):
+    with pytest.raises(PolicyFileError, match=r"nope\.json"):
         load_rl_policy(tmp_path / "nope.json")
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "capver-minigrid-q/1", "options": ["pickup(key)"], "q": {"x": [1, 2]}}')

@@ -74,7 +74,7 @@ def assert_agree(storm_values: Mapping[State, storm.Value], mdp: ex.ExplicitMDP,
     assert set(storm_values) == set(mdp.states)
     for s, v in zip(mdp.states, values, strict=True):
         w = storm_values[s]
-        if isinstance(v, Fraction) and isinstance(w, Fraction) or math.isinf(v) or math.isinf(w):
+        if (isinstance(v, Fraction) and isinstance(w, Fraction)) or math.isinf(v) or math.isinf(w):
             assert v == w, (s, v, w)
         else:
             assert abs(float(v) - float(w)) <= 1e-9, (s, v, w)
@@ -220,7 +220,7 @@ def test_learned_first_responders(learned_run: Path) -> None:
 
 def test_keywords_and_odd_names() -> None:
     preds = [Predicate(p) for p in ("init", "module", "F", "true", "deadlock", "x-y", "x_y", "9lives")]
-    vocab = Vocabulary.build(preds + [Predicate("on", ("object", "object"))], objects={"a": "object", "b": "object"})
+    vocab = Vocabulary.build([*preds, Predicate("on", ("object", "object"))], objects={"a": "object", "b": "object"})
     ctx = LogicContext(vocab)
     n = len(vocab)
     names = ["F", "module", "on(a,b)&~clear(a)", "x y", "min", "rewards"]

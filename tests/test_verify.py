@@ -220,7 +220,7 @@ class TestRandom:
         r = m.rules[k]
         extra = next(Effect(a, 0) for a in all_states(world.n) if Effect(a, 0) not in r.effect_set())
         reweighted = Rule.make(r.condition, [(p / 2, e) for p, e in r.effects] + [(Fraction(1, 2), extra)])
-        changed = world.truth.replace([CapabilityModel(m.capability, m.rules[:k] + (reweighted,) + m.rules[k + 1:])])
+        changed = world.truth.replace([CapabilityModel(m.capability, (*m.rules[:k], reweighted, *m.rules[k + 1:]))])
         v = verify.same_distributions(world.truth, changed)
         # The extra effect can coincide with an old one on every state the rule
         # covers (+a where a already holds): decide by brute force what is right.

@@ -170,7 +170,7 @@ class PlanningChef:
         self._waited = 0
         pos = x.chefs[0].pos
         stuck = pos in self._recent
-        self._recent = (self._recent + (pos,))[-2:]
+        self._recent = (*self._recent, pos)[-2:]
         if stuck and rng.random() < 0.5:
             # Back where it was one or two steps ago: a move collided with the teammate's,
             # or both chefs dodged each other in step.  The teammate is deterministic and

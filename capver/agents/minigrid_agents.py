@@ -234,7 +234,7 @@ def compile_option(option: str, x: MiniGridState) -> list[int] | None:
         if x.key_pos is None:
             return None
         plan = plan_pose(x, facing=x.key_pos)
-        return None if plan is None else plan + [PICKUP]
+        return None if plan is None else [*plan, PICKUP]
     if option == "drop(key)":
         if x.key_pos is not None:
             return None
@@ -253,7 +253,7 @@ def compile_option(option: str, x: MiniGridState) -> list[int] | None:
         if x.door_open[i] or (x.door_locked[i] and x.key_pos is not None):
             return None
         plan = plan_pose(x, facing=x.layout.door_cells[i])
-        return None if plan is None else plan + [TOGGLE]
+        return None if plan is None else [*plan, TOGGLE]
     # goto(room)
     if room_of(x.agent_pos, size) == arg:
         return None

@@ -239,17 +239,17 @@ def _interact(layout: KitchenLayout, cook_time: int, x: KitchenState, who: int) 
         onions, _cooked = pots[i]
         if held == "onion" and x.pot_takes_onion(i):
             onions += 1
-            pots = pots[:i] + ((onions, 0 if onions == MAX_ONIONS else NOT_COOKING),) + pots[i + 1:]
+            pots = (*pots[:i], (onions, 0 if onions == MAX_ONIONS else NOT_COOKING), *pots[i + 1:])
             new_held = None
         elif held == "dish" and x.pot_ready(i, cook_time):
-            pots = pots[:i] + ((0, NOT_COOKING),) + pots[i + 1:]
+            pots = (*pots[:i], (0, NOT_COOKING), *pots[i + 1:])
             new_held = "soup"
     elif kind == "S" and held == "soup":
         new_held, delivered, reward = None, delivered + 1, SOUP_REWARD
     elif kind == "X" and front in layout.tile:
         on = x.counter_item(front)
         if held is not None and on is None:
-            counters = tuple(sorted(counters + ((front, held),)))
+            counters = tuple(sorted((*counters, (front, held))))
             new_held = None
         elif held is None and on is not None:
             counters = tuple(c for c in counters if c[0] != front)

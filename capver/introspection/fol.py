@@ -465,9 +465,9 @@ def _combine(is_and: bool, parts: list[BitFormula]) -> BitFormula:
     pos = neg = ppos = pneg = 0
     children: list[BitFormula] = []
     for part in parts:
-        if is_and and part.is_false or not is_and and part.is_true:
+        if (is_and and part.is_false) or (not is_and and part.is_true):
             return part
-        if is_and and part.is_true or not is_and and part.is_false:
+        if (is_and and part.is_true) or (not is_and and part.is_false):
             continue
         same_kind = part.is_and == is_and
         n_leaves = sum(x.bit_count() for x in (part.pos, part.neg, part.ppos, part.pneg))

@@ -55,5 +55,5 @@ def test_termination_values_are_checked() -> None:
 
 
 def test_conditions_must_be_closed() -> None:
-    with pytest.raises(IntrospectionError, match="rule 1.*not bound"):
+    with pytest.raises(IntrospectionError, match=r"rule 1.*not bound"):
         DecisionList((DecisionRule(lit("clear", X), 1.0),), 0.0, "open").check(V)

@@ -135,7 +135,7 @@ def test_learn_command_resumes_after_sigkill(tmp_path: Path) -> None:
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "capver.cli", "learn", "--agent", "lao", "--domain", "blocks",
            "--method", "mcqs-s", "--eval-sequences", "20", "--eval-every", "10", "--out", str(out), "--quiet", "--patience", "0"]
-    proc = subprocess.Popen(cmd + ["--max-steps", "100000"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([*cmd, "--max-steps", "100000"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     dataset = out / "dataset.jsonl"
     # Kill once records are written, however long that takes (a fixed wait may end
     # before a busy machine wrote any); the deadline only keeps a broken run from hanging.
@@ -150,7 +150,7 @@ def test_learn_command_resumes_after_sigkill(tmp_path: Path) -> None:
     complete = before[: before.rfind(b"\n") + 1].count(b"\n")
     assert complete > 10
     steps_before = sum(json.loads(line).get("steps", 0) for line in before.splitlines()[1:] if line.endswith(b"}") and b'"c"' in line)
-    res = subprocess.run(cmd + ["--resume", "--max-steps", str(steps_before + 50)], capture_output=True, text=True, timeout=120, check=False)
+    res = subprocess.run([*cmd, "--resume", "--max-steps", str(steps_before + 50)], capture_output=True, text=True, timeout=120, check=False)
     assert res.returncode == 0, res.stderr
     after = dataset.read_bytes()
     # Every complete record written before the kill is still there, in order.
