@@ -16,23 +16,36 @@ satisfying set equals the reference's on every reachable state, witnesses replay
 under the model (every step has Pr_h > 0), satisfy (E) or violate (A) the path
 formula, and the E F / E U / A G ones are shortest.  The BMC engine checks an
 unbounded operator with k = the number of reachable states, where it is exact.
+
+Every engine of the registry ``QUALITATIVE_ENGINES`` (``capver verify --engine``)
+agrees with the reference on the queries it answers, called directly and through
+the worker processes of ``Portfolio`` (each engine alone, and ``auto``, which answers
+small models with the BDD engine).  On a 20-bit counter (2^20 states, one more per
+execution) ``auto`` answers a proof by IC3 and a one-step run by the BDD engine, a
+BDD check stopped by ``--timeout`` prints one line naming the property, the engine
+and what to try (exit status 4) while the other properties are still checked and
+``--save`` keeps the earlier verdict, and a lattice verdict whose frontier does not
+finish in time is stated as unconfirmed.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
+from cli import capver
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capver import synthetic
 from capver.api import learn, load_setting
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.verification.bmc import BoundedModelChecker
+from capver.engines.verification.qualitative import AUTO, QUALITATIVE_ENGINES, Portfolio
 from capver.engines.verification.symbolic import (
     QualitativeResult,
     SymbolicEngine,
@@ -524,3 +537,184 @@ def test_first_responders_1500_steps_h_or() -> None:
         r2 = bmc.check(bounded, s0)
         assert r2.holds == eng.check(bounded, s0).holds
         _check_result(ref, bounded, r2, isinstance(prop.query, ExistsPath))
+
+
+# =====================================================================================
+# The engines of capver verify --engine, and auto
+# =====================================================================================
+
+
+def _registry_agrees(model: CompoundModel, init: State, props: list[Property]) -> None:
+    """Every registered engine that answers a query agrees with the reference, and
+    its witness or counterexample is a run of the model that shows the verdict."""
+    checkers = {name: engine.build(model) for name, engine in QUALITATIVE_ENGINES.items()}
+    refs: dict[frozenset[str] | None, Reference] = {}
+    for prop in props:
+        ref = refs.get(prop.capability_names)
+        if ref is None:
+            ref = refs[prop.capability_names] = Reference.explore(model, init, prop.capability_names)
+        query = prop.query
+        assert isinstance(query, ExistsPath | ForallPath)
+        exists = isinstance(query, ExistsPath)
+        expected = init in ref.satisfying(query)
+        answered = []
+        for name, engine in QUALITATIVE_ENGINES.items():
+            if not engine.answers(query):
+                continue
+            res = checkers[name].check(prop, init)
+            answered.append(name)
+            assert res.engine == name and res.holds == expected, (name, prop.text)
+            if res.holds == exists:
+                assert res.witness is not None, (name, prop.text)
+                check_witness(ref, prop, res.witness, exists)
+        assert "bdd" in answered and "bmc" in answered
+
+
+@given(seed=seeds, n_atoms=st.integers(3, 5), kind=st.sampled_from(KINDS))
+def test_every_registered_engine_agrees_with_brute_force(seed: int, n_atoms: int, kind: str) -> None:
+    try:
+        model, init = random_case(seed, n_atoms, kind)
+    except ValueError:
+        return  # sample_dataset: the random truth covers none of the sampled states
+    _registry_agrees(model, init, corpus(np.random.default_rng(seed + 1), model))
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=seeds, n_atoms=st.integers(3, 5), kind=st.sampled_from(KINDS))
+def test_portfolio_agrees_with_brute_force(seed: int, n_atoms: int, kind: str) -> None:
+    """The same through the worker processes verify uses: each engine alone, and auto
+    — which on these small models (at most 32 states, well within the rings' budget)
+    is answered by the BDD engine (no head start: the budget alone decides)."""
+    try:
+        model, init = random_case(seed, n_atoms, kind)
+    except ValueError:
+        return
+    props = corpus(np.random.default_rng(seed + 2), model)
+    expected = []
+    for prop in props:
+        query = prop.query
+        assert isinstance(query, ExistsPath | ForallPath)
+        expected.append(init in Reference.explore(model, init, prop.capability_names).satisfying(query))
+    for name in (AUTO, *QUALITATIVE_ENGINES):
+        with Portfolio({"m": model}, props, engine=name, head_start=float("inf")) as portfolio:
+            for i, prop in enumerate(props):
+                query = prop.query
+                assert isinstance(query, ExistsPath | ForallPath)
+                if name != AUTO and not QUALITATIVE_ENGINES[name].answers(query):
+                    with pytest.raises(ValueError, match=f"--engine {name} does not answer"):
+                        portfolio.check("m", i, init)
+                    continue
+                res = portfolio.check("m", i, init)
+                assert res.holds == expected[i], (name, prop.text)
+                assert res.engine == ("bdd" if name == AUTO else name)
+
+
+def counter_model(n: int) -> str:
+    """An n-bit binary counter (atoms b0 … b{n-1}, and overflow, which no effect
+    sets): ``increment`` adds one, so the 2^n states are reached one per execution
+    (2^n breadth-first rings, no matter how small each ring's BDD is)."""
+    rules = []
+    for i in range(n):
+        cond = " ".join([f"(b{j})" for j in range(i)] + [f"(not (b{i}))"])
+        effect = " ".join([f"(b{i})"] + [f"(not (b{j}))" for j in range(i)])
+        rules.append(f"    (:rule :when (and {cond}) :effects (and {effect}))")
+    atoms = " ".join(f"(b{i})" for i in range(n))
+    return (f"(define (capability-model counter)\n  (:predicates {atoms} (overflow))\n  (:init (b0))\n"
+            "  (:capability increment\n    :intent (b0)\n" + "\n".join(rules) + "))\n")
+
+
+@pytest.fixture
+def counter(tmp_path: Path) -> Path:
+    path = tmp_path / "counter.capm"
+    path.write_text(counter_model(20), encoding="utf-8")
+    return path
+
+
+def _records(stdout: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+def test_auto_proves_by_ic3_where_the_reachable_set_is_large(counter: Path) -> None:
+    """2^20 reachable states: the BDD engine would need 2^20 rings to prove that
+    overflow never holds; its rings pass the budget and IC3, started beside it,
+    proves it with the one-lemma invariant ¬overflow.  A one-step run is the BDD
+    engine's first ring."""
+    res = capver("verify", str(counter), "--property", "A [ G !overflow ]", "--property", "E [ F b1 ]",
+                 "--property", "A [ G<=3 !b2 ]", "--json")
+    assert res.returncode == 1, res.stderr
+    proof, run, bounded = _records(res.stdout)
+    assert (proof["engine"], proof["verdict"]) == ("ic3", "holds")
+    assert proof["invariant"] == {"lemmas": 1, "literals": 1,
+                                  "smtlib": "(declare-fun overflow () Bool)\n(assert (not overflow))\n"}
+    assert proof["reason"] == "holds on the model (proved by an inductive invariant of 1 lemma, 1 literal)"
+    assert (run["engine"], run["verdict"], len(run["witness"]["steps"])) == ("bdd", "holds", 1)  # type: ignore[index]
+    # b2 first holds after 3 increments (b0 → b1 → b0 b1 → b2): a 3-step counterexample.
+    assert (bounded["engine"], bounded["verdict"], len(bounded["witness"]["steps"])) == ("bdd", "fails", 3)  # type: ignore[index]
+    text = capver("verify", str(counter), "--property", "A [ G !overflow ]")
+    assert text.stdout.splitlines() == [("p1: A [ G !overflow ] — HOLDS on the model (proved by an inductive "
+                                         "invariant of 1 lemma, 1 literal, engine ic3)")]
+
+
+def test_a_check_that_runs_out_of_time_says_what_to_try(counter: Path) -> None:
+    """The BDD engine alone cannot walk 2^20 rings in 0.5 s: one line on stderr names
+    the property, the model, the engine and what to try; the other property is still
+    checked; exit status 4."""
+    res = capver("verify", str(counter), "--engine", "bdd", "--timeout", "0.5", "--property", "A [ G !overflow ]",
+                 "--property", "E [ F b1 ]")
+    assert res.returncode == 4, res.stdout + res.stderr
+    assert res.stderr.splitlines() == [(
+        "capver verify: error: p1: no verdict on the model within --timeout 0.5 s (bdd still running, stopped); "
+        "try --engine auto, or --engine ic3 (proves invariants without the reachable set), or a bounded property "
+        "(e.g. G<=10, F<=10) with --engine bmc, or a larger --timeout than 0.5 s")]
+    assert res.stdout.startswith("p2: E [ F b1 ] — HOLDS on the model")
+    # A violated property outranks the timeout in the exit status.
+    res = capver("verify", str(counter), "--engine", "bdd", "--timeout", "0.5", "--property", "A [ G !overflow ]",
+                 "--property", "A [ G !b1 ]")
+    assert res.returncode == 1 and "p1: no verdict" in res.stderr
+    for bad in ("0", "-1", "soon"):
+        refused = capver("verify", str(counter), "--timeout", bad, "--property", "E [ F b1 ]")
+        assert refused.returncode == 2 and "expected a positive number of seconds" in refused.stderr
+    both = capver("verify", str(counter), "--engine", "ic3", "--engine", "bmc", "--property", "E [ F b1 ]")
+    assert both.returncode == 2 and "bmc and ic3 are both engines of E/A properties" in both.stderr
+    eg = capver("verify", str(counter), "--engine", "ic3", "--property", "E [ G !b3 ]")
+    assert eg.returncode == 2 and "--engine ic3 does not answer this property" in eg.stderr
+
+
+@pytest.fixture
+def counter_run(tmp_path: Path) -> Path:
+    """A run directory whose h∧ and h∨ are both the counter (no data)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in ("h_and.capm", "h_or.capm"):
+        (run / name).write_text(counter_model(20), encoding="utf-8")
+    return run
+
+
+def test_save_keeps_the_earlier_verdict_of_a_property_that_ran_out_of_time(counter_run: Path) -> None:
+    props = ("--property", "E [ F b1 ]", "--property", "A [ G !overflow ]")
+    first = capver("verify", str(counter_run), "--model-kind", "or", *props, "--save")
+    assert first.returncode == 0, first.stderr
+    # No certificate.json in this directory: the invariant is not recorded, and it says so.
+    assert "the invariant of A [ G !overflow ] on h_or.capm is not recorded" in first.stderr
+    saved = json.loads((counter_run / "verdicts.json").read_text(encoding="utf-8"))["verdicts"]
+    assert [(r["engine"], r["verdict"]) for r in saved] == [("bdd", "holds"), ("ic3", "holds")]
+    second = capver("verify", str(counter_run), "--model-kind", "or", *props, "--save", "--engine", "bdd",
+                    "--timeout", "0.5")
+    assert second.returncode == 4, second.stdout + second.stderr
+    kept = json.loads((counter_run / "verdicts.json").read_text(encoding="utf-8"))["verdicts"]
+    assert kept[0]["engine"] == "bdd" and "rechecked" not in kept[0]
+    assert {k: v for k, v in kept[1].items() if k not in ("rechecked", "note")} == saved[1]
+    assert kept[1]["rechecked"] is False and "this is the verdict saved before" in str(kept[1]["note"])
+
+
+def test_a_tier_that_runs_out_of_time_is_unconfirmed(counter_run: Path) -> None:
+    """On a run, IC3 proves the invariant on h∧ and h∨ within the limit, but the
+    confident tier needs h∨'s frontier, 2^20 rings: the verdict says it was not
+    computed and claims no more than unconfirmed."""
+    res = capver("verify", str(counter_run), "--property", "A [ G !overflow ]", "--timeout", "8", "--json")
+    assert res.returncode == 3, res.stdout + res.stderr
+    (record,) = _records(res.stdout)
+    assert (record["verdict"], record["tier"], record["engines"]) == ("unconfirmed", "unconfirmed",
+                                                                      {"h_and": "ic3", "h_or": "ic3"})
+    assert record["reason"] == "holds on h∨, but h∨'s frontier not computed within --timeout 8 s: unconfirmed"
+    assert "confidence" not in record

@@ -309,7 +309,9 @@ class Portfolio:
     forked from this one (it inherits the models; a killed worker takes only its
     own engine's state along).  ``engine`` is a name of :data:`QUALITATIVE_ENGINES`
     or :data:`AUTO`; ``timeout`` (seconds, None: none) bounds each check and each
-    tier computation.  ``models`` are keyed as ``capver verify --model-kind`` names
+    tier computation; ``head_start`` is :data:`HEAD_START` (infinite: the second
+    engine joins only when the rings pass the budget, so that the choice is the same
+    on any machine).  ``models`` are keyed as ``capver verify --model-kind`` names
     them ("and" and "or" for a run's lattice verdicts); ``data``, ``delta`` and
     ``epsilon`` are those of :func:`~capver.engines.verification.agent_verdict.decide`.
     Use as a context manager: the workers are killed on exit."""
@@ -389,7 +391,7 @@ class Portfolio:
             now = time.monotonic()
             joins = helper is not None and helper not in running
             waits = [] if deadline is None else [deadline - now]
-            if joins:
+            if joins and self.head_start != float("inf"):
                 waits.append(start + self.head_start - now)
             ready = wait([r.worker.conn for r in running.values()], timeout=max(0.0, min(waits)) if waits else None)
             for name, r in list(running.items()):
