@@ -27,6 +27,7 @@ BENCHMARKS: dict[str, str] = {
     "occam": "capver.bench.occam",
     "introspection": "capver.bench.introspection",
     "verify": "capver.bench.verify",
+    "quantitative": "capver.bench.quantitative",
     "verdicts": "capver.bench.verdicts",
     "decide": "capver.bench.decide",
     "speed": "capver.bench.speed",
