@@ -4,9 +4,13 @@ holds when every scheduler keeps the probability within the bound, i.e. Pmax ≤
 ``P>=p`` when Pmin ≥ p), as in PRISM and Storm.
 
 :func:`check` reads the query and asks a :class:`QuantitativeChecker` for the numbers:
-:class:`ExplicitChecker` here (capver's explicit-state engine, exact rationals), or
-Storm (:class:`capver.io.checkers.StormChecker`, which needs the PRISM writer of the io
-layer); :data:`capver.io.checkers.QUANTITATIVE_CHECKERS` names them all.
+:class:`ExplicitChecker` here (capver's explicit-state engine, exact rationals), the
+sparse engine (:class:`capver.engines.verification.sparse.SparseChecker`), or Storm
+(:class:`capver.io.checkers.StormChecker`, which needs the PRISM writer of the io
+layer); :data:`capver.io.checkers.QUANTITATIVE_CHECKERS` names them all.  Every checker
+states the precision of its last value (``guarantee``, carried into
+:class:`QuantitativeResult`): :data:`EXACT`, :data:`VERIFIED` (a float result rounded
+and verified in rationals), :func:`sound` (within ε) or :data:`FLOAT` (no bound).
 
 Given the data D a model was learned from, :func:`check` also bounds the *agent*:
 :func:`agent_bounds` gives, for every ``P`` and ``Rmin`` query, an interval
