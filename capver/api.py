@@ -40,7 +40,8 @@ from capver.errors import UsageError
 from capver.io import dsl, run_dir
 from capver.io.checkers import QUANTITATIVE_CHECKERS
 from capver.io.literal_text import parse_conjunction, parse_state
-from capver.io.ppddl_export import export_determinized, export_ppddl
+from capver.io.ppddl_export.determinised import export_determinized
+from capver.io.ppddl_export.ppddl import export_ppddl
 from capver.io.properties_text import parse_property
 from capver.io.run_dir import Run
 from capver.io.run_file import RunBudget, RunManifest, SettingArgs

@@ -8,7 +8,7 @@ from __future__ import annotations
 from fractions import Fraction
 from pathlib import Path
 
-from capver.io.ppddl_export import PDDLNames
+from capver.io.ppddl_export.names import PDDLNames
 from capver.model.state import State
 from capver.model.vocabulary import Vocabulary
 

@@ -30,23 +30,16 @@ from hypothesis import strategies as st
 from plado_reader import PladoReader
 
 from capver import cli, synthetic
+from capver.engines.classical_planning import goal_holds, solve_export, validate_plan
 from capver.engines.lattice import LatticeBuilder
 from capver.envs.ppddl import GroundAction, PPDDLTask, parse_domain, parse_problem
 from capver.envs.ppddl.syntax import EffAnd, EffProbabilistic, EffWhen
 from capver.errors import UsageError, VocabularyError
 from capver.io import dsl
 from capver.io.literal_text import parse_conjunction, parse_state
-from capver.io.ppddl_export import (
-    DeterminizedExport,
-    PDDLNames,
-    PPDDLExport,
-    export_determinized,
-    export_ppddl,
-    goal_holds,
-    pddl_name,
-    solve_export,
-    validate_plan,
-)
+from capver.io.ppddl_export.determinised import DeterminizedExport, export_determinized
+from capver.io.ppddl_export.names import PDDLNames, pddl_name
+from capver.io.ppddl_export.ppddl import PPDDLExport, export_ppddl
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel
 from capver.model.state import Capability, State

@@ -42,19 +42,14 @@ from plado_reader import PladoReader
 
 import capver
 from capver import cli
+from capver.engines.classical_planning import goal_holds, solve
 from capver.envs.ppddl import GroundAction, PPDDLTask, parse_domain, parse_problem
 from capver.io import dsl
-from capver.io.ppddl_export import (
-    DeterminizedExport,
-    PDDLGymExport,
-    PDDLNames,
-    export_determinized,
-    export_pddlgym,
-    export_ppddl,
-    goal_holds,
-    solve,
-    written_probabilities,
-)
+from capver.io.ppddl_export.determinised import DeterminizedExport, export_determinized
+from capver.io.ppddl_export.names import PDDLNames
+from capver.io.ppddl_export.pddlgym_flavour import PDDLGymExport, export_pddlgym
+from capver.io.ppddl_export.ppddl import export_ppddl
+from capver.io.ppddl_export.probabilities import written_probabilities
 from capver.model.capability_model import CompoundModel, rule_mixture
 from capver.model.state import NO_EFFECT, State
 from capver.model.vocabulary import Atom, Literal

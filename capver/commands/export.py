@@ -26,20 +26,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from capver.commands.argtypes import refuse_to_overwrite
+from capver.engines.classical_planning import check_search, solve, validate_plan
 from capver.errors import CapverError, UsageError
 from capver.io import dsl
 from capver.io.literal_text import parse_conjunction
-from capver.io.ppddl_export import (
-    DeterminizedExport,
-    ExportStats,
-    PDDLNames,
-    check_search,
-    export_determinized,
-    export_pddlgym,
-    export_ppddl,
-    solve,
-    validate_plan,
-)
+from capver.io.ppddl_export.determinised import DeterminizedExport, export_determinized
+from capver.io.ppddl_export.names import PDDLNames
+from capver.io.ppddl_export.pddlgym_flavour import export_pddlgym
+from capver.io.ppddl_export.ppddl import export_ppddl
+from capver.io.ppddl_export.printer import ExportStats
 from capver.io.prism_export import export_prism
 from capver.io.run_dir import MODEL_FILES, Run
 from capver.model.state import State
