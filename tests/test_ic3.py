@@ -10,7 +10,9 @@ learned from data sampled from them) and every safety query of a corpus (``A [ G
 restriction): the IC3 verdict is the BDD engine's and the reference's, every
 invariant passes :func:`check_invariant`, holds in every reachable state and is
 refused once tampered with, and every run replays on the model and satisfies (E F,
-E U) or violates (A G) the path formula.
+E U) or violates (A G) the path formula.  ``capver verify --engine ic3 --save`` puts
+its proofs of ``A [ G φ ]`` into the run's certificate, which ``capver certify``
+re-checks (and refuses once an invariant is tampered with).
 """
 
 from __future__ import annotations
@@ -401,3 +403,31 @@ def test_add_invariant_refuses_what_it_cannot_prove(blocks_run: Path, tmp_path: 
     out = capver("certify", "--write", str(run))
     assert out.returncode == 0, out.stdout + out.stderr
     assert len(certificate.read(run).invariants) == 2 and out.stdout.count("re-checked") == 2
+
+
+def test_verify_saves_ic3_invariants_that_certify_rechecks(blocks_run: Path, tmp_path: Path) -> None:
+    """``capver verify RUN --engine ic3 --save``: the output names ic3 and the
+    invariant's size, the certificate gains one claim per model IC3 proved the
+    property on, and ``capver certify`` re-checks them from the command line."""
+    run = _copy(blocks_run, tmp_path)
+    text = "A [ G !on(a,a) ]"  # no capability stacks a block on itself: holds on h∧ and h∨
+    res = capver("verify", str(run), "--engine", "ic3", "--property", text, "--save", "--json")
+    assert res.returncode == 3, res.stdout + res.stderr  # holds on h∨, unconfirmed for the agent
+    (record,) = [json.loads(line) for line in res.stdout.splitlines()]
+    assert record["engines"] == {"h_and": "ic3", "h_or": "ic3"} and record["engine"] == "ic3"
+    assert record["invariant_h_or"]["lemmas"] == 1  # type: ignore[index]
+    assert f"recorded 2 inductive invariants (ic3) in {run / certificate.NAME}" in res.stderr
+    claims = {(c.property_text, c.model) for c in certificate.read(run).invariants}
+    assert {(text, "h_and.capm"), (text, "h_or.capm")} <= claims
+    ok = capver("certify", str(run))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert f"{text} on h_or.capm" in ok.stdout and f"{text} on h_and.capm" in ok.stdout
+    assert ok.stdout.count("re-checked") == len(claims) + 1  # the certificate's line and one per invariant
+    # An invariant weakened to "true" proves nothing: certify fails.
+    body = json.loads((run / certificate.NAME).read_text(encoding="utf-8"))
+    for claim in body["invariants"]:
+        if claim["property_text"] == text and claim["model"] == "h_or.capm":
+            claim["invariant"] = "(assert true)"
+    (run / certificate.NAME).write_text(json.dumps(body), encoding="utf-8")
+    bad = capver("certify", str(run))
+    assert bad.returncode == 1 and "the invariant fails safety" in bad.stdout, bad.stdout
