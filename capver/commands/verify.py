@@ -130,7 +130,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "P/R properties: storm (Storm, exact rationals), storm-float "
                         "(Storm on doubles, sound, precision 1e-12), explicit (capver's explicit-state engine, exact up "
                         "to 5,000 states), sparse (capver's vectorised engine: a float solution rounded to rationals "
-                        "and verified exactly, exact arithmetic where the check fails); auto: explicit up to 1,000 "
+                        "and verified exactly, exact arithmetic where the check fails); auto: explicit up to 200 "
                         "reachable states, sparse above. Each value names the engine and its precision guarantee")
     parser.add_argument("--timeout", type=seconds, default=None, metavar="SECONDS",
                         help="stop a qualitative check (one property on one model, or a verdict tier's frontier) "
