@@ -31,6 +31,11 @@ runs stop in dead ends):
   queries (``A [ G φ ]``, and ``E [ F φ ]`` / ``E [ ψ U φ ]`` refuted): an inductive
   invariant when no bad state is reachable, re-checkable by plain z3 and recorded in
   a run's certificate, else a run (tests/test_ic3.py).
+* :mod:`capver.engines.verification.qualitative` — the three by name
+  (``QUALITATIVE_ENGINES``, the choices of ``capver verify --engine``) and ``auto``:
+  the BDD engine first, IC3 or BMC raced beside it in a forked process once the
+  reachable set grows large, with a time limit per check (measured there and in
+  docs/qualitative_engines.md).
 """
 
 from __future__ import annotations

@@ -35,23 +35,23 @@ wins and the other process is killed.  ``--timeout`` bounds each check: the
 processes still running are killed and :class:`CheckTimeout` names the property,
 the engines and what to try instead.
 
-**Measured** (learned runs of ``capver learn`` kept under /tmp, ``capver verify
---model-kind or|and --json`` end to end, seconds from the first property's check
-to its verdict; docs/qualitative_engines.md has the commands, the tables and the
-load average).  Blocksworld h∨ after 3,000 LAO* steps (30 atoms, 60 capabilities,
-551 rules): the BDD rings reach 666 states (1,497 nodes) after 5 rings and
-0.06 s, 95,878 states (32,852 nodes) after 7 rings and 3.5 s, 1.9 million (204,944
-nodes) after 9 rings and 39 s; the whole reachable set took over 11 minutes.  So a
-proof there (``A [ G !(handempty & handfull) ]``) is IC3's: 1.2 s, one 2-literal
-lemma, where the BDD engine was stopped after 9 minutes; and its 6-step
-counterexample of "never both held" is the BDD engine's (1.2 s; Spacer 28 s, BMC
-2.9 s).  Crafter h∨ after 3,000 steps (76 atoms, 15 capabilities, 275 rules):
-``A [ G !has_diamond ]`` holds, IC3 1.1 s, BDD over 9 minutes; ``A [ G !dead ]``
-fails in one step, IC3 0.6 s, BDD 7.4 s (building the condition BDDs, before its
-first ring: what :data:`HEAD_START` is for).  Crafter h∧ (310 reachable states),
-``A [ G !dead ]`` fails by a 14-step run: BDD 13 s, Spacer 105 s.  The shipped First
-Responders h∨ (4,608 reachable states): every engine within 0.1–2 s, the BDD
-engine first.  See docs/qualitative_engines.md for the ``auto`` column.
+**Measured** (docs/qualitative_engines.md has the table, the commands and the load;
+learned runs of ``capver learn`` under /tmp, one ``capver verify --model-kind or|and
+--engine E --json`` per row, the check's seconds without the model's read, load
+1.4–3.1).  Blocksworld h∨ after 3,000 LAO* steps (30 atoms, 60 capabilities, 551
+rules): "never both handempty and handfull" holds — IC3 0.18 s (one 2-literal
+lemma), BDD over 240 s (its rings: 1,497 nodes at ring 5, 8,092 at ring 6 after
+0.3 s, 204,944 at ring 9 after 39 s), auto 1.1 s by IC3; "never both held" fails by
+a 6-step run — BDD 0.22 s, BMC 1.5 s, Spacer 17 s, auto 0.32 s by BDD; ``E [ G
+!on(a,b) ]`` holds by a lasso — BDD over 240 s, auto 0.81 s by BMC.  Crafter h∨
+after 3,000 steps (76 atoms, 15 capabilities, 275 rules): ``A [ G !has_diamond ]``
+holds — IC3 0.24 s, BDD over 240 s, auto 1.25 s by IC3; ``A [ G !dead ]`` fails in one
+step — BDD 0.14 s, auto 0.32 s by BDD.  Crafter h∧, ``A [ G !dead ]`` fails by a
+14-step run — BDD 0.25 s, Spacer 76 s, auto 0.33 s by BDD.  The shipped First
+Responders h∨ (4,608 reachable states, at most 1,412 nodes in any ring): every
+engine but BMC's unbounded proof within 0.2 s, auto by BDD.  So auto answers within
+about a second of the best engine on every row, and its choice on small models is
+the BDD engine's, by a count of nodes rather than by a clock.
 """
 
 from __future__ import annotations
