@@ -16,20 +16,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from capver.bench.learning import (
-    DEFAULT_SETTINGS,
-    QACE_SETTING,
-    Job,
-    RunSpec,
-    build_setting,
-    collect_eval_set,
-    first_crossing,
-    main,
-    mean_curve,
-    run_job,
-    run_jobs,
-    steps_to_reach,
-)
+from capver.bench.learning.analysis import first_crossing, mean_curve, steps_to_reach
+from capver.bench.learning.cli import main
+from capver.bench.learning.runs import Job, RunSpec, run_job, run_jobs
+from capver.bench.learning.settings import DEFAULT_SETTINGS, QACE_SETTING, build_setting, collect_eval_set
 
 SETTING = "lao:first_responders"
 ARGS = [

@@ -23,8 +23,9 @@ import pytest
 from cli import capver
 from llm_server import LocalChatServer
 
-from capver.bench.learning import Job, RunSpec, collect_eval_set, run_jobs
-from capver.bench.learning import main as bench_main
+from capver.bench.learning.cli import main as bench_main
+from capver.bench.learning.runs import Job, RunSpec, run_jobs
+from capver.bench.learning.settings import collect_eval_set
 from capver.engines.eval_collection import collect_eval_chunked
 from capver.engines.evaluation import collect_eval_dataset
 from capver.engines.executors import (

@@ -38,7 +38,7 @@ import numpy as np
 
 from capver.bench.cli import BenchParser, summary
 from capver.bench.environment import bench_dprime, print_dprime
-from capver.bench.learning import first_crossing, mean_curve
+from capver.bench.learning.analysis import first_crossing, mean_curve
 from capver.envs.crafter_env import CrafterSimulator
 from capver.io.run_file import SettingArgs
 from capver.settings import build_assessment

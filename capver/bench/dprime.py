@@ -25,7 +25,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from capver.bench.cli import BenchParser, summary
-from capver.bench.learning import EvalSet, RunSpec, collect_eval_set, run_curve
+from capver.bench.learning.runs import RunSpec, run_curve
+from capver.bench.learning.settings import EvalSet, collect_eval_set
 
 DEFAULT_SETTINGS = ("lao:first_responders", "lao:blocks")
 METHODS = ("mcqs-e", "mcqs-s", "random")

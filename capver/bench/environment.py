@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from capver.bench.learning import EVAL_SEED
+from capver.bench.learning.settings import EVAL_SEED
 from capver.engines.execution import execute
 from capver.engines.learning import Setting
 from capver.envs.base import Representation

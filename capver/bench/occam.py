@@ -35,13 +35,8 @@ from pathlib import Path
 import numpy as np
 
 from capver.bench.cli import BenchParser, summary
-from capver.bench.learning import (
-    _csv_list,
-    applicable_transitions,
-    build_setting,
-    parse_setting,
-    true_transitions,
-)
+from capver.bench.learning.cli import _csv_list
+from capver.bench.learning.settings import applicable_transitions, build_setting, parse_setting, true_transitions
 from capver.engines.evaluation import mean_abs_error
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.lifting import LIFT_SALT, LiftedOccam, lifted_occam_model, lifted_rule_sizes

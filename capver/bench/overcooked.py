@@ -31,7 +31,7 @@ import numpy as np
 
 from capver.bench.cli import BenchParser, summary
 from capver.bench.environment import bench_dprime, print_dprime
-from capver.bench.learning import build_setting
+from capver.bench.learning.settings import build_setting
 from capver.envs.kitchen import ACTIONS, KitchenEnv, kitchen_simulator, start_state
 
 QUICK: dict[str, int] = {"sequences": 10, "calls": 200}

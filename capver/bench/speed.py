@@ -54,7 +54,8 @@ import numpy as np
 
 from capver.agents.lao_agent import LAOAgent
 from capver.bench.cli import BenchParser, summary
-from capver.bench.learning import RunSpec, build_setting, collect_eval_set, parse_setting
+from capver.bench.learning.runs import RunSpec
+from capver.bench.learning.settings import build_setting, collect_eval_set, parse_setting
 from capver.engines.evaluation import checkpoint_scores
 from capver.engines.execution import Execution, execute
 from capver.engines.learning import LearnConfig, Learner, StopReason

@@ -151,7 +151,7 @@ def test_learn_with_the_tilde_reward(tmp_path: Path) -> None:
 def test_bench_learning_plans_each_reward_side_by_side() -> None:
     """``--rewards disagreement,tilde,tilde:0.1``: every MCQS method gets one run per
     reward and seed (labelled apart, λ passed to the learner); Random only its own."""
-    from capver.bench.learning import build_parser, plan_jobs
+    from capver.bench.learning.cli import build_parser, plan_jobs
 
     args = build_parser().parse(["--settings", "lao:blocks", "--methods", "mcqs-e,random", "--seeds", "2",
                                  "--rewards", "disagreement,tilde,tilde:0.1", "--no-ablation", "--no-qace"])
