@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from capver.bench.cli import BenchParser
+from capver.bench.timing import Timing, timed
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.verify import refines
 from capver.logic.bdd import BACKENDS
@@ -161,24 +162,6 @@ def render(report: Report) -> str:
     return "\n".join(lines)
 
 
-@dataclass(frozen=True, slots=True)
-class Timing:
-    wall: float
-    cpu: float
-
-
-def timed(fn: Callable[[], Any], collect: bool = True) -> tuple[Timing, Any]:
-    """Run ``fn`` once, by default after a full garbage collection so that no earlier
-    garbage is collected inside the measurement.  (A full collection of the heap of a
-    built lattice takes far longer than one incremental update, so the update series
-    collects once up front instead.)"""
-    if collect:
-        gc.collect()
-    w, c = time.perf_counter(), time.process_time()
-    out = fn()
-    return Timing(time.perf_counter() - w, time.process_time() - c), out
-
-
 # -- data ------------------------------------------------------------------------------------
 
 
@@ -268,7 +251,7 @@ def bench_representation(report: Report, rng: np.random.Generator, n_atoms: int,
         raise RuntimeError("int and numpy apply(s, η) disagree")
 
     def best(fn: Callable[[], Any]) -> Timing:
-        runs = [timed(fn)[0] for _ in range(3)]
+        runs = [timed(fn, collect=True)[1] for _ in range(3)]
         return Timing(min(r.wall for r in runs), min(r.cpu for r in runs))
 
     section = f"state representation, {n_atoms} atoms"
@@ -325,7 +308,7 @@ def bench_build(
     out = {}
     for backend in backends:
         ctx = LogicContext(data.vocab, backend)
-        t, builder = timed(lambda ctx=ctx: LatticeBuilder(ctx, data))  # type: ignore[misc]
+        builder, t = timed(lambda ctx=ctx: LatticeBuilder(ctx, data), collect=True)  # type: ignore[misc]
         report.add(
             Measure(f"build, {label}", f"full h∧/h∨ build, {backend}", t.wall, t.cpu, "s", (BUILD_TARGET_S, "max"))
         )
@@ -366,7 +349,7 @@ def bench_incremental(
                 if s2 is None:
                     raise RuntimeError(f"the true model has no rule for {c} in {s:x}")
                 data.add(Transition(s, c, s2))
-                t, rebuilt = timed(builder.update, collect=False)
+                rebuilt, t = timed(builder.update)
                 walls.append(t.wall)
                 cpus.append(t.cpu)
                 if rebuilt != {c}:
@@ -411,7 +394,7 @@ def bench_queries(
                         total += len(h.distribution(s, c))
                     return total
 
-                t, _ = timed(run)
+                _, t = timed(run, collect=True)
                 k = len(queries)
                 report.add(
                     Measure(
@@ -427,7 +410,7 @@ def bench_queries(
 
 
 def bench_z3(report: Report, label: str, builder: LatticeBuilder) -> None:
-    t, verdict = timed(lambda: refines(builder.pessimistic, builder.optimistic))
+    verdict, t = timed(lambda: refines(builder.pessimistic, builder.optimistic), collect=True)
     note = "proved: every query UNSAT" if verdict.holds else f"REFUTED by {verdict.counterexample}"
     metric = f"refines(h∧, h∨), {len(builder.pessimistic)} capability queries"
     report.add(Measure(f"z3, {label}", metric, t.wall, t.cpu, "s", None, note))
@@ -466,7 +449,7 @@ def bench_agreement(
     totals = []
     if chosen:
         p_conds = [r.condition for c in chosen for r in pess[c].rules]
-        t, bad = timed(lambda: check(p_conds))
+        bad, t = timed(lambda: check(p_conds), collect=True)
         disagreements += bad
         scale = len(caps) / len(chosen)
         totals.append(Timing(t.wall * scale, t.cpu * scale))
@@ -481,7 +464,7 @@ def bench_agreement(
             )
         )
     if o_conds:
-        t, bad = timed(lambda: check(o_conds))
+        bad, t = timed(lambda: check(o_conds), collect=True)
         disagreements += bad
         scale = len(all_opt) / len(o_conds)
         totals.append(Timing(t.wall * scale, t.cpu * scale))

@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 import numpy as np
 
 from capver.bench.cli import BenchParser, summary
+from capver.bench.timing import Timing, timed
 from capver.engines import verify
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.mcqs import QUERY_METHODS
@@ -41,33 +40,19 @@ FORMS = {"shared": True, "per-rule": False}
 READ_BACK = ("after", "both", "none")
 QUICK: dict[str, object] = {"steps": 300}
 
-T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class Timed:
-    wall: float
-    cpu: float
-
-
-def timed(f: Callable[[], T]) -> tuple[T, Timed]:
-    wall, cpu = time.perf_counter(), time.process_time()
-    out = f()
-    return out, Timed(time.perf_counter() - wall, time.process_time() - cpu)
-
 
 @dataclass(frozen=True, slots=True)
 class FileRow:
     model: str  # h_and / h_or
     form: str  # shared / per-rule
-    write: Timed
+    write: Timing
     size: int
     lines: int
-    read: Timed | None
+    read: Timing | None
     equal: bool | None
 
 
-def learn(domain: str, method: str, steps: int, seed: int) -> tuple[CompoundModel, CompoundModel, Timed, str]:
+def learn(domain: str, method: str, steps: int, seed: int) -> tuple[CompoundModel, CompoundModel, Timing, str]:
     """h∧ and h∨ of one run, the learning time, and what the run did in words."""
     a = build_assessment("lao", SettingArgs(domain=domain, seed=seed), np.random.default_rng(seed))
     config = LearnConfig.from_options(method, executions=2, iterations=100, horizon=10, xi_cap=1e-5, patience=25,
@@ -91,7 +76,7 @@ def write_file(h: CompoundModel, path: Path, model: str, form: str, read_back: b
     return FileRow(model, form, w, len(text.encode("utf-8")), text.count("\n"), read, equal)
 
 
-def _seconds(t: Timed | None) -> str:
+def _seconds(t: Timing | None) -> str:
     return "—" if t is None else f"{t.wall:.2f} ({t.cpu:.2f})"
 
 
@@ -99,7 +84,7 @@ def _size(n: int) -> str:
     return f"{n / 1e6:.2f} MB" if n >= 1e5 else f"{n / 1e3:.1f} kB"
 
 
-def table(rows: Sequence[FileRow], learning: Timed) -> list[str]:
+def table(rows: Sequence[FileRow], learning: Timing) -> list[str]:
     lines = [
         "| file | form | write s, wall (CPU) | share of learning (CPU) | size | lines | read s, wall (CPU) | read = written |",
         "|---|---|---|---|---|---|---|---|",
