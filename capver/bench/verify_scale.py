@@ -644,6 +644,7 @@ def plot(checks: Sequence[Check], engines: Sequence[str], timeout: float, path: 
     per engine: the slowest check (timeouts at the kill time, marked ×)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import NullLocator
 
     settings = list(dict.fromkeys(c.setting for c in checks))
     fig = Figure(figsize=(3.6 * len(settings) + 0.6, 6.4), tight_layout=True)
@@ -667,6 +668,7 @@ def plot(checks: Sequence[Check], engines: Sequence[str], timeout: float, path: 
         top.axhline(TARGET_SECONDS, color="grey", linestyle="--", linewidth=0.8, label=f"{TARGET_SECONDS:.0f} s target")
         for ax in (top, bottom):
             ax.set_xscale("log")
+            ax.xaxis.set_minor_locator(NullLocator())  # only the run lengths are labelled
             ax.set_xticks(lengths, [str(n) for n in lengths])
             ax.set_xlabel("run length (simulator steps)")
             ax.grid(True, alpha=0.3)
