@@ -21,7 +21,8 @@ Every engine of the registry ``QUALITATIVE_ENGINES`` (``capver verify --engine``
 agrees with the reference on the queries it answers, called directly and through
 the worker processes of ``Portfolio`` (each engine alone, and ``auto``, which answers
 small models with the BDD engine).  On a 20-bit counter (2^20 states, one more per
-execution) ``auto`` answers a proof by IC3 and a one-step run by the BDD engine, a
+execution) ``auto`` answers a proof by IC3, a bounded ``E [ G … ]`` by BMC and a
+one-step run by the BDD engine, a
 BDD check stopped by ``--timeout`` prints one line naming the property, the engine
 and what to try (exit status 4) while the other properties are still checked and
 ``--save`` keeps the earlier verdict, and a lattice verdict whose frontier does not
@@ -650,6 +651,11 @@ def test_auto_proves_by_ic3_where_the_reachable_set_is_large(counter: Path) -> N
     assert (run["engine"], run["verdict"], len(run["witness"]["steps"])) == ("bdd", "holds", 1)  # type: ignore[index]
     # b2 first holds after 3 increments (b0 → b1 → b0 b1 → b2): a 3-step counterexample.
     assert (bounded["engine"], bounded["verdict"], len(bounded["witness"]["steps"])) == ("bdd", "fails", 3)  # type: ignore[index]
+    # A bounded E G: the BDD engine first builds the reachable set, BMC unrolls 2 steps.
+    eg = capver("verify", str(counter), "--property", "E [ G<=2 !b2 ]", "--json")
+    assert eg.returncode == 0, eg.stderr
+    (lasting,) = _records(eg.stdout)
+    assert (lasting["engine"], lasting["verdict"], len(lasting["witness"]["steps"])) == ("bmc", "holds", 2)  # type: ignore[index]
     text = capver("verify", str(counter), "--property", "A [ G !overflow ]")
     assert text.stdout.splitlines() == [("p1: A [ G !overflow ] — HOLDS on the model (proved by an inductive "
                                          "invariant of 1 lemma, 1 literal, engine ic3)")]
