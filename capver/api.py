@@ -29,7 +29,7 @@ from capver.agents.base import Agent
 from capver.engines.directed import DEFAULT_WIDTH, PropertyStatus, Targets, TierChange
 from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset
 from capver.engines.execution import ExecutionBudget
-from capver.engines.learning import LearnConfig, Learner, Progress, Setting
+from capver.engines.learning import LEARN_DEFAULTS, LearnConfig, Learner, Progress, Setting
 from capver.engines.lifting import LiftedOccam, run_lifted_model
 from capver.engines.verification import quantitative
 from capver.engines.verification.agent_verdict import DEFAULT_DELTA, DEFAULT_EPSILON, LatticeVerdict, decide
@@ -194,9 +194,10 @@ class LearnResult:
 
 
 def learn(
-    assessment: Assessment, *, method: str = "mcqs-s", max_steps: int | None = 2000, max_queries: int | None = None,
-    max_seconds: float | None = None, executions: int = 2, iterations: int = 100, horizon: int = 10,
-    xi: float = 1e-5, patience: int = 25, seed: int = 0, properties: Sequence[str] = (),
+    assessment: Assessment, *, method: str = LEARN_DEFAULTS.method, max_steps: int | None = LEARN_DEFAULTS.max_steps,
+    max_queries: int | None = None, max_seconds: float | None = None, executions: int = LEARN_DEFAULTS.executions,
+    iterations: int = LEARN_DEFAULTS.iterations, horizon: int = LEARN_DEFAULTS.horizon, xi: float = LEARN_DEFAULTS.xi_cap,
+    patience: int = LEARN_DEFAULTS.patience, seed: int = 0, properties: Sequence[str] = (),
     delta: float = DEFAULT_DELTA, epsilon: float = DEFAULT_EPSILON, width: float = DEFAULT_WIDTH, focus: bool = True,
 ) -> LearnResult:
     """Assess the agent with MCQS-E, MCQS-S or random queries (``method``) until a

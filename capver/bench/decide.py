@@ -59,7 +59,8 @@ import numpy as np
 from capver import synthetic
 from capver.bench.cli import BenchParser, summary
 from capver.bench.learning import _csv_list, _fmt_ratio, build_setting
-from capver.bench.verdicts import HORIZON, _head, _row, violation_probability
+from capver.bench.markdown import markdown_table, table_row
+from capver.bench.verdicts import HORIZON, violation_probability
 from capver.commands.argtypes import non_negative, open_unit_interval, positive
 from capver.engines.directed import Targets, TierChange
 from capver.engines.executors import LocalExecutor
@@ -449,10 +450,10 @@ MAIN_HEADER = ["setting", "method", "seeds", "properties", "decided (mean)", "ob
 
 
 def main_table(rows: Sequence[Row]) -> list[str]:
-    lines = _head(MAIN_HEADER)
+    lines = markdown_table(MAIN_HEADER)
     for r in rows:
         known = r.setting == RANDOM_TRUTHS
-        lines.append(_row([
+        lines.append(table_row([
             r.setting, LABELS.get(r.method, r.method), r.seeds, r.properties, f"{r.decided:.2f}", f"{r.observed:.2f}",
             f"{r.confident:.2f}", _num(r.median_steps), _num(r.mean_steps, ".1f"), _num(r.median_queries),
             "" if r.method == DIRECTED else r.both, "" if r.method == DIRECTED else r.bound,
@@ -468,7 +469,7 @@ def property_table(outcomes: Sequence[Outcome]) -> list[str]:
     median steps there, and the final tiers."""
     methods = list(dict.fromkeys(o.method for o in outcomes))
     head = ["setting", "property", "kind", *(LABELS.get(m, m) for m in methods)]
-    lines = _head(head)
+    lines = markdown_table(head)
     keys = list(dict.fromkeys((o.setting, o.name) for o in outcomes))
     for setting, name in keys:
         os_ = [o for o in outcomes if o.setting == setting and o.name == name]
@@ -480,7 +481,7 @@ def property_table(outcomes: Sequence[Outcome]) -> list[str]:
                                                              for o in mine))
             at = f" @ {statistics.median(steps):.0f}" if steps else ""
             cells.append(f"{len(steps)}/{len(mine)}{at} ({tiers})")
-        lines.append(_row(cells))
+        lines.append(table_row(cells))
     return lines
 
 

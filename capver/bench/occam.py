@@ -37,6 +37,7 @@ import numpy as np
 from capver.bench.cli import BenchParser, summary
 from capver.bench.learning.cli import _csv_list
 from capver.bench.learning.settings import applicable_transitions, build_setting, parse_setting, true_transitions
+from capver.bench.markdown import markdown_table, table_row
 from capver.engines.evaluation import mean_abs_error
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.lifting import LIFT_SALT, LiftedOccam, lifted_occam_model, lifted_rule_sizes
@@ -291,14 +292,14 @@ def size_table(results: Sequence[SizeResult]) -> list[str]:
     head = ["setting", "seeds", "steps", "rules", "h∧ median lits", "h∧ max lits", "h̃ median lits", "h̃ max lits",
             "lifted h̃ median lits", "lifted h̃ max lits", "lifted groundings / capabilities",
             "minimisers chosen", "h̃ build s", "z3 s", "h∧ ⪯ h̃ ⪯ h∨", "h∧ ⪯ lifted h̃ ⪯ h∨"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = markdown_table(head)
     for setting in dict.fromkeys(r.setting for r in results):
         rs = [r for r in results if r.setting == setting]
         chosen: dict[str, int] = {}
         for r in rs:
             for k, v in r.chosen.items():
                 chosen[k] = chosen.get(k, 0) + v
-        lines.append("| " + " | ".join([
+        lines.append(table_row([
             setting, str(len(rs)), f"{_mean([r.steps for r in rs]):.0f}", f"{_mean([r.rules for r in rs]):.0f}",
             f"{_mean([r.and_median for r in rs]):.1f}", str(max(r.and_max for r in rs)),
             f"{_mean([r.tilde_median for r in rs]):.1f}", str(max(r.tilde_max for r in rs)),
@@ -307,7 +308,7 @@ def size_table(results: Sequence[SizeResult]) -> list[str]:
             ", ".join(f"{k} {v}" for k, v in sorted(chosen.items())),
             f"{_mean([r.build_seconds for r in rs]):.2f}", f"{_mean([r.z3_seconds for r in rs]):.2f}",
             _verdict([r.proved for r in rs]), _verdict([r.lifted_proved for r in rs]),
-        ]) + " |")
+        ]))
     return lines
 
 
@@ -319,7 +320,7 @@ def qace_table(points: Sequence[QacePoint]) -> list[str]:
             "lifted groundings", "kept ground"]
     head += [f"{label} {kind}" for kind in ("all", "applicable", "tried") for _, label in QACE_MODELS]
     head += ["h∧ ⪯ lifted h̃ ⪯ h∨"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = markdown_table(head)
     for method in dict.fromkeys(p.method for p in points):
         for target in dict.fromkeys(p.target for p in points):
             ps = [p for p in points if p.method == method and p.target == target]
@@ -332,7 +333,7 @@ def qace_table(points: Sequence[QacePoint]) -> list[str]:
                 for name, _ in QACE_MODELS:
                     cells.append(f"{_mean([p.errors[f'{name}/{kind}'] for p in ps]):.4f}")
             cells.append(_verdict([p.proved for p in ps]))
-            lines.append("| " + " | ".join(cells) + " |")
+            lines.append(table_row(cells))
     return lines
 
 
@@ -353,16 +354,16 @@ def kept_lines(points: Sequence[QacePoint]) -> list[str]:
 def heldout_table(results: Sequence[HeldOut]) -> list[str]:
     head = ["hidden truth", "method", "seeds", "steps", "untried (s,c) scored", "h̃ right", "lifted h̃ right",
             "lifted, unchecked right", "majority right", "h∧ right", "h∧ ⪯ h̃ ⪯ h∨", "h∧ ⪯ lifted h̃ ⪯ h∨"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = markdown_table(head)
     for key in dict.fromkeys((r.domain, r.method) for r in results):
         rs = [r for r in results if (r.domain, r.method) == key]
-        lines.append("| " + " | ".join([
+        lines.append(table_row([
             f"primitive {key[0]}", key[1], str(len(rs)), f"{_mean([r.steps for r in rs]):.0f}",
             f"{_mean([r.pairs for r in rs]):.0f}", f"{_mean([r.tilde for r in rs]):.4f}",
             f"{_mean([r.lifted for r in rs]):.4f}", f"{_mean([r.unchecked for r in rs]):.4f}",
             f"{_mean([r.majority for r in rs]):.4f}", f"{_mean([r.h_and for r in rs]):.4f}",
             _verdict([r.proved for r in rs]), _verdict([r.lifted_proved for r in rs]),
-        ]) + " |")
+        ]))
     return lines
 
 

@@ -56,6 +56,7 @@ from capver.agents.lao_agent import LAOAgent
 from capver.bench.cli import BenchParser, summary
 from capver.bench.learning.runs import RunSpec
 from capver.bench.learning.settings import build_setting, collect_eval_set, parse_setting
+from capver.bench.markdown import markdown_table, table_row
 from capver.engines.evaluation import checkpoint_scores
 from capver.engines.execution import Execution, execute
 from capver.engines.learning import LearnConfig, Learner, StopReason
@@ -307,11 +308,11 @@ def converge(setting: str, method: str, seed: int, cpu_cap: float, eval_sequence
 
 def table(rows: Sequence[SpeedRow]) -> list[str]:
     head = ["method", "variant", "steps", "queries", "transitions", "ms/step", *(f"{p} ms/step" for p in PHASES)]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = markdown_table(head)
     for r in rows:
         cells = [r.method, r.variant, str(r.steps), str(r.queries), str(r.transitions), f"{r.ms_per_step():.2f}",
                  *(f"{r.ms_per_step(p):.2f}" for p in PHASES)]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(table_row(cells))
     return lines
 
 

@@ -59,6 +59,7 @@ import numpy as np
 from capver import synthetic
 from capver.api import learn
 from capver.bench.cli import BenchParser, summary
+from capver.bench.markdown import markdown_table, table_row
 from capver.commands.argtypes import open_unit_interval, positive
 from capver.engines.verification import explicit, quantitative
 from capver.engines.verification.agent_verdict import (
@@ -413,14 +414,6 @@ def _median(xs: Sequence[float]) -> str:
     return f"{statistics.median(xs):.3g}" if xs else "—"
 
 
-def _row(cells: Sequence[object]) -> str:
-    return "| " + " | ".join(str(c) for c in cells) + " |"
-
-
-def _head(cells: Sequence[str]) -> list[str]:
-    return [_row(cells), "|" + "---|" * len(cells)]
-
-
 def _runs(claims: Sequence[Claim]) -> dict[tuple[str, str, int, int], list[Claim]]:
     runs: dict[tuple[str, str, int, int], list[Claim]] = {}
     for c in claims:
@@ -436,12 +429,12 @@ def tier_table(claims: Sequence[Claim]) -> list[str]:
     """Per tier: claims, how many are wrong against the truth (observed: the verdict;
     confident: the k-execution bound), how many differ from the truth's verdict, and
     the frontier statistics."""
-    lines = _head(TIER_HEADER)
+    lines = markdown_table(TIER_HEADER)
     total = len(claims)
     for tier in TIERS:
         cs = [c for c in claims if c.tier == tier]
         decided = tier.startswith(("observed", "confident"))
-        lines.append(_row([
+        lines.append(table_row([
             tier, len(cs), f"{len(cs) / total:.3f}" if total else "—",
             sum(c.frontier_pairs == 0 for c in cs) if tier.startswith(("confident", "unconfirmed")) else "—",
             sum(c.wrong for c in cs) if decided else "—",
@@ -461,12 +454,12 @@ BUDGET_HEADER = ["method", "budget", "runs", "claims", *TIERS, "observed wrong",
 
 
 def budget_table(claims: Sequence[Claim]) -> list[str]:
-    lines = _head(BUDGET_HEADER)
+    lines = markdown_table(BUDGET_HEADER)
     for method in dict.fromkeys(c.method for c in claims):
         for budget in sorted({c.budget for c in claims if c.method == method}):
             cs = [c for c in claims if c.method == method and c.budget == budget]
             runs = _runs(cs).values()
-            lines.append(_row([
+            lines.append(table_row([
                 method, budget, len(runs), len(cs), *(sum(c.tier == t for c in cs) for t in TIERS),
                 sum(c.wrong for c in cs if not c.confident), sum(c.wrong for c in cs if c.confident),
                 sum(c.differs for c in cs if c.confident),
@@ -481,12 +474,12 @@ TRUTH_HEADER = ["truth", "runs", "properties", "claims", *TIERS, "confident ≠ 
 
 
 def truth_table(claims: Sequence[Claim]) -> list[str]:
-    lines = _head(TRUTH_HEADER)
+    lines = markdown_table(TRUTH_HEADER)
     for truth in dict.fromkeys(c.truth for c in claims):
         cs = [c for c in claims if c.truth == truth]
         runs = _runs(cs)
         props = {len(r) for r in runs.values()}
-        lines.append(_row([truth, len(runs), "/".join(map(str, sorted(props))), len(cs),
+        lines.append(table_row([truth, len(runs), "/".join(map(str, sorted(props))), len(cs),
                            *(sum(c.tier == t for c in cs) for t in TIERS),
                            sum(c.differs for c in cs if c.confident)]))
     return lines
@@ -500,7 +493,7 @@ def quant_table(claims: Sequence[Claim]) -> list[str]:
     """Per method and budget: how many of the two-sided bounds (a Pmax and a Pmin one
     per claim) contain the truth's value, in how many runs one misses, and how wide
     they are."""
-    lines = _head(QUANT_HEADER)
+    lines = markdown_table(QUANT_HEADER)
     groups = [(m, b) for m in dict.fromkeys(c.method for c in claims)
               for b in sorted({c.budget for c in claims if c.method == m})]
     for method, budget in [*groups, ("all", 0)]:
@@ -508,7 +501,7 @@ def quant_table(claims: Sequence[Claim]) -> list[str]:
         runs = _runs(cs).values()
         wmax = [c.pmax_upper - c.pmax_lower for c in cs]
         wmin = [c.pmin_upper - c.pmin_lower for c in cs]
-        lines.append(_row([
+        lines.append(table_row([
             method, budget if method != "all" else "all", len(runs), 2 * len(cs),
             sum(sum(c.covered) for c in cs), sum(not all(all(c.covered) for c in r) for r in runs),
             _median(wmax), _median(wmin), sum(w <= 0.1 for w in wmax), sum(w <= 0.1 for w in wmin),

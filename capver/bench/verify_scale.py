@@ -78,6 +78,7 @@ from pathlib import Path
 from typing import Any
 
 from capver.bench.cli import BenchParser, summary
+from capver.bench.markdown import markdown_table, table_row
 from capver.commands.argtypes import positive, seconds
 from capver.errors import UsageError
 
@@ -567,12 +568,13 @@ def table(rows: Sequence[Row], runs: Sequence[LearnedRun], engines: Sequence[str
       f"MiB = the child's peak RSS (`ru_maxrss`, interpreter and model included). BMC searches up to "
       f"k = {args.bmc_bound}: `≤k` marks a verdict about runs of at most k steps only (no run found). "
       f"Load average at the start: {load}; wall-clock {wall:.0f} s.\n\n")
-    w("## Runs\n\n| setting | method | budget | steps | queries | learn s | atoms | capabilities | rules h∧ | "
-      "rules h∨ |\n|---|---|---|---|---|---|---|---|---|---|\n")
-    for run in runs:
-        w(f"| {run.setting} | {run.method} | {run.steps} | {run.steps_done} | {run.queries} | "
-          f"{run.learn_seconds:.1f}{' (cached)' if run.reused else ''} | {run.atoms} | {run.capabilities} | "
-          f"{run.rules_and} | {run.rules_or} |\n")
+    w("## Runs\n\n")
+    lines = markdown_table(["setting", "method", "budget", "steps", "queries", "learn s", "atoms", "capabilities",
+                            "rules h∧", "rules h∨"], (
+        [run.setting, run.method, run.steps, run.steps_done, run.queries,
+         f"{run.learn_seconds:.1f}{' (cached)' if run.reused else ''}", run.atoms, run.capabilities,
+         run.rules_and, run.rules_or] for run in runs))
+    w("".join(line + "\n" for line in lines))
     w(f"\n## Targets\n\nEvery qualitative verdict on every setting in ≤ {TARGET_SECONDS:.0f} s:\n\n")
     for line in target_summary(rows, engines):
         w(line + "\n")
@@ -583,8 +585,8 @@ def table(rows: Sequence[Row], runs: Sequence[LearnedRun], engines: Sequence[str
     w("\n## Slowest check per run\n\nPer setting and run length, each engine's slowest check over both models and "
       "every property (`>` a timeout: the kill time), and its largest peak RSS; `decided` counts the checks it "
       "decided exactly.\n\n")
-    w("| setting | steps | " + " | ".join(f"{e} s | {e} MiB | {e} decided" for e in engines) + " |\n")
-    w("|---|---|" + "---|---|---|" * len(engines) + "\n")
+    w("".join(line + "\n" for line in markdown_table(
+        ["setting", "steps", *(f"{e} {what}" for e in engines for what in ("s", "MiB", "decided"))])))
     for key, n in dict.fromkeys((r.setting, r.steps) for r in rows):
         mine = [c for r in rows if (r.setting, r.steps) == (key, n) for c in r.checks]
         cells = [key, str(n)]
@@ -596,16 +598,15 @@ def table(rows: Sequence[Row], runs: Sequence[LearnedRun], engines: Sequence[str
             worst = max(cs, key=lambda c: c.seconds)
             cells += [f"{'>' if worst.status == 'timeout' else ''}{worst.seconds:.2f}",
                       f"{max(c.maxrss_mib for c in cs):.0f}", f"{sum(c.decided for c in cs)}/{len(cs)}"]
-        w("| " + " | ".join(cells) + " |\n")
+        w(table_row(cells) + "\n")
     w("\n## Checks\n\n")
     head = ["setting", "steps", "property", "kind"] + [f"{e} {MODEL_LABEL[m]}" for m in MODELS for e in engines]
-    w("| " + " | ".join([*head, "h∧", "h∨", "lattice verdict"]) + " |\n")
-    w("|" + "---|" * (len(head) + 3) + "\n")
+    w("".join(line + "\n" for line in markdown_table([*head, "h∧", "h∨", "lattice verdict"])))
     for r in rows:
         cells = [r.setting, str(r.steps), r.name, f"`{r.kind}`"]
         cells += [_cell(r.on(m, e)) for m in MODELS for e in engines]
         cells += [r.verdict(m) or "—" for m in MODELS] + [r.lattice]
-        w("| " + " | ".join(cells) + " |\n")
+        w(table_row(cells) + "\n")
     w("\n## Properties\n\n")
     for key in dict.fromkeys(r.setting for r in rows):
         s = SETTINGS[key]

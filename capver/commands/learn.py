@@ -37,7 +37,7 @@ from capver.engines.eval_collection import SUGGESTED_CHUNK, collect_eval_chunked
 from capver.engines.evaluation import checkpoint_scores, tilde_scores
 from capver.engines.executors import EXECUTORS, Executor, make_executor
 from capver.engines.findings import Achievement, capability_statuses, run_findings
-from capver.engines.learning import LearnConfig, Learner, ParallelExecutions, resumed_queries
+from capver.engines.learning import LEARN_DEFAULTS, LearnConfig, Learner, ParallelExecutions, resumed_queries
 from capver.engines.lifting import LiftedOccam, run_lifted_model
 from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.mcqs.tilde import REWARDS
@@ -54,10 +54,10 @@ from capver.model.properties import Property
 from capver.model.state import State
 from capver.settings import SETTINGS, Assessment, SettingArgs, SettingSpec, build_assessment
 
-DEFAULT_MAX_STEPS = 2000
+DEFAULT_MAX_STEPS = LEARN_DEFAULTS.max_steps
 """The budget of a run given none: about a minute of MCQS-S on the bundled domains."""
 
-DEFAULT_METHOD = "mcqs-s"
+DEFAULT_METHOD = LEARN_DEFAULTS.method
 """The query method of a new run given none; a resumed run keeps its own."""
 
 EXIT_INTERRUPTED = 130
@@ -103,11 +103,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "budget is given; --resume keeps the run's budget unless one is given)")
     parser.add_argument("--max-queries", type=positive, default=None, help="budget: queries over the whole run")
     parser.add_argument("--max-seconds", type=seconds, default=None, help="budget: wall-clock seconds of this invocation")
-    parser.add_argument("--patience", type=int, default=25, help="stop after this many queries without change (0: never)")
-    parser.add_argument("--executions", type=positive, default=2, help="executions n of each query")
-    parser.add_argument("--horizon", type=positive, default=10, help="query horizon")
-    parser.add_argument("--iterations", type=positive, default=100, help="MCTS iterations per plan")
-    parser.add_argument("--xi", type=float, default=1e-5, help="cap of the revisitation bonus ξ (0: the ξ=0 ablation)")
+    parser.add_argument("--patience", type=int, default=LEARN_DEFAULTS.patience, help="stop after this many queries without change (0: never)")
+    parser.add_argument("--executions", type=positive, default=LEARN_DEFAULTS.executions, help="executions n of each query")
+    parser.add_argument("--horizon", type=positive, default=LEARN_DEFAULTS.horizon, help="query horizon")
+    parser.add_argument("--iterations", type=positive, default=LEARN_DEFAULTS.iterations, help="MCTS iterations per plan")
+    parser.add_argument("--xi", type=float, default=LEARN_DEFAULTS.xi_cap, help="cap of the revisitation bonus ξ (0: the ξ=0 ablation)")
     parser.add_argument("--reward", choices=sorted(REWARDS), default="disagreement",
                         help="query-synthesis reward: the paper's h∧/h∨ disagreement, or 'tilde', which also targets "
                         "states where the Occam model h̃ rests on few observations (default disagreement; see docs/tilde_reward.md)")

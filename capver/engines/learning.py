@@ -156,15 +156,36 @@ class _Chain:
 
 
 @dataclass(frozen=True, slots=True)
-class LearnConfig:
+class LearnDefaults:
+    """The defaults of a learning run, defined once: :class:`LearnConfig`, ``capver
+    learn`` and :func:`capver.api.learn` read them.  ``max_steps`` is the step budget
+    ``capver learn`` uses when no budget is given at all, and the default of the API's
+    ``max_steps`` (which, unlike the command line, keeps it when only another budget is
+    given: documented API calls would otherwise learn longer); LearnConfig itself has
+    no step budget unless one is given."""
+
     method: str = "mcqs-s"
-    executions_per_query: int = 2
+    executions: int = 2
+    iterations: int = 100
+    horizon: int = 10
+    xi_cap: float = 1e-5
+    patience: int = 25
+    max_steps: int = 2000
+
+
+LEARN_DEFAULTS = LearnDefaults()
+
+
+@dataclass(frozen=True, slots=True)
+class LearnConfig:
+    method: str = LEARN_DEFAULTS.method
+    executions_per_query: int = LEARN_DEFAULTS.executions
     max_steps: int | None = None
     max_queries: int | None = None
     max_seconds: float | None = None
-    patience: int = 25
+    patience: int = LEARN_DEFAULTS.patience
     prob_tolerance: float = 0.05
-    xi_cap: float = 1e-5
+    xi_cap: float = LEARN_DEFAULTS.xi_cap
     xi_step: float = 1e-6
     synthesis: SynthesisConfig = SynthesisConfig()
     # The reward of query synthesis (capver.engines.mcqs.tilde.REWARDS): the paper's

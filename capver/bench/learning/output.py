@@ -10,6 +10,7 @@ from pathlib import Path
 
 from capver.bench.learning.analysis import METRICS, SHORT, THRESHOLDS, QaceRow, Reach, SummaryRow
 from capver.bench.learning.runs import RunResult
+from capver.bench.markdown import markdown_table, table_row
 from capver.io.curves import plot_curves
 
 CURVE_FIELDS = (
@@ -39,7 +40,7 @@ def main_table(rows: Sequence[SummaryRow]) -> list[str]:
         head += [f"R÷M {SHORT[metric]} {thr:.0%}" for thr in THRESHOLDS]
     head += ["R÷M @final cov", "cov@budget", "final agr", "final cov", "exact VD", "learn s", "wall s",
              "final cov h̃", "exact VD h̃", "R÷M @final cov h̃"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = markdown_table(head)
     for r in rows:
         cells = [r.setting, r.method, str(r.seeds), str(r.budget), f"{r.steps:.0f}", f"{r.time_capped}/{r.seeds}"]
         cells += [_reach_cell(r.reach[(m, t)]) for m in METRICS for t in THRESHOLDS]
@@ -52,7 +53,7 @@ def main_table(rows: Sequence[SummaryRow]) -> list[str]:
             "—" if r.exact_vd_tilde is None else f"{r.exact_vd_tilde:.4f}",
             r.ratio_final_tilde,
         ]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(table_row(cells))
     return lines
 
 
@@ -64,18 +65,18 @@ def qace_table(rows: Sequence[QaceRow], threshold: float) -> list[str]:
         f"h̃ reached ≤{threshold}", "h̃ steps at threshold", "h̃ executions at threshold", "h̃ s at threshold",
         "h̃ best MAE", "h̃ final MAE", "h̃ final MAE on applicable (s,c)", "h̃ final MAE on tried (s,c)",
     ]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = markdown_table(head)
 
     def num(v: float | None, fmt: str) -> str:
         return "—" if v is None else format(v, fmt)
 
     for r in rows:
-        lines.append("| " + " | ".join([
+        lines.append(table_row([
             r.method, str(r.seeds), f"{r.reached}/{r.seeds}", num(r.steps, ".0f"), num(r.executions, ".0f"),
             num(r.learn_seconds, ".1f"), f"{r.best_mae:.4f}", f"{r.best_steps:.0f}", f"{r.best_seconds:.1f}",
             num(r.final_mae_tried, ".4f"), f"{r.final_mae_effective:.4f}", f"{r.final_sc_coverage:.3f}", f"{r.budget_steps:.0f}",
             *_tilde_cells(r, num),
-        ]) + " |")
+        ]))
     return lines
 
 
