@@ -11,7 +11,7 @@
 
 The objects are the library's own (:class:`~capver.settings.Assessment`,
 :class:`~capver.model.capability_model.CompoundModel`,
-:class:`~capver.model.dataset.TransitionDataset`), so everything below the API stays
+:class:`~capver.core.dataset.TransitionDataset`), so everything below the API stays
 reachable from a result.
 """
 
@@ -26,6 +26,9 @@ from typing import Any
 import numpy as np
 
 from capver.agents.base import Agent
+from capver.core.dataset import TransitionDataset
+from capver.core.properties import ExistsPath, ForallPath, to_text
+from capver.core.state import Capability
 from capver.engines.directed import DEFAULT_WIDTH, PropertyStatus, Targets, TierChange
 from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset
 from capver.engines.execution import ExecutionBudget
@@ -47,9 +50,6 @@ from capver.io.run_dir import Run
 from capver.io.run_file import RunBudget, RunManifest, SettingArgs
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
-from capver.model.dataset import TransitionDataset
-from capver.model.properties import ExistsPath, ForallPath, to_text
-from capver.model.state import Capability
 from capver.settings import Assessment, build_assessment
 
 __all__ = ["LearnResult", "Run", "gym_setting", "learn", "load_run", "load_setting"]

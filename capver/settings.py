@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from capver.agents.base import Agent
+from capver.core.state import Capability, State, Transition
 from capver.engines.evaluation import reachable_states
 from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import Setting
@@ -25,7 +26,6 @@ from capver.errors import CapverError
 from capver.io.run_file import RunManifest, SettingArgs
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
-from capver.model.state import Capability, State, Transition
 
 
 class SettingError(CapverError, ValueError):

@@ -11,11 +11,11 @@ from fractions import Fraction
 
 import numpy as np
 
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Capability, Effect, State, Transition
+from capver.core.vocabulary import Literal, Predicate, Vocabulary
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Capability, Effect, State, Transition
-from capver.model.vocabulary import Literal, Predicate, Vocabulary
 
 
 def propositional_vocabulary(n_atoms: int) -> Vocabulary:

@@ -415,7 +415,7 @@ CASES = [("blocks", "problem1"), ("tireworld", "problem1"), ("first_responders",
 
 
 def premises(learner: Learner, truth, reachable) -> tuple[bool, bool]:
-    from capver.model.state import Effect
+    from capver.core.state import Effect
 
     data = learner.data
     transition_complete = all(

@@ -22,12 +22,12 @@ from hypothesis import strategies as st
 from pysmt.fnode import FNode
 
 from capver import synthetic
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Capability, Effect, Transition
+from capver.core.vocabulary import ROOT_TYPE, Predicate, Vocabulary
 from capver.logic.bdd import BACKENDS
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Capability, Effect, Transition
-from capver.model.vocabulary import ROOT_TYPE, Predicate, Vocabulary
 
 BACKEND_NAMES: tuple[str, ...] = tuple(sorted(BACKENDS))
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from fractions import Fraction
 from pathlib import Path
 
+from capver.core.state import State
+from capver.core.vocabulary import Vocabulary
 from capver.io.ppddl_export.names import PDDLNames
-from capver.model.state import State
-from capver.model.vocabulary import Vocabulary
 
 
 class PladoReader:

@@ -27,6 +27,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from capver.core.dataset import TransitionDataset
+from capver.core.properties import Comparison, ProbabilityBound
+from capver.core.state import Capability, State, Transition
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.verification import explicit, quantitative
 from capver.engines.verification.confidence import (
@@ -43,9 +46,6 @@ from capver.engines.verification.sampling import SamplingBounds
 from capver.io.properties_text import parse_property
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.dataset import TransitionDataset
-from capver.model.properties import Comparison, ProbabilityBound
-from capver.model.state import Capability, State, Transition
 from capver.synthetic import propositional_vocabulary, random_effect, random_model
 
 SLACK = 1e-9  # float rounding of value iteration

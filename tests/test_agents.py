@@ -29,6 +29,8 @@ from capver.agents.model_backed import (
 )
 from capver.agents.primitive import PrimitiveAgent, action_effects, true_primitive_model
 from capver.commands import run_agent
+from capver.core.state import NO_EFFECT, Capability, Effect
+from capver.core.vocabulary import Literal
 from capver.engines.discovery import discover, random_walks
 from capver.engines.execution import ExecutionBudget, execute
 from capver.envs.base import InvalidActionError
@@ -44,8 +46,6 @@ from capver.envs.symbolic import IdentityRepresentation, SymbolicSimulator
 from capver.errors import ModelError, UsageError
 from capver.io.dsl.reader import parse
 from capver.logic.condition import LogicContext
-from capver.model.state import NO_EFFECT, Capability, Effect
-from capver.model.vocabulary import Literal
 from capver.synthetic import propositional_vocabulary, random_model
 
 TOY = """

@@ -23,11 +23,11 @@ from capver.bench.verdicts import (
     unseen_excess,
     violation_probability,
 )
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Transition
 from capver.engines.verification.sampling import SamplingBounds, missing_mass_bound
 from capver.io import dsl
 from capver.io.properties_text import parse_property
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Transition
 from capver.settings import model_assessment
 
 TIERS = ["observed-holds", "observed-violated", "confident-holds", "confident-violated", "unconfirmed", "unknown"]

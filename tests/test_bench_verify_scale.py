@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from capver.bench import verify, verify_scale
 from capver.bench.verify_scale import ENGINES, MODELS, SETTINGS, Check, Row, Task
+from capver.core.state import State
 from capver.errors import UsageError
 from capver.io import dsl
 from capver.model.capability_model import CompoundModel
-from capver.model.state import State
 
 
 def _reachable_within(model: CompoundModel, init: State, k: int | None) -> dict[State, int]:
@@ -41,9 +41,9 @@ def _reachable_within(model: CompoundModel, init: State, k: int | None) -> dict[
 def _brute_force(path: Path, text: str) -> str:
     """The verdict of an ``A [ G φ ]`` / ``E [ F φ ]`` (bounded or not) property on the
     model file at ``path``, by enumerating reachable states."""
+    from capver.core.properties import Eventually, ExistsPath
     from capver.engines.verification.symbolic import formula_bdd
     from capver.io.properties_text import parse_property
-    from capver.model.properties import Eventually, ExistsPath
 
     parsed = dsl.read(path)
     model = parsed.model
@@ -219,8 +219,8 @@ def test_every_setting_parses_its_properties() -> None:
     """Each setting's properties are safety queries in its vocabulary (the atoms of
     the setting as capver.api builds it)."""
     from capver.api import load_setting
+    from capver.core.properties import Eventually, ExistsPath, ForallPath, Globally
     from capver.io.properties_text import parse_property
-    from capver.model.properties import Eventually, ExistsPath, ForallPath, Globally
 
     for s in SETTINGS.values():
         a = load_setting(s.agent, seed=0, **dict(s.options))

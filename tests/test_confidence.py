@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from capver.agents.model_backed import ModelBackedAgent
+from capver.core.dataset import TransitionDataset
 from capver.engines.execution import ExecutionBudget
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.learning import LearnConfig, Learner, Setting
@@ -26,7 +27,6 @@ from capver.engines.verification.explicit import pmax_reach
 from capver.engines.verification.sampling import SamplingBounds
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
-from capver.model.dataset import TransitionDataset
 from capver.synthetic import propositional_vocabulary, random_model
 
 # -- Clopper–Pearson --------------------------------------------------------------------

@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_explicit_engine import KINDS, random_case, seeds
 
+from capver.core.state import State
 from capver.engines.verification import quantitative, storm
 from capver.engines.verification.bmc import BoundedModelChecker
 from capver.engines.verification.symbolic import SymbolicEngine
@@ -28,7 +29,6 @@ from capver.io import dsl
 from capver.io.checkers import QUANTITATIVE_CHECKERS
 from capver.io.properties_text import parse_property
 from capver.model.capability_model import CompoundModel
-from capver.model.state import State
 
 TOY = Path(__file__).resolve().parents[1] / "models" / "toy_blocks.capm"
 

@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from capver import synthetic
+from capver.core.dataset import Record, TransitionDataset
+from capver.core.state import Capability, Effect, Transition
+from capver.core.vocabulary import Atom, Literal
 from capver.errors import DatasetError
-from capver.model.dataset import Record, TransitionDataset
-from capver.model.state import Capability, Effect, Transition
-from capver.model.vocabulary import Atom, Literal
 
 N_ATOMS = 4
 CAPS = ("a", "b", "c")

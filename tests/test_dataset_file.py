@@ -20,6 +20,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Capability, Transition
+from capver.core.vocabulary import Atom, Literal, Vocabulary
 from capver.errors import DatasetError, TornRecordError
 from capver.io.dataset_file import (
     DatasetWriter,
@@ -29,9 +32,6 @@ from capver.io.dataset_file import (
     open_or_resume,
 )
 from capver.logic.condition import LogicContext
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Capability, Transition
-from capver.model.vocabulary import Atom, Literal, Vocabulary
 from capver.synthetic import (
     propositional_vocabulary,
     random_model,
@@ -124,8 +124,8 @@ CHILD = r"""
 import sys
 from capver.synthetic import propositional_vocabulary
 from capver.io.dataset_file import open_or_resume
-from capver.model.state import Capability, Transition
-from capver.model.vocabulary import Atom, Literal
+from capver.core.state import Capability, Transition
+from capver.core.vocabulary import Atom, Literal
 
 path, stop = sys.argv[1], int(sys.argv[2])
 vocab = propositional_vocabulary(24)

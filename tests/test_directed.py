@@ -15,6 +15,10 @@ from hypothesis import strategies as st
 
 from capver import synthetic
 from capver.api import learn
+from capver.core.dataset import TransitionDataset
+from capver.core.properties import Eventually, Globally, holds
+from capver.core.state import Transition
+from capver.core.vocabulary import Vocabulary
 from capver.engines.directed import STALL, PropertyTracker
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.learning import StopReason
@@ -27,10 +31,6 @@ from capver.engines.verification.symbolic import SymbolicEngine
 from capver.io.properties_text import parse_properties
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
-from capver.model.dataset import TransitionDataset
-from capver.model.properties import Eventually, Globally, holds
-from capver.model.state import Transition
-from capver.model.vocabulary import Vocabulary
 from capver.settings import model_assessment
 
 

@@ -7,6 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from capver.core.state import Capability, Effect, Transition
+from capver.core.vocabulary import Atom, Literal, Predicate, Vocabulary
 from capver.engines.discovery import CapabilitySet, discover, random_walks
 from capver.envs.ppddl import (
     AtomsRepresentation,
@@ -21,8 +23,6 @@ from capver.envs.ppddl.syntax import (
     EffProbabilistic,
     EffWhen,
 )
-from capver.model.state import Capability, Effect, Transition
-from capver.model.vocabulary import Atom, Literal, Predicate, Vocabulary
 
 
 def env(domain):

@@ -17,6 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from capver import synthetic
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Capability, Effect, Transition
+from capver.core.vocabulary import Atom, Literal, Predicate, Vocabulary
 from capver.engines import verify
 from capver.engines.lattice import LatticeBuilder
 from capver.errors import CapverError, DSLSemanticError, DSLSyntaxError
@@ -28,9 +31,6 @@ from capver.languages import grammar_parser
 from capver.logic.bdd import isop
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Capability, Effect, Transition
-from capver.model.vocabulary import Atom, Literal, Predicate, Vocabulary
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 TOY = MODELS / "toy_blocks.capm"

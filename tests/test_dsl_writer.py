@@ -20,6 +20,9 @@ from test_dsl import assert_same_model
 from capver import synthetic
 from capver.bench import modelfiles
 from capver.commands.build import example_path
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Capability, Effect
+from capver.core.vocabulary import Predicate, Vocabulary
 from capver.engines import verify
 from capver.engines.lattice import LatticeBuilder
 from capver.errors import DSLSemanticError, DSLSyntaxError
@@ -27,9 +30,6 @@ from capver.io import dataset_file, dsl
 from capver.logic.bdd import isop, isop_of_interval
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Capability, Effect
-from capver.model.vocabulary import Predicate, Vocabulary
 
 
 def both_forms_round_trip(h: CompoundModel, *, all_states: bool = True) -> str:

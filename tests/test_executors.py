@@ -26,6 +26,8 @@ from llm_server import LocalChatServer
 from capver.bench.learning.cli import main as bench_main
 from capver.bench.learning.runs import Job, RunSpec, run_jobs
 from capver.bench.learning.settings import collect_eval_set
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Capability, Transition
 from capver.engines.eval_collection import collect_eval_chunked
 from capver.engines.evaluation import collect_eval_dataset
 from capver.engines.executors import (
@@ -43,8 +45,6 @@ from capver.engines.learning import (
     execute_seeded,
 )
 from capver.io.run_file import SettingArgs
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Capability, Transition
 from capver.settings import SettingSpec, build_assessment
 
 SETTING = "lao:blocks"

@@ -22,12 +22,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capver import synthetic
+from capver.core.state import Capability, Effect, State
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.verification import explicit as ex
 from capver.logic.bdd import Cube
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.state import Capability, Effect, State
 
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
 KINDS = ("partial", "total", "trap", "h_and", "h_or")

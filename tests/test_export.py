@@ -30,6 +30,8 @@ from hypothesis import strategies as st
 from plado_reader import PladoReader
 
 from capver import cli, synthetic
+from capver.core.state import Capability, State
+from capver.core.vocabulary import Atom, Literal, Predicate, Vocabulary
 from capver.engines.classical_planning import goal_holds, solve_export, validate_plan
 from capver.engines.lattice import LatticeBuilder
 from capver.envs.ppddl import GroundAction, PPDDLTask, parse_domain, parse_problem
@@ -42,8 +44,6 @@ from capver.io.ppddl_export.names import PDDLNames, pddl_name
 from capver.io.ppddl_export.ppddl import PPDDLExport, export_ppddl
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel
-from capver.model.state import Capability, State
-from capver.model.vocabulary import Atom, Literal, Predicate, Vocabulary
 
 MODELS = sorted((Path(__file__).resolve().parents[1] / "models").glob("*.capm"))
 TOY = Path(__file__).resolve().parents[1] / "models" / "toy_blocks.capm"

@@ -42,6 +42,8 @@ from plado_reader import PladoReader
 
 import capver
 from capver import cli
+from capver.core.state import NO_EFFECT, State
+from capver.core.vocabulary import Atom, Literal
 from capver.engines.classical_planning import goal_holds, solve
 from capver.envs.ppddl import GroundAction, PPDDLTask, parse_domain, parse_problem
 from capver.io import dsl
@@ -51,8 +53,6 @@ from capver.io.ppddl_export.pddlgym_flavour import PDDLGymExport, export_pddlgym
 from capver.io.ppddl_export.ppddl import export_ppddl
 from capver.io.ppddl_export.probabilities import written_probabilities
 from capver.model.capability_model import CompoundModel, rule_mixture
-from capver.model.state import NO_EFFECT, State
-from capver.model.vocabulary import Atom, Literal
 
 MAX_REACHABLE = 150
 MODELS = sorted((Path(__file__).resolve().parents[1] / "models").glob("*.capm"))

@@ -18,10 +18,10 @@ import pytest
 from cli import capver
 
 from capver.api import learn, load_setting
+from capver.core.vocabulary import Atom
 from capver.engines.findings import NeverAchieved, Reliable, SideEffect, SuccessDrop, find, run_findings
 from capver.io import dsl
 from capver.io.explain import capability_report, finding_words, read_findings
-from capver.model.vocabulary import Atom
 from capver.settings import model_assessment
 
 HIDDEN = """

@@ -29,6 +29,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_qualitative_engines import KINDS, Reference, check_witness, random_case, random_formula, seeds
 
+from capver.core.properties import Const, ExistsPath, ForallPath, Property, formula_text, holds, name_text
+from capver.core.state import State
 from capver.engines.verification.ic3 import (
     STEPS,
     IC3Engine,
@@ -43,8 +45,6 @@ from capver.engines.verification.symbolic import SymbolicEngine
 from capver.io import certificate, dsl
 from capver.io.properties_text import parse_property
 from capver.model.capability_model import CompoundModel
-from capver.model.properties import Const, ExistsPath, ForallPath, Property, formula_text, holds, name_text
-from capver.model.state import State
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 

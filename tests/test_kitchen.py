@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capver.agents.kitchen_agents import SUBTASKS, PlanningChef, kitchen_capabilities
+from capver.core.state import State
 from capver.engines.execution import ExecutionBudget, execute
 from capver.envs.kitchen import (
     EAST,
@@ -36,7 +37,6 @@ from capver.envs.kitchen import (
 )
 from capver.errors import CapverError
 from capver.io import dataset_file
-from capver.model.state import State
 
 LAYOUT = load_layout("cramped_room")
 COOK = 8
@@ -273,7 +273,7 @@ def test_agent_with_the_onion_runner_teammate() -> None:
 
 
 def test_unknown_capability_stops_at_once() -> None:
-    from capver.model.state import Capability
+    from capver.core.state import Capability
 
     sim = kitchen_simulator()
     alpha = KitchenRepresentation(LAYOUT, COOK)

@@ -33,12 +33,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capver import synthetic
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Effect, Transition
 from capver.engines import verify
 from capver.engines.lattice import Bounds, LatticeBuilder, build_bounds
 from capver.logic.condition import LogicContext, agreement_counterexample
 from capver.model.capability_model import CompoundModel
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Effect, Transition
 
 
 def admitted(h: CompoundModel, n: int) -> set[Transition]:

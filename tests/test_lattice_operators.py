@@ -34,6 +34,18 @@ from hypothesis import strategies as st
 
 from capver import synthetic
 from capver.api import learn
+from capver.core.dataset import TransitionDataset
+from capver.core.properties import (
+    Eventually,
+    ExistsPath,
+    ForallPath,
+    Globally,
+    Property,
+    StateFormula,
+    Until,
+    holds,
+)
+from capver.core.state import Capability, Effect, State, Transition
 from capver.engines.evaluation import reachable_states
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.verification import explicit
@@ -44,18 +56,6 @@ from capver.engines.verification.symbolic import SymbolicEngine, Witness
 from capver.io.properties_text import parse_property
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.dataset import TransitionDataset
-from capver.model.properties import (
-    Eventually,
-    ExistsPath,
-    ForallPath,
-    Globally,
-    Property,
-    StateFormula,
-    Until,
-    holds,
-)
-from capver.model.state import Capability, Effect, State, Transition
 from capver.settings import model_assessment
 
 seeds = st.integers(min_value=0, max_value=2**32 - 1)

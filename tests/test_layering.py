@@ -2,9 +2,9 @@
 (at module level or inside a function) goes to a layer at or below the importer's.
 
     errors, grammars, languages            0  exceptions; the languages' grammars and syntax errors
-    model.vocabulary / state / dataset     1  atoms, states, observations
+    core                                   1  atoms, states, observations, the property syntax
     logic                                  2  BDD and SMT conditions over a vocabulary
-    model.capability_model, synthetic      3  capability models (rules whose conditions are logic); random ones for tests
+    model, synthetic                       3  capability models (rules whose conditions are logic), lifted h̃; random ones for tests
     envs, agents, planning                 4  simulators, α, the agents assessed
     engines, introspection                 5  algorithms (lattice, MCQS, verification, planners)
     io                                     6  reading and writing files, presentation
@@ -28,9 +28,9 @@ LAYERS: dict[str, int] = {
     "capver.errors": 0,
     "capver.grammars": 0,
     "capver.languages": 0,
-    "capver.model": 1,
+    "capver.core": 1,
     "capver.logic": 2,
-    "capver.model.capability_model": 3,
+    "capver.model": 3,
     "capver.synthetic": 3,
     "capver.envs": 4,
     "capver.agents": 4,
@@ -96,16 +96,16 @@ def test_no_import_runs_back_up() -> None:
 
 
 def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
-    # The checker itself must be able to fail: a model module importing an engine.
+    # The checker itself must be able to fail: a core module importing an engine.
     fake = tmp_path / "capver"
     for rel, text in {
-        "__init__.py": "", "model/__init__.py": "", "engines/__init__.py": "", "engines/lattice.py": "",
-        "model/probe.py": "import capver.errors\nfrom capver.engines.lattice import LatticeBuilder\n",
+        "__init__.py": "", "core/__init__.py": "", "engines/__init__.py": "", "engines/lattice.py": "",
+        "core/probe.py": "import capver.errors\nfrom capver.engines.lattice import LatticeBuilder\n",
     }.items():
         (fake / rel).parent.mkdir(parents=True, exist_ok=True)
         (fake / rel).write_text(text, encoding="utf-8")
     assert violations(fake) == [
-        "capver/model/probe.py:2: capver.model.probe (layer 1) imports capver.engines.lattice (layer 5)",
+        "capver/core/probe.py:2: capver.core.probe (layer 1) imports capver.engines.lattice (layer 5)",
     ]
 
 

@@ -14,6 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Capability, Effect, Transition
+from capver.core.vocabulary import Atom, Literal, Predicate, Vocabulary
 from capver.engines import verify
 from capver.engines.lattice import build_bounds
 from capver.engines.lifting import contradiction, lifted_occam_model, run_lifted_model, schema_of
@@ -21,9 +24,6 @@ from capver.engines.occam import occam_model
 from capver.errors import DSLSemanticError
 from capver.io import dataset_file, dsl
 from capver.logic.condition import LogicContext
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Capability, Effect, Transition
-from capver.model.vocabulary import Atom, Literal, Predicate, Vocabulary
 
 VICTIMS = ("z1", "z2", "z3")
 PLACES = ("l1", "l2")

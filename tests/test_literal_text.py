@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from capver import synthetic
+from capver.core.vocabulary import Atom, Literal
 from capver.errors import UsageError
 from capver.io.literal_text import parse_atoms, parse_conjunction, parse_dnf, parse_state
-from capver.model.vocabulary import Atom, Literal
 
 VOCAB = synthetic.typed_vocabulary()
 

@@ -36,6 +36,7 @@ from capver.agents.llm import (
 )
 from capver.agents.minigrid_agents import training_intents
 from capver.api import learn, load_setting
+from capver.core.state import Capability
 from capver.engines.execution import Execution, ExecutionBudget, execute
 from capver.envs.minigrid_env import (
     Layout,
@@ -43,7 +44,6 @@ from capver.envs.minigrid_env import (
     minigrid_simulator,
     start_state,
 )
-from capver.model.state import Capability
 
 # nw holds the key at (1, 1); the agent starts in nw at (3, 3) facing east, every
 # door closed: holding(key) takes a few turns and moves, open(door_*) a walk.

@@ -30,6 +30,8 @@ from capver.agents.minigrid_agents import (
     training_intents,
 )
 from capver.bench import minigrid as bench_minigrid
+from capver.core.state import Capability
+from capver.core.vocabulary import Atom, Literal
 from capver.engines.execution import Execution, ExecutionBudget, execute
 from capver.envs.base import InvalidActionError, Representation, Simulator
 from capver.envs.gym_adapter import (
@@ -55,8 +57,6 @@ from capver.envs.minigrid_env import (
     world_view,
 )
 from capver.errors import CapverError, PolicyFileError, SimulatorError
-from capver.model.state import Capability
-from capver.model.vocabulary import Atom, Literal
 
 BUDGET = ExecutionBudget(max_steps=300, theta=None)
 

@@ -31,12 +31,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from capver import synthetic
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Capability, Effect, Transition
 from capver.engines.lattice import LatticeBuilder
 from capver.errors import ModelError
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Capability, Effect, Transition
 
 P0, P1, P2 = 1, 2, 4
 

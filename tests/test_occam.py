@@ -14,12 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capver import synthetic
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Effect, Transition
 from capver.engines import verify
 from capver.engines.lattice import build_bounds
 from capver.engines.occam import MINIMISERS, check_conditions, literals, occam_model, rule_sizes
 from capver.logic.condition import LogicContext, agreement_counterexample
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Effect, Transition
 
 
 @st.composite

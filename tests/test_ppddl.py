@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from capver.core.vocabulary import Atom
 from capver.envs.base import InvalidActionError, Representation, Simulator
 from capver.envs.ppddl import (
     BUNDLED,
@@ -31,7 +32,6 @@ from capver.errors import (
     SourceError,
     VocabularyError,
 )
-from capver.model.vocabulary import Atom
 
 ALL_PROBLEMS = [(d, p) for d, entry in BUNDLED.items() for p in entry.problems]
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from capver.core.vocabulary import Atom
 from capver.envs.ppddl import BUNDLED, PPDDLTask, load_task
-from capver.model.vocabulary import Atom
 
 
 @pytest.fixture(scope="module")

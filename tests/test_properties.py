@@ -1,4 +1,4 @@
-"""The property language of ``capver verify`` (:mod:`capver.model.properties`,
+"""The property language of ``capver verify`` (:mod:`capver.core.properties`,
 :mod:`capver.io.properties_text`, ``grammars/properties.lark``): what each form
 means, that what is printed reads back equal, that a state formula means what a
 truth table says, and that every mistake is located and named."""
@@ -14,9 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from capver import synthetic
-from capver.errors import PropertySemanticError, PropertySyntaxError, SourceError, VocabularyError
-from capver.io.properties_text import MAX_DEPTH, parse_properties, parse_property, read_properties
-from capver.model.properties import (
+from capver.core.properties import (
     And,
     AtomFormula,
     Comparison,
@@ -43,7 +41,9 @@ from capver.model.properties import (
     probability_text,
     to_text,
 )
-from capver.model.vocabulary import Atom, Predicate, Vocabulary
+from capver.core.vocabulary import Atom, Predicate, Vocabulary
+from capver.errors import PropertySemanticError, PropertySyntaxError, SourceError, VocabularyError
+from capver.io.properties_text import MAX_DEPTH, parse_properties, parse_property, read_properties
 
 VOCAB = synthetic.typed_vocabulary()
 CAPS = ("pick-up-a", "pick-up-b", "put-down-a", "put-down-b", "stack-a-b", "stack-b-a", "unstack-a-b", "unstack-b-a",

@@ -44,20 +44,7 @@ from hypothesis import strategies as st
 
 from capver import synthetic
 from capver.api import learn, load_setting
-from capver.engines.lattice import LatticeBuilder
-from capver.engines.verification.bmc import BoundedModelChecker
-from capver.engines.verification.qualitative import AUTO, QUALITATIVE_ENGINES, Portfolio
-from capver.engines.verification.symbolic import (
-    QualitativeResult,
-    SymbolicEngine,
-    Witness,
-    states_of,
-)
-from capver.io import dsl
-from capver.io.properties_text import parse_property
-from capver.logic.condition import LogicContext
-from capver.model.capability_model import CompoundModel, rule_mixture
-from capver.model.properties import (
+from capver.core.properties import (
     And,
     AtomFormula,
     Const,
@@ -74,8 +61,21 @@ from capver.model.properties import (
     holds,
     name_text,
 )
-from capver.model.state import State
-from capver.model.vocabulary import Vocabulary
+from capver.core.state import State
+from capver.core.vocabulary import Vocabulary
+from capver.engines.lattice import LatticeBuilder
+from capver.engines.verification.bmc import BoundedModelChecker
+from capver.engines.verification.qualitative import AUTO, QUALITATIVE_ENGINES, Portfolio
+from capver.engines.verification.symbolic import (
+    QualitativeResult,
+    SymbolicEngine,
+    Witness,
+    states_of,
+)
+from capver.io import dsl
+from capver.io.properties_text import parse_property
+from capver.logic.condition import LogicContext
+from capver.model.capability_model import CompoundModel, rule_mixture
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
@@ -393,10 +393,10 @@ def test_dead_ends_end_runs() -> None:
     """Atoms p0, p1, p2 (bits 0, 1, 2); ``go`` adds p1 in {} and the state {p1} is a
     dead end: E [ G !p2 ] holds by the finite run {} → {p1}; A [ F p1 ] holds; A [ F p2 ]
     fails with that run as counterexample; A [ !p2 U p2 ] fails (the run stops)."""
+    from capver.core.state import Capability, Effect
     from capver.logic.bdd import Cube
     from capver.logic.condition import Condition
     from capver.model.capability_model import CapabilityModel, Rule
-    from capver.model.state import Capability, Effect
 
     ctx = LogicContext(synthetic.propositional_vocabulary(3))
     cond = Condition.formula(ctx, ctx.smt.cube(Cube(0b111, 0)))
@@ -424,9 +424,9 @@ def test_dead_ends_end_runs() -> None:
 
 def test_loops_are_lassos() -> None:
     """A model whose only capability toggles p0: E [ G true ] has a lasso witness."""
+    from capver.core.state import Capability, Effect
     from capver.logic.condition import Condition
     from capver.model.capability_model import CapabilityModel, Rule
-    from capver.model.state import Capability, Effect
 
     ctx = LogicContext(synthetic.propositional_vocabulary(3))
     on = Condition.formula(ctx, ctx.smt.cur[0])

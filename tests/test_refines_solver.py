@@ -12,10 +12,10 @@ from __future__ import annotations
 from corpus import all_states, brute_transitions, sampled_worlds
 from hypothesis import HealthCheck, given, settings
 
+from capver.core.state import Transition
 from capver.engines import verify
 from capver.engines.lattice import build_bounds
 from capver.model.capability_model import CompoundModel
-from capver.model.state import Transition
 
 
 def fresh_solver_refines(h1: CompoundModel, h2: CompoundModel) -> verify.Verdict:

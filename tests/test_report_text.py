@@ -27,6 +27,9 @@ from corpus import all_states, brute_distribution, sampled_worlds
 from hypothesis import HealthCheck, given, settings
 
 from capver.commands.progress import ProgressReport
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Capability, Effect, Transition
+from capver.core.vocabulary import Atom, Literal, Predicate, Vocabulary
 from capver.engines.findings import Achievement, NeverAchieved, SuccessDrop, capability_statuses, find
 from capver.engines.lattice import build_bounds
 from capver.engines.lifting import run_lifted_model
@@ -36,9 +39,6 @@ from capver.io.explain import capability_report, cover_prefix, cover_words, find
 from capver.logic.bdd import Cube, isop_of_interval
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import Rule
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Capability, Effect, Transition
-from capver.model.vocabulary import Atom, Literal, Predicate, Vocabulary
 
 # -- labels and counts ----------------------------------------------------------------------
 

@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 
 from capver.agents.model_backed import ModelBackedAgent
 from capver.cli import main
+from capver.core.state import Effect
 from capver.engines.evaluation import reachability_accuracy
 from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import Setting
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.state import Effect
 from capver.synthetic import propositional_vocabulary, random_model
 
 

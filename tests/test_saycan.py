@@ -24,6 +24,8 @@ from llm_server import LocalChatServer, running, tabletop_scores
 
 from capver.agents.llm import LLMConfig, LLMReplyError
 from capver.agents.saycan import DONE, SayCanAgent, affordance, choose, instructions, parse_scores, render_scene
+from capver.core.state import Capability
+from capver.core.vocabulary import Atom
 from capver.engines.execution import Execution, ExecutionBudget, execute
 from capver.envs.base import InvalidActionError, Representation, Simulator
 from capver.envs.tabletop import (
@@ -37,8 +39,6 @@ from capver.envs.tabletop import (
     feasible,
     random_scene,
 )
-from capver.model.state import Capability
-from capver.model.vocabulary import Atom
 
 CONFIG = TabletopConfig()
 R, G, B = CONFIG.blocks

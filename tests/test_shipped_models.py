@@ -13,12 +13,7 @@ from pathlib import Path
 import pytest
 from cli import capver
 
-from capver.engines.verification import explicit
-from capver.engines.verification.symbolic import formula_bdd
-from capver.io import dsl
-from capver.io.prism_export import storm_expected_executions, storm_reach
-from capver.io.properties_text import read_properties
-from capver.model.properties import (
+from capver.core.properties import (
     Eventually,
     ExistsPath,
     ForallPath,
@@ -28,6 +23,11 @@ from capver.model.properties import (
     RewardQuery,
     holds,
 )
+from capver.engines.verification import explicit
+from capver.engines.verification.symbolic import formula_bdd
+from capver.io import dsl
+from capver.io.prism_export import storm_expected_executions, storm_reach
+from capver.io.properties_text import read_properties
 
 LEARNED = Path(__file__).resolve().parents[1] / "models" / "learned"
 MINIGRID_INIT = "open(door_e) open(door_s) locked(door_n) locked(door_w) in_room(agent,sw) in_room(key,se)"

@@ -30,13 +30,13 @@ from test_explicit_engine import KINDS, random_case, seeds
 from test_until import _bounded, _graph, _tiny_case, _unbounded
 
 from capver import cli, synthetic
+from capver.core.state import Capability, Effect, State
 from capver.engines.verification import explicit as ex
 from capver.engines.verification import quantitative, sparse, storm
 from capver.io import checkers
 from capver.io.properties_text import parse_property
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.state import Capability, Effect, State
 
 F = Fraction
 needs_storm = pytest.mark.skipif(not storm.available(), reason="stormpy is not installed")

@@ -7,14 +7,14 @@ from corpus import apply_effect, vehicles_vocabulary
 from hypothesis import given
 from hypothesis import strategies as st
 
-from capver.model.state import (
+from capver.core.state import (
     NO_EFFECT,
     Capability,
     Effect,
     Transition,
     observed_effect,
 )
-from capver.model.vocabulary import Atom, Literal
+from capver.core.vocabulary import Atom, Literal
 
 # Up to 70 bits so that states beyond one machine word are exercised too.
 N_BITS = 70

@@ -29,6 +29,8 @@ pytest.importorskip("stormpy")
 from test_explicit_engine import KINDS, gamble_model, random_case, seeds, toy_model
 
 from capver import cli
+from capver.core.state import Capability, Effect, State
+from capver.core.vocabulary import Atom, Literal, Predicate, Vocabulary
 from capver.engines.verification import explicit as ex
 from capver.engines.verification import storm
 from capver.envs.ppddl import load_task
@@ -45,8 +47,6 @@ from capver.io.prism_export import (
 from capver.logic.bdd import Cube
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.state import Capability, Effect, State
-from capver.model.vocabulary import Atom, Literal, Predicate, Vocabulary
 
 MODELS = sorted((Path(__file__).resolve().parents[1] / "models").glob("*.capm"))
 F = Fraction

@@ -26,12 +26,12 @@ from corpus import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Effect, Transition
 from capver.engines import verify
 from capver.engines.lattice import build_bounds
 from capver.engines.mcqs.distinguishing import DistinguishingMDP, MetaState
 from capver.model.capability_model import CompoundModel
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Effect, Transition
 
 
 def _copy(data: TransitionDataset, world: World) -> TransitionDataset:

@@ -33,6 +33,9 @@ from hypothesis import strategies as st
 
 from capver import synthetic
 from capver.api import learn
+from capver.core.dataset import PairSample, TransitionDataset
+from capver.core.properties import Eventually, ExistsPath, ForallPath, Globally, Property, Until, holds
+from capver.core.state import Capability, Effect, State, Transition
 from capver.engines.evaluation import reachable_states
 from capver.engines.lattice import build_bounds
 from capver.engines.verification import sampling
@@ -49,9 +52,6 @@ from capver.engines.verification.symbolic import SymbolicEngine, qualitative_que
 from capver.io.properties_text import parse_property
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.dataset import PairSample, TransitionDataset
-from capver.model.properties import Eventually, ExistsPath, ForallPath, Globally, Property, Until, holds
-from capver.model.state import Capability, Effect, State, Transition
 from capver.settings import model_assessment
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from test_explicit_engine import KINDS, random_case, seeds
 
 from capver import synthetic
+from capver.core.state import Capability, Effect, State
 from capver.engines.verification import explicit as ex
 from capver.engines.verification import quantitative, storm
 from capver.io.checkers import QUANTITATIVE_CHECKERS
@@ -33,7 +34,6 @@ from capver.io.properties_text import parse_property
 from capver.logic.bdd import Cube
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.state import Capability, Effect, State
 
 F = Fraction
 needs_storm = pytest.mark.skipif(not storm.available(), reason="stormpy is not installed")

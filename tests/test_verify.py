@@ -25,10 +25,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capver import synthetic
+from capver.core.state import Effect, Transition
 from capver.engines import verify
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.state import Effect, Transition
 
 P0, P1 = 1, 2
 

@@ -11,8 +11,8 @@ from corpus import TypedSpec, typed_specs, vehicles_vocabulary
 from hypothesis import given
 from hypothesis import strategies as st
 
+from capver.core.vocabulary import ROOT_TYPE, Atom, Literal, Predicate, Vocabulary
 from capver.errors import CapverError, VocabularyError
-from capver.model.vocabulary import ROOT_TYPE, Atom, Literal, Predicate, Vocabulary
 
 
 def expected_groundings(spec: TypedSpec, pred: Predicate) -> list[Atom]:

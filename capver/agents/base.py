@@ -1,7 +1,7 @@
 """Black-box agents (BBAIs) and their capabilities (section 2.1).
 
 An agent receives an intent (a conjunction of ground literals, carried by a
-:class:`~capver.model.state.Capability`) and then, step by step, chooses low-level
+:class:`~capver.core.state.Capability`) and then, step by step, chooses low-level
 actions in the simulator until it decides to stop.  The assessor sees only the
 simulator states it passes through (see :mod:`capver.engines.execution`).
 """
@@ -12,8 +12,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from capver.core.state import Capability
 from capver.envs.base import Action, Simulator
-from capver.model.state import Capability
 
 
 class Stop:

@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 
 from capver.agents.base import Stop
+from capver.core.state import Capability
+from capver.core.vocabulary import Literal
 from capver.envs.base import Action, Simulator
 from capver.envs.crafter_env import (
     ACHIEVEMENTS,
@@ -45,8 +47,6 @@ from capver.envs.crafter_env import (
 )
 from capver.envs.crafter_env import crafter as _crafter
 from capver.errors import CapverError
-from capver.model.state import Capability
-from capver.model.vocabulary import Literal
 
 _C = _crafter.constants
 DIRECTIONS: tuple[tuple[int, int], ...] = ((-1, 0), (1, 0), (0, -1), (0, 1))

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from capver.agents.base import Agent, Stop
+from capver.core.state import Capability
 from capver.envs.base import Action, Simulator
-from capver.model.state import Capability
 
 
 class InjectedFault(RuntimeError):

@@ -40,6 +40,8 @@ from typing import Any
 import numpy as np
 
 from capver.agents.base import Stop
+from capver.core.state import Capability
+from capver.core.vocabulary import Atom, Literal
 from capver.envs.base import Action, Simulator
 from capver.envs.kitchen import (
     STAY,
@@ -50,8 +52,6 @@ from capver.envs.kitchen import (
     item_sources,
 )
 from capver.errors import SimulatorError
-from capver.model.state import Capability
-from capver.model.vocabulary import Atom, Literal
 
 SUBTASKS: Mapping[str, tuple[Literal, ...]] = {
     "pick_onion": (Literal(Atom("holding", ("me", "onion"))),),

@@ -29,9 +29,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from capver.agents.base import Stop
+from capver.core.state import Capability, State
+from capver.core.vocabulary import Vocabulary
 from capver.envs.base import Action, Simulator
-from capver.model.state import Capability, State
-from capver.model.vocabulary import Vocabulary
 from capver.planning.lao_star import (
     DEFAULT_DEAD_END_PENALTY,
     LAOResult,

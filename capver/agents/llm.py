@@ -51,11 +51,11 @@ import numpy as np
 from minigrid.core.actions import Actions
 
 from capver.agents.base import Stop
+from capver.core.state import Capability
+from capver.core.vocabulary import Literal
 from capver.envs.base import Action, Simulator
 from capver.envs.minigrid_env import DOORS, MiniGridState, grid_size, room_of, world_view
 from capver.errors import CapverError
-from capver.model.state import Capability
-from capver.model.vocabulary import Literal
 
 # -- errors -------------------------------------------------------------------------------------
 

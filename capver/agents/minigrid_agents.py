@@ -42,6 +42,8 @@ import numpy as np
 from minigrid.core.actions import Actions
 
 from capver.agents.base import Stop
+from capver.core.state import Capability
+from capver.core.vocabulary import Atom, Literal
 from capver.envs.base import Action, Simulator
 from capver.envs.minigrid_env import (
     DOOR_ROOMS,
@@ -61,8 +63,6 @@ from capver.envs.minigrid_env import (
     world_view,
 )
 from capver.errors import PolicyFileError
-from capver.model.state import Capability
-from capver.model.vocabulary import Atom, Literal
 
 LEFT, RIGHT, FORWARD = int(Actions.left), int(Actions.right), int(Actions.forward)
 PICKUP, DROP, TOGGLE = int(Actions.pickup), int(Actions.drop), int(Actions.toggle)

@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 
 from capver.agents.base import Stop
+from capver.core.state import NO_EFFECT, Capability, Effect, State
 from capver.envs.base import Action, Simulator
 from capver.envs.symbolic import IdentityRepresentation, SymbolicSimulator
 from capver.logic.condition import Condition
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.state import NO_EFFECT, Capability, Effect, State
 
 
 def complete_with_noop(model: CompoundModel) -> CompoundModel:

@@ -20,6 +20,7 @@ import numpy as np
 from pysmt.fnode import FNode
 
 from capver.agents.base import Stop
+from capver.core.state import NO_EFFECT, Capability, Effect
 from capver.envs.base import Action, Simulator
 from capver.envs.ppddl.simulator import (
     GDisj,
@@ -32,7 +33,6 @@ from capver.errors import ModelError
 from capver.logic.condition import Condition, LogicContext
 from capver.logic.smt import SmtContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.state import NO_EFFECT, Capability, Effect
 
 
 def primitive_capabilities(task: PPDDLTask) -> list[Capability]:

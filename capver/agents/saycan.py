@@ -33,6 +33,8 @@ import numpy as np
 
 from capver.agents.base import Stop
 from capver.agents.llm import ChatClient, LLMConfig, LLMReplyError, LLMUsage
+from capver.core.state import Capability
+from capver.core.vocabulary import Atom, Literal
 from capver.envs.base import Action, Simulator
 from capver.envs.tabletop import (
     GRIPPER,
@@ -45,8 +47,6 @@ from capver.envs.tabletop import (
     feasible,
     success_probability,
 )
-from capver.model.state import Capability
-from capver.model.vocabulary import Atom, Literal
 
 DONE = "done"
 

@@ -62,6 +62,8 @@ from capver.bench.learning import _csv_list, _fmt_ratio, build_setting
 from capver.bench.markdown import markdown_table, table_row
 from capver.bench.verdicts import HORIZON, violation_probability
 from capver.commands.argtypes import non_negative, open_unit_interval, positive
+from capver.core.properties import ExistsPath, ForallPath, Globally, Property
+from capver.core.state import State
 from capver.engines.directed import Targets, TierChange
 from capver.engines.executors import LocalExecutor
 from capver.engines.learning import LearnConfig, Learner
@@ -71,8 +73,6 @@ from capver.io.literal_text import parse_state
 from capver.io.properties_text import parse_properties
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
-from capver.model.properties import ExistsPath, ForallPath, Globally, Property
-from capver.model.state import State
 from capver.settings import Assessment, SettingError, model_assessment
 
 RANDOM_TRUTHS = "random-truths"

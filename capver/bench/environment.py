@@ -28,11 +28,11 @@ from typing import Any
 import numpy as np
 
 from capver.bench.learning.settings import EVAL_SEED
+from capver.core.state import State
+from capver.core.vocabulary import Vocabulary
 from capver.engines.execution import execute
 from capver.engines.learning import Setting
 from capver.envs.base import Representation
-from capver.model.state import State
-from capver.model.vocabulary import Vocabulary
 
 
 class RecordingAlpha:

@@ -38,14 +38,14 @@ import numpy as np
 
 from capver.bench.cli import BenchParser
 from capver.bench.timing import Timing, timed
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Capability, Effect, Transition
+from capver.core.vocabulary import Literal
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.verify import refines
 from capver.logic.bdd import BACKENDS
 from capver.logic.condition import Condition, LogicContext, agreement_counterexample
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Capability, Effect, Transition
-from capver.model.vocabulary import Literal
 from capver.synthetic import (
     propositional_vocabulary,
     random_condition,

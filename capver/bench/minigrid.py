@@ -34,6 +34,7 @@ from capver.agents.minigrid_agents import (
     training_intents,
 )
 from capver.bench.cli import BenchParser, summary
+from capver.core.state import Capability
 from capver.engines.execution import ExecutionBudget, execute
 from capver.envs.gym_adapter import DeepcopyCodec, GymSimulator, StateApiCodec
 from capver.envs.minigrid_env import (
@@ -47,7 +48,6 @@ from capver.envs.minigrid_env import (
     generate_layout,
     start_state,
 )
-from capver.model.state import Capability
 
 # Every part still runs (both codecs, both agents, both layout distributions, the
 # deep-copy search agent); only the counts shrink.

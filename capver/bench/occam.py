@@ -38,14 +38,14 @@ from capver.bench.cli import BenchParser, summary
 from capver.bench.learning.cli import _csv_list
 from capver.bench.learning.settings import applicable_transitions, build_setting, parse_setting, true_transitions
 from capver.bench.markdown import markdown_table, table_row
+from capver.core.dataset import TransitionDataset
+from capver.core.state import State
 from capver.engines.evaluation import mean_abs_error
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.lifting import LIFT_SALT, LiftedOccam, lifted_occam_model, lifted_rule_sizes
 from capver.engines.occam import OccamModel, rule_sizes, run_occam_model
 from capver.engines.verify import refines
 from capver.model.capability_model import CompoundModel
-from capver.model.dataset import TransitionDataset
-from capver.model.state import State
 from capver.settings import Assessment, SettingError, model_assessment
 
 SIZE_BUDGETS: dict[str, int] = {

@@ -57,13 +57,13 @@ from capver.bench.cli import BenchParser, summary
 from capver.bench.learning.runs import RunSpec
 from capver.bench.learning.settings import build_setting, collect_eval_set, parse_setting
 from capver.bench.markdown import markdown_table, table_row
+from capver.core.state import Capability, State, Transition
 from capver.engines.evaluation import checkpoint_scores
 from capver.engines.execution import Execution, execute
 from capver.engines.learning import LearnConfig, Learner, StopReason
 from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.mcqs.base import QueryPolicy, QuerySynthesizer, SynthesisInput
 from capver.model.capability_model import CompoundModel
-from capver.model.state import Capability, State, Transition
 from capver.settings import Assessment, SettingError
 
 PHASES = ("planning", "replanning", "execution", "recording", "other")

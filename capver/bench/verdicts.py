@@ -61,6 +61,18 @@ from capver.api import learn
 from capver.bench.cli import BenchParser, summary
 from capver.bench.markdown import markdown_table, table_row
 from capver.commands.argtypes import open_unit_interval, positive
+from capver.core.dataset import TransitionDataset
+from capver.core.properties import (
+    AtomFormula,
+    Eventually,
+    Globally,
+    PathFormula,
+    Property,
+    formula_text,
+    holds,
+)
+from capver.core.state import State
+from capver.core.vocabulary import Vocabulary
 from capver.engines.verification import explicit, quantitative
 from capver.engines.verification.agent_verdict import (
     DEFAULT_DELTA,
@@ -78,18 +90,6 @@ from capver.io import dsl
 from capver.io.properties_text import parse_property
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
-from capver.model.dataset import TransitionDataset
-from capver.model.properties import (
-    AtomFormula,
-    Eventually,
-    Globally,
-    PathFormula,
-    Property,
-    formula_text,
-    holds,
-)
-from capver.model.state import State
-from capver.model.vocabulary import Vocabulary
 from capver.settings import model_assessment
 
 TRUTH_FILES: dict[str, str] = {

@@ -284,13 +284,13 @@ def measure_child(spec_path: str, result_path: str) -> None:
     """In the child process: read the model, run one engine on one property, write
     a JSON result.  Only what the check needs is imported."""
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+    from capver.core.properties import ExistsPath, ForallPath
     from capver.engines.verification.bmc import BoundedModelChecker
     from capver.engines.verification.ic3 import IC3Engine
     from capver.engines.verification.symbolic import SymbolicEngine
     from capver.errors import SolverError
     from capver.io import dsl
     from capver.io.properties_text import parse_properties
-    from capver.model.properties import ExistsPath, ForallPath
 
     start = time.perf_counter()
     parsed = dsl.read(spec["model"])

@@ -26,14 +26,14 @@ from pathlib import Path
 import numpy as np
 
 from capver.commands.argtypes import non_negative, positive
+from capver.core.dataset import TransitionDataset
+from capver.core.vocabulary import Vocabulary
 from capver.engines.evaluation import checkpoint_scores, reachability_accuracy, tilde_scores
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.lifting import run_lifted_model
 from capver.io import run_dir
 from capver.io.atomic import replace_text
 from capver.io.run_dir import Run
-from capver.model.dataset import TransitionDataset
-from capver.model.vocabulary import Vocabulary
 from capver.settings import assessment_of
 
 

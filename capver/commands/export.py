@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from capver.commands.argtypes import refuse_to_overwrite
+from capver.core.state import State
+from capver.core.vocabulary import Literal
 from capver.engines.classical_planning import check_search, solve, validate_plan
 from capver.errors import CapverError, UsageError
 from capver.io import dsl
@@ -37,8 +39,6 @@ from capver.io.ppddl_export.ppddl import export_ppddl
 from capver.io.ppddl_export.printer import ExportStats
 from capver.io.prism_export import export_prism
 from capver.io.run_dir import MODEL_FILES, Run
-from capver.model.state import State
-from capver.model.vocabulary import Literal
 
 FLAVORS = ("ppddl", "pddlgym")
 MANIFEST = "capver-export.json"

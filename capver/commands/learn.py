@@ -32,6 +32,9 @@ import numpy as np
 
 from capver.commands.argtypes import open_unit_interval, positive, seconds, theta
 from capver.commands.progress import ProgressReport
+from capver.core.dataset import TransitionDataset
+from capver.core.properties import Property
+from capver.core.state import State
 from capver.engines.directed import PropertyTracker, Targets, TierChange
 from capver.engines.eval_collection import SUGGESTED_CHUNK, collect_eval_chunked
 from capver.engines.evaluation import checkpoint_scores, tilde_scores
@@ -49,9 +52,6 @@ from capver.io.explain import capability_report, tilde_blocks
 from capver.io.properties_text import parse_properties
 from capver.io.run_file import RunBudget, RunManifest
 from capver.model.capability_model import CompoundModel
-from capver.model.dataset import TransitionDataset
-from capver.model.properties import Property
-from capver.model.state import State
 from capver.settings import SETTINGS, Assessment, SettingArgs, SettingSpec, build_assessment
 
 DEFAULT_MAX_STEPS = LEARN_DEFAULTS.max_steps

@@ -55,6 +55,21 @@ from pathlib import Path
 from typing import TextIO
 
 from capver.commands.argtypes import non_negative, open_unit_interval, seconds
+from capver.core.dataset import TransitionDataset
+from capver.core.properties import (
+    Comparison,
+    ExistsPath,
+    ForallPath,
+    Globally,
+    ProbabilityBound,
+    Property,
+    holds,
+    probability_text,
+    terminating_places,
+    to_text,
+)
+from capver.core.state import Capability, State
+from capver.core.vocabulary import Vocabulary
 from capver.engines.verification import quantitative, storm
 from capver.engines.verification.agent_verdict import (
     DEFAULT_DELTA,
@@ -75,21 +90,6 @@ from capver.io.checkers import QUANTITATIVE_CHECKERS
 from capver.io.literal_text import parse_conjunction
 from capver.io.properties_text import parse_property, read_properties
 from capver.model.capability_model import CompoundModel
-from capver.model.dataset import TransitionDataset
-from capver.model.properties import (
-    Comparison,
-    ExistsPath,
-    ForallPath,
-    Globally,
-    ProbabilityBound,
-    Property,
-    holds,
-    probability_text,
-    terminating_places,
-    to_text,
-)
-from capver.model.state import Capability, State
-from capver.model.vocabulary import Vocabulary
 
 EXIT_VIOLATED = 1
 EXIT_UNKNOWN = 3

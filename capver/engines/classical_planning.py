@@ -16,10 +16,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Protocol
 
+from capver.core.state import Effect, State
+from capver.core.vocabulary import Literal, Vocabulary
 from capver.errors import PlanningError
 from capver.model.capability_model import CompoundModel
-from capver.model.state import Effect, State
-from capver.model.vocabulary import Literal, Vocabulary
 
 
 class DeterminisedAction(Protocol):

@@ -47,6 +47,9 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from capver.core.dataset import TransitionDataset
+from capver.core.properties import ExistsPath, ForallPath, ProbabilityBound, Property, Query
+from capver.core.state import State
 from capver.engines.mcqs.focus import Focus
 from capver.engines.verification.agent_verdict import (
     DEFAULT_DELTA,
@@ -62,9 +65,6 @@ from capver.engines.verification.sampling import SamplingBounds, executions_for
 from capver.engines.verification.symbolic import QualitativeResult, SymbolicEngine, qualitative_query
 from capver.logic.bdd import Node
 from capver.model.capability_model import CompoundModel
-from capver.model.dataset import TransitionDataset
-from capver.model.properties import ExistsPath, ForallPath, ProbabilityBound, Property, Query
-from capver.model.state import State
 
 DEFAULT_WIDTH = 0.1
 """How far apart the bounds on a ``Pmax=?`` / ``Pmin=?`` value may be for it to count as decided."""

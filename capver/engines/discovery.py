@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from capver.core.state import Capability, Effect, Transition
+from capver.core.vocabulary import Literal, Vocabulary
 from capver.envs.base import Representation, Simulator
-from capver.model.state import Capability, Effect, Transition
-from capver.model.vocabulary import Literal, Vocabulary
 
 
 class CapabilitySet:

@@ -28,12 +28,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Capability, Transition
 from capver.engines.evaluation import collect_eval_dataset
 from capver.engines.execution import derived_streams
 from capver.engines.executors import Executor, Setup
 from capver.engines.learning import Setting
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Capability, Transition
 
 SUGGESTED_CHUNK = 1_000
 """A chunk size for large D′ (the command line's help names it): 100,000 sequences

@@ -22,13 +22,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Capability, State, Transition
 from capver.engines.execution import execute
 from capver.engines.learning import Setting
 from capver.logic.bdd import Cube
 from capver.logic.condition import ConditionKind
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Capability, State, Transition
 
 
 def collect_eval_dataset(

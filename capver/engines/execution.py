@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from capver.agents.base import Agent, Stop
+from capver.core.state import Capability, State, Transition
 from capver.envs.base import Representation, Simulator
-from capver.model.state import Capability, State, Transition
 
 
 class _DeadlinePassed(Exception):

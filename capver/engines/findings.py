@@ -46,11 +46,11 @@ from fractions import Fraction
 
 import numpy as np
 
+from capver.core.state import Capability, Effect, State
 from capver.engines.occam import occam_capability
 from capver.logic.bdd import Cube
 from capver.logic.condition import Condition, ConditionKind
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.state import Capability, Effect, State
 
 DROP = Fraction(1, 2)
 """The smallest spread of per-state success probabilities reported as a drop."""

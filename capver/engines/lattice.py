@@ -22,11 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Capability, Effect, State
 from capver.logic.bdd import Node
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Capability, Effect, State
 
 EffectSet = frozenset[Effect]
 

@@ -52,6 +52,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from capver.agents.base import Agent
+from capver.core.dataset import TransitionDataset
+from capver.core.properties import Property
+from capver.core.state import Capability, State, Transition
 from capver.engines.directed import PropertyTracker, Targets, TierChange
 from capver.engines.execution import Execution, ExecutionBudget, derived_streams, execute
 from capver.engines.executors import Executor, Setup
@@ -65,9 +68,6 @@ from capver.envs.base import Representation, Simulator
 from capver.errors import CapverError
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
-from capver.model.dataset import TransitionDataset
-from capver.model.properties import Property
-from capver.model.state import Capability, State, Transition
 
 
 class RecordSink(Protocol):

@@ -40,6 +40,9 @@ from fractions import Fraction
 
 import numpy as np
 
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Capability, Effect, State, observed_effect
+from capver.core.vocabulary import Atom, Literal, Vocabulary
 from capver.engines.occam import (
     MINIMISERS,
     Choice,
@@ -54,9 +57,6 @@ from capver.errors import VocabularyError
 from capver.logic.bdd import Cube, disjoin
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Capability, Effect, State, observed_effect
-from capver.model.vocabulary import Atom, Literal, Vocabulary
 
 LiftedLiteral = tuple[Atom, bool]
 """An atom over variables and constants, and its sign."""

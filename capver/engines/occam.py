@@ -32,10 +32,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from capver.core.state import State
 from capver.logic.bdd import Cube, Node, disjoin, isop
 from capver.logic.condition import Condition, ConditionKind, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.state import State
 
 Minimiser = Callable[[LogicContext, Sequence[frozenset[State]]], list[Node] | None]
 """Blocks (priority order) → one BDD per block, or None when the minimiser cannot run

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 from pysmt.fnode import FNode
 
+from capver.core.state import Effect, Transition
 from capver.errors import SolverError
 from capver.logic.bdd import Cube, Node
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule, rule_mixture
-from capver.model.state import Effect, Transition
 
 
 @dataclass(frozen=True, slots=True)

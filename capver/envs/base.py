@@ -13,8 +13,8 @@ from typing import Any, Protocol, runtime_checkable
 # typing.TypeVar takes a default (PEP 696) only from Python 3.13 on.
 from typing_extensions import TypeVar
 
-from capver.model.state import State
-from capver.model.vocabulary import Vocabulary
+from capver.core.state import State
+from capver.core.vocabulary import Vocabulary
 
 X = TypeVar("X")
 X_contra = TypeVar("X_contra", contravariant=True)

@@ -57,10 +57,10 @@ from typing import Any
 
 import numpy as np
 
+from capver.core.state import State
+from capver.core.vocabulary import Atom, Predicate, Vocabulary
 from capver.envs.base import InvalidActionError
 from capver.errors import SimulatorError
-from capver.model.state import State
-from capver.model.vocabulary import Atom, Predicate, Vocabulary
 
 
 def _import_crafter() -> Any:

@@ -72,10 +72,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from capver.core.state import State
+from capver.core.vocabulary import Atom, Predicate, Vocabulary
 from capver.envs.gym_adapter import GymSimulator, StateApiCodec
 from capver.errors import SimulatorError
-from capver.model.state import State
-from capver.model.vocabulary import Atom, Predicate, Vocabulary
 
 Cell = tuple[int, int]
 

@@ -36,10 +36,10 @@ from minigrid.core.mission import MissionSpace
 from minigrid.core.world_object import Door, Key
 from minigrid.minigrid_env import MiniGridEnv
 
+from capver.core.state import State
+from capver.core.vocabulary import Atom, Predicate, Vocabulary
 from capver.envs.gym_adapter import DeepcopySnapshot, GymSimulator, StateApiCodec
 from capver.errors import SimulatorError
-from capver.model.state import State
-from capver.model.vocabulary import Atom, Predicate, Vocabulary
 
 ROOMS: tuple[str, ...] = ("nw", "ne", "sw", "se")
 DOORS: tuple[str, ...] = ("door_n", "door_s", "door_w", "door_e")

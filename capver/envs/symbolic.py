@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from capver.core.state import Effect, State
+from capver.core.vocabulary import Vocabulary
 from capver.envs.base import InvalidActionError
-from capver.model.state import Effect, State
-from capver.model.vocabulary import Vocabulary
 
 
 class SymbolicSimulator:

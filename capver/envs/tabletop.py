@@ -33,9 +33,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from capver.core.state import State
+from capver.core.vocabulary import Atom, Predicate, Vocabulary
 from capver.envs.base import InvalidActionError
-from capver.model.state import State
-from capver.model.vocabulary import Atom, Predicate, Vocabulary
 
 TABLE = "table"
 GRIPPER = "gripper"

@@ -50,6 +50,8 @@ from typing import Any
 
 import numpy as np
 
+from capver.core.state import Capability, Effect, State
+from capver.core.vocabulary import Atom, Literal, Vocabulary
 from capver.engines.execution import execute
 from capver.engines.learning import Setting
 from capver.errors import IntrospectionError
@@ -75,8 +77,6 @@ from capver.introspection.search import SearchBudget, make_planner
 from capver.introspection.search.problem import TERMINATION, Milestones, simulate
 from capver.logic.bdd import Cube
 from capver.model.capability_model import CompoundModel
-from capver.model.state import Capability, Effect, State
-from capver.model.vocabulary import Atom, Literal, Vocabulary
 
 CAPABILITY_PLANNERS = ("introspector", "greedy")
 """Planners that pursue the goal on this problem (MCTS and the sampling baselines

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from capver.core.state import State
+from capver.core.vocabulary import Atom, Vocabulary
 from capver.errors import IntrospectionError
 from capver.introspection.fol import (
     BitFormula,
@@ -29,8 +31,6 @@ from capver.introspection.fol import (
     disj,
     evaluate,
 )
-from capver.model.state import State
-from capver.model.vocabulary import Atom, Vocabulary
 
 FAILURE = -1
 CONTINUE = 0

@@ -14,7 +14,7 @@ Formulas are evaluated on the next state s′; a ``Prev`` subformula is evaluate
 the previous state s.  Formulas without ``Prev`` are plain state formulas.
 
 States are either ``frozenset[Atom]`` (the paper's "set of true ground literals") or
-capver bitsets (``int`` over a :class:`~capver.model.vocabulary.Vocabulary`); the
+capver bitsets (``int`` over a :class:`~capver.core.vocabulary.Vocabulary`); the
 vocabulary always supplies the typed objects the quantifiers range over ("each
 substitution of X with an object in the state s").  :func:`evaluate` interprets a
 formula directly; :func:`compile_formula` grounds it once into bit masks for the
@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from capver.core.state import State
+from capver.core.vocabulary import ROOT_TYPE, Atom, Vocabulary
 from capver.errors import IntrospectionError, VocabularyError
-from capver.model.state import State
-from capver.model.vocabulary import ROOT_TYPE, Atom, Vocabulary
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -40,6 +40,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from capver.core.vocabulary import Atom, Vocabulary
 from capver.errors import IntrospectionError, MutationLimitError
 from capver.introspection.fol import (
     And,
@@ -57,7 +58,6 @@ from capver.introspection.fol import (
     resolve_term,
 )
 from capver.introspection.schema import GroundTask
-from capver.model.vocabulary import Atom, Vocabulary
 
 
 @dataclass(frozen=True, slots=True)

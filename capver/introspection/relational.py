@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from capver.core.state import State
+from capver.core.vocabulary import Atom, Vocabulary
 from capver.errors import IntrospectionError
 from capver.introspection.decision_list import CompiledDecisionList, DecisionList
 from capver.introspection.mutation import (
@@ -26,8 +28,6 @@ from capver.introspection.mutation import (
 )
 from capver.introspection.schema import GroundTask, RelationalDomain
 from capver.introspection.search.problem import REWARD, TERMINATION, Milestones
-from capver.model.state import State
-from capver.model.vocabulary import Atom, Vocabulary
 
 
 @dataclass(frozen=True, slots=True)

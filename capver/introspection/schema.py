@@ -21,6 +21,8 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from capver.core.state import State
+from capver.core.vocabulary import Atom, Predicate, Vocabulary
 from capver.errors import IntrospectionError, VocabularyError
 from capver.introspection.fol import (
     BitFormula,
@@ -32,8 +34,6 @@ from capver.introspection.fol import (
     ground_atom,
     uses_prev,
 )
-from capver.model.state import State
-from capver.model.vocabulary import Atom, Predicate, Vocabulary
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from capver.core.state import State
 from capver.engines.verification.ic3 import Invariant, invariant_failures, safety_problem
 from capver.engines.verify import refines
 from capver.errors import CapverError
@@ -38,7 +39,6 @@ from capver.io.literal_text import parse_state
 from capver.io.properties_text import parse_property
 from capver.io.run_dir import CERTIFICATE, MODEL_FILES, Run
 from capver.model.capability_model import CompoundModel
-from capver.model.state import State
 
 FORMAT = 1
 NAME = CERTIFICATE

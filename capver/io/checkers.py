@@ -27,14 +27,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from capver.core.properties import Eventually, Globally, PathFormula, StateFormula
+from capver.core.state import State
 from capver.engines.verification import explicit, storm
 from capver.engines.verification.quantitative import EXACT, ExplicitChecker, QuantitativeChecker, Value, sound
 from capver.engines.verification.sparse import SparseChecker
 from capver.engines.verification.symbolic import formula_bdd
 from capver.io.prism_export import PrismExport, storm_model
 from capver.model.capability_model import CompoundModel
-from capver.model.properties import Eventually, Globally, PathFormula, StateFormula
-from capver.model.state import State
 
 
 class StormChecker:

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, BinaryIO, Self
 
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Capability, Transition
+from capver.core.vocabulary import Atom, Literal, Vocabulary
 from capver.errors import DatasetError, TornRecordError, VocabularyError
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Capability, Transition
-from capver.model.vocabulary import Atom, Literal, Vocabulary
 
 try:  # advisory locking keeps two writers from interleaving appends (POSIX only)
     import fcntl

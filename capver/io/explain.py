@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
+from capver.core.state import Capability
+from capver.core.vocabulary import Atom, Literal
 from capver.engines.findings import (
     Achievement,
     CapabilityStatus,
@@ -23,8 +25,6 @@ from capver.engines.occam import literals
 from capver.logic.bdd import Cube, isop_of_interval
 from capver.logic.condition import Condition, ConditionKind, LogicContext
 from capver.model.capability_model import CompoundModel, IntentSuccess, Rule, SuccessCase, intent_success
-from capver.model.state import Capability
-from capver.model.vocabulary import Atom, Literal
 
 
 def plural(n: int, word: str) -> str:

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 
+from capver.core.state import Capability
 from capver.errors import RunFileError
 from capver.io import verdicts_file
 from capver.io.dsl.conditions import condition_text
@@ -36,7 +37,6 @@ from capver.model.capability_model import (
     SuccessCase,
     intent_success,
 )
-from capver.model.state import Capability
 
 CONDITION_CHARS = 140
 """Conditions longer than this are cut, with the whole text in a "show all" element:
@@ -487,7 +487,7 @@ def _verdicts_block(doc: JsonFile | None) -> str:
             reason.append(_witness_html(r["witness"], label))
         values = "<br>".join(_e(v) for v in _verdict_values(r))
         name, text = str(r.get("property", "")), str(r.get("text", ""))
-        # The text names the property first (capver.model.properties.to_text); the name has its own column.
+        # The text names the property first (capver.core.properties.to_text); the name has its own column.
         text = text.removeprefix(f"{json.dumps(name, ensure_ascii=False)}: ")
         body.append(f"<tr><td>{_e(name)}</td><td><code>{_e(text)}</code></td>"
                     f"<td>{badge}</td><td>{''.join(reason)}</td><td>{values}</td></tr>")

@@ -15,10 +15,10 @@ import json
 
 import lark
 
+from capver.core.state import State
+from capver.core.vocabulary import Atom, Literal, Vocabulary
 from capver.errors import UsageError, VocabularyError
 from capver.languages import caret, describe_syntax_error, grammar_parser
-from capver.model.state import State
-from capver.model.vocabulary import Atom, Literal, Vocabulary
 
 __all__ = ["parse_atoms", "parse_conjunction", "parse_dnf", "parse_state"]
 

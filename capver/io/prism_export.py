@@ -61,13 +61,13 @@ from fractions import Fraction
 from pathlib import Path
 from types import MappingProxyType
 
+from capver.core.state import Effect, State
+from capver.core.vocabulary import Literal, Vocabulary
 from capver.engines.verification import storm
 from capver.errors import VocabularyError
 from capver.io.names import IdentifierRule, NameAllocator, build_name_map
 from capver.logic.bdd import BDDBackend, Cube, Node, isop
 from capver.model.capability_model import CompoundModel, rule_mixture
-from capver.model.state import Effect, State
-from capver.model.vocabulary import Literal, Vocabulary
 
 EXECUTIONS_REWARD = "executions"
 """Name of the reward structure giving 1 per capability execution."""

@@ -1,7 +1,7 @@
 """The reader of the property language of ``capver verify``: one property
 (``--property``) or a ``.props`` file of them, over a model's vocabulary and
 capabilities.  Grammar: ``grammars/properties.lark``; meaning and printer:
-:mod:`capver.model.properties`.
+:mod:`capver.core.properties`.
 
     // a .props file: properties end with ';', comments with //
     "safe": A [ G !(dead v1) ];
@@ -28,9 +28,7 @@ from pathlib import Path
 
 import lark
 
-from capver.errors import PropertySemanticError, PropertySyntaxError, VocabularyError
-from capver.languages import caret, describe_syntax_error, grammar_parser, read_source
-from capver.model.properties import (
+from capver.core.properties import (
     And,
     AtomFormula,
     Comparison,
@@ -52,7 +50,9 @@ from capver.model.properties import (
     StateFormula,
     Until,
 )
-from capver.model.vocabulary import Atom, Vocabulary
+from capver.core.vocabulary import Atom, Vocabulary
+from capver.errors import PropertySemanticError, PropertySyntaxError, VocabularyError
+from capver.languages import caret, describe_syntax_error, grammar_parser, read_source
 
 __all__ = ["MAX_DEPTH", "parse_properties", "parse_property", "read_properties"]
 

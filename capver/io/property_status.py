@@ -10,10 +10,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from capver.core.properties import to_text
 from capver.engines.directed import DEFAULT_WIDTH, PropertyTracker, Targets, TierChange
 from capver.errors import RunFileError
 from capver.io.atomic import replace_text
-from capver.model.properties import to_text
 
 PROPS = "properties.props"
 NAME = "properties.json"

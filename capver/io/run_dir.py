@@ -30,13 +30,13 @@ from capver.io import run_file
 from capver.io.run_file import RunManifest
 
 if TYPE_CHECKING:
+    from capver.core.dataset import TransitionDataset
+    from capver.core.properties import Property
+    from capver.core.state import State
+    from capver.core.vocabulary import Vocabulary
     from capver.engines.lifting import LiftedOccam
     from capver.io.dsl import ParsedModel
     from capver.model.capability_model import CompoundModel
-    from capver.model.dataset import TransitionDataset
-    from capver.model.properties import Property
-    from capver.model.state import State
-    from capver.model.vocabulary import Vocabulary
 
 MANIFEST = run_file.NAME
 DATASET = "dataset.jsonl"

@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from capver.core.state import State
 from capver.errors import CapverError
-from capver.model.state import State
 
 Node = Any
 """An opaque BDD node of the backend."""

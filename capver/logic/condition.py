@@ -20,10 +20,10 @@ from enum import StrEnum
 
 from pysmt.fnode import FNode
 
+from capver.core.state import State
+from capver.core.vocabulary import Vocabulary
 from capver.logic.bdd import BDDBackend, Cube, Node, disjoin, isop, isop_of_complement, isop_of_states, make_backend
 from capver.logic.smt import SmtContext
-from capver.model.state import State
-from capver.model.vocabulary import Vocabulary
 
 
 class LogicContext:

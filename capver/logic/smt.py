@@ -16,10 +16,10 @@ from pysmt.environment import Environment
 from pysmt.fnode import FNode
 from pysmt.typing import BOOL
 
+from capver.core.state import State
+from capver.core.vocabulary import Vocabulary
 from capver.errors import SolverError
 from capver.logic.bdd import BDDBackend, Cube, Node
-from capver.model.state import State
-from capver.model.vocabulary import Vocabulary
 
 SOLVER = "z3"
 

@@ -19,12 +19,12 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Capability, Effect, State, Transition
+from capver.core.vocabulary import Vocabulary
 from capver.errors import ModelError
 from capver.logic.bdd import Cube, Node
 from capver.logic.condition import Condition, ConditionKind, LogicContext
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Capability, Effect, State, Transition
-from capver.model.vocabulary import Vocabulary
 
 Distribution = dict[State, Fraction]
 

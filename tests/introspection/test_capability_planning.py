@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from capver.agents.model_backed import ModelBackedAgent
 from capver.commands import plan as plan_cmd
+from capver.core.vocabulary import Vocabulary
 from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import LearnConfig, Learner, Setting
 from capver.errors import IntrospectionError, UsageError
@@ -34,7 +35,6 @@ from capver.introspection.capability_planning import (
 from capver.introspection.fol import And, Lit, Not, Or
 from capver.io import dsl
 from capver.io.literal_text import parse_dnf
-from capver.model.vocabulary import Vocabulary
 from capver.settings import SettingArgs, build_assessment
 
 TOY = Path(__file__).resolve().parents[2] / "models" / "toy_blocks.capm"

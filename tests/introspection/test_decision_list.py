@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from capver.core.vocabulary import Atom, Predicate, Vocabulary
 from capver.errors import IntrospectionError
 from capver.introspection.decision_list import DecisionList, DecisionRule
 from capver.introspection.fol import Var, evaluate, exists, forall, lit
-from capver.model.vocabulary import Atom, Predicate, Vocabulary
 
 X = Var("X", "block")
 V = Vocabulary.build(

@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
+from capver.core.vocabulary import Atom
 from capver.errors import IntrospectionError
 from capver.introspection.domains import DOMAINS, bins, blocks, drawers, grid
 from capver.introspection.search import Introspector, simulate
-from capver.model.vocabulary import Atom
 
 from .helpers import bfs_optimal_length
 

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from capver.core.vocabulary import Atom, Predicate, Vocabulary
 from capver.errors import IntrospectionError
 from capver.introspection.fol import (
     Equal,
@@ -25,7 +26,6 @@ from capver.introspection.fol import (
     lit,
     substitute,
 )
-from capver.model.vocabulary import Atom, Predicate, Vocabulary
 
 X = Var("X", "block")
 Y = Var("Y", "block")

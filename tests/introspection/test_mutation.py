@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from capver.core.vocabulary import Atom, Predicate, Vocabulary
 from capver.errors import MutationLimitError
 from capver.introspection.domains import bins, blocks, drawers
 from capver.introspection.fol import (
@@ -31,7 +32,6 @@ from capver.introspection.mutation import (
     Mutation,
     mutate,
 )
-from capver.model.vocabulary import Atom, Predicate, Vocabulary
 
 X = Var("X", "block")
 Y = Var("Y", "block")

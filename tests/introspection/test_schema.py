@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from capver.core.vocabulary import Atom, Predicate
 from capver.errors import IntrospectionError
 from capver.introspection.domains import bins, blocks
 from capver.introspection.fol import Not, Var, conj, evaluate, lit
 from capver.introspection.schema import GroundTask, RelationalAction, RelationalDomain
-from capver.model.vocabulary import Atom, Predicate
 
 
 def three_blocks() -> GroundTask:

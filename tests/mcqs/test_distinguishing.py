@@ -8,6 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Transition
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.mcqs.base import SynthesisInput
 from capver.engines.mcqs.distinguishing import (
@@ -21,8 +23,6 @@ from capver.engines.mcqs.mcqs_e import ExactPlan, ExactPolicy, plan_exact, plan_
 from capver.engines.mcqs.mcqs_s import plan_sampled
 from capver.engines.mcts import MCTS, MCTSConfig
 from capver.logic.condition import LogicContext
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Transition
 from capver.synthetic import (
     propositional_vocabulary,
     random_model,

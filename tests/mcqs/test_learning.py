@@ -17,13 +17,13 @@ import numpy as np
 import pytest
 
 from capver.agents.model_backed import ModelBackedAgent
+from capver.core.state import Capability
 from capver.engines.evaluation import exact_vd, reachable_states
 from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import LearnConfig, Learner, Setting, StopReason
 from capver.engines.verify import equivalent
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.state import Capability
 from capver.synthetic import (
     propositional_vocabulary,
     random_condition,

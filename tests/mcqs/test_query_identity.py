@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from capver.core.state import Capability, Transition
 from capver.engines.learning import LearnConfig, Learner
-from capver.model.state import Capability, Transition
 from capver.settings import SettingArgs, build_assessment
 
 # (domain, method, steps) → hash, recorded at 81d4a4b (see the module docstring).

@@ -14,14 +14,14 @@ from cli import capver
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Transition
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.learning import LearnConfig
 from capver.engines.mcqs.distinguishing import DistinguishingMDP, MetaState, StepMemo
 from capver.engines.mcqs.tilde import REWARDS, tilde_uncertainty
 from capver.errors import CapverError
 from capver.logic.condition import LogicContext
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Transition
 from capver.synthetic import propositional_vocabulary, random_model, sample_dataset
 
 

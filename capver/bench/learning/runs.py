@@ -20,12 +20,12 @@ from capver.bench.learning.settings import (
     build_setting,
     true_transitions,
 )
+from capver.core.state import Capability, Transition
 from capver.engines.evaluation import checkpoint_scores, mean_abs_error, tilde_scores
 from capver.engines.executors import Executor, LocalExecutor
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.lifting import run_lifted_model
 from capver.model.capability_model import CompoundModel
-from capver.model.state import Capability, Transition
 from capver.settings import SettingError
 
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Capability, Transition
 from capver.engines.eval_collection import collect_eval_chunked
 from capver.engines.executors import Executor, LocalExecutor
 from capver.model.capability_model import CompoundModel
-from capver.model.dataset import TransitionDataset
-from capver.model.state import Capability, Transition
 from capver.settings import Assessment, SettingArgs, SettingError, SettingSpec, build_assessment
 
 DEFAULT_SETTINGS = ("lao:first_responders", "lao:blocks", "lao:tireworld", "minigrid-rl")

@@ -15,12 +15,12 @@ from typing import Protocol
 
 import numpy as np
 
+from capver.core.dataset import TransitionDataset
+from capver.core.state import State
 from capver.engines.mcqs.focus import Focus
 from capver.engines.mcqs.tilde import Uncertainty
 from capver.engines.mcts import Backup, MCTSConfig
 from capver.model.capability_model import CompoundModel
-from capver.model.dataset import TransitionDataset
-from capver.model.state import State
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,11 +26,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from capver.core.dataset import TransitionDataset
+from capver.core.state import State
 from capver.engines.mcqs.focus import Focus
 from capver.engines.mcqs.tilde import Uncertainty
 from capver.model.capability_model import CompoundModel
-from capver.model.dataset import TransitionDataset
-from capver.model.state import State
 
 SINK1 = -1
 """⊥₁: where h₁ sends mass it cannot move, and the ξ mass of unseen effects."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping
 
-from capver.model.state import State
+from capver.core.state import State
 
 _versions = itertools.count(1)
 

@@ -41,10 +41,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from capver.core.state import State
 from capver.engines.mcqs.base import SynthesisConfig, SynthesisInput
 from capver.engines.mcqs.distinguishing import DistinguishingMDP, MetaState, StepMemo
 from capver.engines.mcts import MCTS, Backup, MCTSConfig, Node
-from capver.model.state import State
 
 
 class _MetaProblem:

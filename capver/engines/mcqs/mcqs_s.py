@@ -33,10 +33,10 @@ from collections.abc import Hashable, Sequence
 
 import numpy as np
 
+from capver.core.state import State
 from capver.engines.mcqs.base import SynthesisConfig, SynthesisInput
 from capver.engines.mcqs.distinguishing import SINK1, SINK2, DistinguishingMDP, StepMemo
 from capver.engines.mcts import MCTS, Backup, MCTSConfig, Node
-from capver.model.state import State
 
 Mixture = tuple[list[int], list[float], frozenset[int]]  # (support, CDF, Δ)
 

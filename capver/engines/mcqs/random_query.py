@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from capver.core.state import State
 from capver.engines.mcqs.base import SequencePolicy, SynthesisConfig, SynthesisInput
-from capver.model.state import State
 
 
 class RandomQuery:

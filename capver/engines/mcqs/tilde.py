@@ -49,10 +49,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping
 
+from capver.core.dataset import TransitionDataset
+from capver.core.state import State
 from capver.engines.lifting import LiftedOccam, run_lifted_model
 from capver.model.capability_model import CompoundModel
-from capver.model.dataset import TransitionDataset
-from capver.model.state import State
 
 _versions = itertools.count(1)
 

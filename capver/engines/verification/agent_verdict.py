@@ -86,6 +86,9 @@ import math
 from dataclasses import dataclass
 from enum import StrEnum
 
+from capver.core.dataset import TransitionDataset
+from capver.core.properties import Eventually, ExistsPath, ForallPath, Globally, PathFormula, Property, Until
+from capver.core.state import State
 from capver.engines.verification.sampling import SamplingBounds, executions_for
 from capver.engines.verification.symbolic import (
     QualitativeResult,
@@ -97,9 +100,6 @@ from capver.engines.verification.symbolic import (
 )
 from capver.logic.bdd import Node
 from capver.model.capability_model import CompoundModel
-from capver.model.dataset import TransitionDataset
-from capver.model.properties import Eventually, ExistsPath, ForallPath, Globally, PathFormula, Property, Until
-from capver.model.state import State
 
 MARKOV = ("the agent is Markov in α's states: each execution of c from a state s ends in s′ with a fixed "
           "probability P(s′ | s, c), whatever came before (queries may be chosen from the data); and its "

@@ -57,19 +57,7 @@ from pysmt.fnode import FNode
 from pysmt.solvers.z3 import Z3Converter
 from pysmt.typing import BOOL
 
-from capver.engines.verification.symbolic import (
-    QualitativeQuery,
-    QualitativeResult,
-    Witness,
-    qualitative_query,
-    restriction,
-    selected_capabilities,
-)
-from capver.engines.verify import transition_formula
-from capver.errors import SolverError
-from capver.logic.condition import LogicContext
-from capver.model.capability_model import CompoundModel
-from capver.model.properties import (
+from capver.core.properties import (
     And,
     AtomFormula,
     Const,
@@ -83,7 +71,19 @@ from capver.model.properties import (
     Query,
     StateFormula,
 )
-from capver.model.state import State
+from capver.core.state import State
+from capver.engines.verification.symbolic import (
+    QualitativeQuery,
+    QualitativeResult,
+    Witness,
+    qualitative_query,
+    restriction,
+    selected_capabilities,
+)
+from capver.engines.verify import transition_formula
+from capver.errors import SolverError
+from capver.logic.condition import LogicContext
+from capver.model.capability_model import CompoundModel
 
 __all__ = ["BoundedModelChecker", "formula_smt"]
 

@@ -104,8 +104,8 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from capver.core.state import State
 from capver.engines.verification.explicit import Target
-from capver.model.state import State
 
 if TYPE_CHECKING:
     # sampling imports clopper_pearson from here: the two-sided bounds only read the

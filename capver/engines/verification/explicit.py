@@ -64,9 +64,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
 
+from capver.core.state import State
 from capver.errors import CapverError
 from capver.model.capability_model import CompoundModel
-from capver.model.state import State
 
 Value = Fraction | float
 """A probability or an expected number of executions: a Fraction when computed

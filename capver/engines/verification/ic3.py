@@ -95,19 +95,7 @@ from pysmt.fnode import FNode
 from pysmt.solvers.z3 import Z3Converter
 from pysmt.typing import INT
 
-from capver.engines.verification.bmc import BoundedModelChecker, formula_smt
-from capver.engines.verification.symbolic import (
-    QualitativeResult,
-    Witness,
-    qualitative_query,
-    restriction,
-    selected_capabilities,
-)
-from capver.engines.verify import transition_formula
-from capver.errors import SolverError
-from capver.logic.condition import LogicContext
-from capver.model.capability_model import CompoundModel
-from capver.model.properties import (
+from capver.core.properties import (
     And,
     Const,
     Eventually,
@@ -121,7 +109,19 @@ from capver.model.properties import (
     Until,
     holds,
 )
-from capver.model.state import State
+from capver.core.state import State
+from capver.engines.verification.bmc import BoundedModelChecker, formula_smt
+from capver.engines.verification.symbolic import (
+    QualitativeResult,
+    Witness,
+    qualitative_query,
+    restriction,
+    selected_capabilities,
+)
+from capver.engines.verify import transition_formula
+from capver.errors import SolverError
+from capver.logic.condition import LogicContext
+from capver.model.capability_model import CompoundModel
 
 __all__ = [
     "STEPS",

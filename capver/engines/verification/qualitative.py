@@ -64,6 +64,9 @@ from functools import partial
 from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol, Self
 
+from capver.core.dataset import TransitionDataset
+from capver.core.properties import Eventually, ExistsPath, ForallPath, Globally, Property, Until
+from capver.core.state import State
 from capver.engines.verification.agent_verdict import (
     DEFAULT_DELTA,
     DEFAULT_EPSILON,
@@ -84,9 +87,6 @@ from capver.engines.verification.symbolic import (
 from capver.errors import CapverError, SolverError
 from capver.logic.bdd import Node
 from capver.model.capability_model import CompoundModel
-from capver.model.dataset import TransitionDataset
-from capver.model.properties import Eventually, ExistsPath, ForallPath, Globally, Property, Until
-from capver.model.state import State
 
 __all__ = [
     "AUTO",

@@ -31,18 +31,8 @@ from enum import StrEnum
 from fractions import Fraction
 from typing import Protocol
 
-from capver.engines.verification import explicit
-from capver.engines.verification.confidence import (
-    AgentBounds,
-    Scope,
-    agent_globally_bounds,
-    agent_reach_bounds,
-    agent_rmin_bounds,
-)
-from capver.engines.verification.sampling import SamplingBounds
-from capver.model.capability_model import CompoundModel
-from capver.model.dataset import TransitionDataset
-from capver.model.properties import (
+from capver.core.dataset import TransitionDataset
+from capver.core.properties import (
     Comparison,
     Eventually,
     Globally,
@@ -56,7 +46,17 @@ from capver.model.properties import (
     Until,
     holds,
 )
-from capver.model.state import State
+from capver.core.state import State
+from capver.engines.verification import explicit
+from capver.engines.verification.confidence import (
+    AgentBounds,
+    Scope,
+    agent_globally_bounds,
+    agent_reach_bounds,
+    agent_rmin_bounds,
+)
+from capver.engines.verification.sampling import SamplingBounds
+from capver.model.capability_model import CompoundModel
 
 Value = Fraction | float
 

@@ -42,9 +42,9 @@ import functools
 import math
 from dataclasses import dataclass
 
+from capver.core.dataset import PairSample, TransitionDataset
+from capver.core.state import State
 from capver.engines.verification.confidence import clopper_pearson
-from capver.model.dataset import PairSample, TransitionDataset
-from capver.model.state import State
 
 Interval = tuple[float, float]
 

@@ -68,13 +68,13 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 from scipy.sparse.linalg import spsolve
 
+from capver.core.properties import Globally, PathFormula, StateFormula, Until, holds
+from capver.core.state import State
 from capver.engines.verification import explicit
 from capver.engines.verification.quantitative import EXACT, FLOAT, VERIFIED, Value
 from capver.errors import CapverError
 from capver.logic.bdd import isop
 from capver.model.capability_model import CompoundModel, rule_mixture
-from capver.model.properties import Globally, PathFormula, StateFormula, Until, holds
-from capver.model.state import State
 
 ROUNDING_DENOMINATOR = 10**7
 """The exactness step rounds each float value to the nearest fraction with at most this

@@ -49,8 +49,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from capver.core.state import State
 from capver.errors import CapverError
-from capver.model.state import State
 
 Value = Fraction | float
 """A probability or an expected number of executions: exact when Storm computed it

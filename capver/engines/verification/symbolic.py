@@ -1,6 +1,6 @@
 """Qualitative model checking of capability models on BDDs: the default engine of
 ``capver verify`` for ``E [ path ]`` and ``A [ path ]`` (property language:
-:mod:`capver.model.properties`).
+:mod:`capver.core.properties`).
 
 **The transition system.**  A compound model h† (paper, section 2, Definition
 "capability model") induces an MDP: in a state s the choices are the capabilities c
@@ -22,7 +22,7 @@ region split only matters for the probabilities, which qualitative checking igno
 **Image and pre-image.**  For an effect η with touched atoms T = η⁺ ∪ η⁻ the
 successors of a set X within D are (∃T. X ∧ D) ∧ [η⁺ true, η⁻∖η⁺ false]: the
 touched atoms are forgotten, then set as apply(s, η) sets them (η⁺ wins over η⁻, as
-in :meth:`~capver.model.state.Effect.apply`).  The predecessors of Y are
+in :meth:`~capver.core.state.Effect.apply`).  The predecessors of Y are
 D ∧ Y[T := η⁺], the cofactor of Y by the values apply(s, η) gives the touched atoms.
 Both need only ``cofactor`` and ``disj`` of :class:`~capver.logic.bdd.BDDBackend`.
 
@@ -64,10 +64,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
-from capver.logic.bdd import BDDBackend, Node
-from capver.logic.condition import LogicContext
-from capver.model.capability_model import CompoundModel
-from capver.model.properties import (
+from capver.core.properties import (
     And,
     AtomFormula,
     Const,
@@ -84,8 +81,11 @@ from capver.model.properties import (
     StateFormula,
     Until,
 )
-from capver.model.state import Effect, State
-from capver.model.vocabulary import Vocabulary
+from capver.core.state import Effect, State
+from capver.core.vocabulary import Vocabulary
+from capver.logic.bdd import BDDBackend, Node
+from capver.logic.condition import LogicContext
+from capver.model.capability_model import CompoundModel
 
 __all__ = [
     "QualitativeQuery",

@@ -29,6 +29,7 @@ from lark.exceptions import (
     UnexpectedInput,
 )
 
+from capver.core.vocabulary import ROOT_TYPE, is_subtype, type_cycle
 from capver.envs.ppddl.syntax import (
     ActionSchema,
     AndF,
@@ -59,7 +60,6 @@ from capver.languages import caret, describe_syntax_error, grammar_parser
 from capver.languages import optional_tree as _opt_tree
 from capver.languages import token as _tok
 from capver.languages import tree as _tree
-from capver.model.vocabulary import ROOT_TYPE, is_subtype, type_cycle
 
 GRAMMAR_FILE = "ppddl.lark"
 

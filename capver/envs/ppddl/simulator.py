@@ -32,6 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
+from capver.core.state import State
+from capver.core.vocabulary import Atom, Predicate, Vocabulary
 from capver.envs.base import InvalidActionError
 from capver.envs.ppddl.parser import (
     action_literal,
@@ -61,8 +63,6 @@ from capver.envs.ppddl.syntax import (
     is_variable,
 )
 from capver.errors import VocabularyError
-from capver.model.state import State
-from capver.model.vocabulary import Atom, Predicate, Vocabulary
 
 _ONE = Fraction(1)
 _CACHE_LIMIT = 1 << 16  # cached states per task before the caches are flushed

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from capver.model.vocabulary import ROOT_TYPE
+from capver.core.vocabulary import ROOT_TYPE
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,12 +21,12 @@ import math
 
 import numpy as np
 
+from capver.core.vocabulary import Atom, Predicate
 from capver.errors import IntrospectionError
 from capver.introspection.decision_list import DecisionList, DecisionRule
 from capver.introspection.fol import Equal, Not, Var, conj, forall, lit
 from capver.introspection.relational import RelationalProblem
 from capver.introspection.schema import RelationalAction, RelationalDomain
-from capver.model.vocabulary import Atom, Predicate
 
 X = Var("X", "block")
 Y = Var("Y", "block")

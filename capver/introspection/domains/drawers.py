@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from capver.core.vocabulary import Atom, Predicate
 from capver.errors import IntrospectionError
 from capver.introspection.decision_list import DecisionList, DecisionRule
 from capver.introspection.fol import Not, Var, conj, exists, forall, lit
 from capver.introspection.relational import RelationalProblem
 from capver.introspection.schema import RelationalAction, RelationalDomain
-from capver.model.vocabulary import Atom, Predicate
 
 I = Var("I", "item")  # noqa: E741 - named as the formulas print it, like D
 D = Var("D", "drawer")

@@ -10,6 +10,8 @@ from fractions import Fraction
 import lark
 from pysmt.fnode import FNode
 
+from capver.core.state import Capability, Effect, State
+from capver.core.vocabulary import Atom, Literal, Vocabulary, is_subtype
 from capver.io.dsl.declarations import Where, _at, _clip, _Declarations, _some
 from capver.io.dsl.syntax import MAX_DEPTH, quote
 from capver.io.explain import fraction_text, plural
@@ -17,8 +19,6 @@ from capver.languages import token as as_token
 from capver.languages import tree as as_tree
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.state import Capability, Effect, State
-from capver.model.vocabulary import Atom, Literal, Vocabulary, is_subtype
 
 
 class _Builder(_Declarations):

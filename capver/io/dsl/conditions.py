@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from capver.core.vocabulary import Vocabulary
 from capver.io.dsl.layout import _filled_and, _layout
 from capver.io.dsl.syntax import WIDTH, Sexp, _atom_sexp, _cover_sexp, _cube_literals, _literal_sexp, flat
 from capver.logic.bdd import Cube
 from capver.logic.condition import Condition, ConditionKind
-from capver.model.vocabulary import Vocabulary
 
 
 def condition_sexp(cond: Condition) -> Sexp:

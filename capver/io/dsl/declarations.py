@@ -12,13 +12,13 @@ from collections.abc import Iterable, Sequence
 import lark
 from pysmt.fnode import FNode
 
+from capver.core.vocabulary import ROOT_TYPE, Atom, Predicate, Vocabulary, is_subtype, type_cycle
 from capver.errors import DSLSemanticError
 from capver.io.dsl.syntax import _FORBIDDEN_IN_NAMES, _signature, quote
 from capver.io.explain import plural
 from capver.languages import caret
 from capver.languages import token as as_token
 from capver.languages import tree as as_tree
-from capver.model.vocabulary import ROOT_TYPE, Atom, Predicate, Vocabulary, is_subtype, type_cycle
 
 Where = lark.Token | lark.Tree
 

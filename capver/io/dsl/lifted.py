@@ -10,6 +10,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from capver.core.state import Capability, State
+from capver.core.vocabulary import Literal
 from capver.engines.lifting import LiftedCapability, LiftedOccam
 from capver.io.dsl.layout import _comment, _wrapped_section
 from capver.io.dsl.syntax import _atom_sexp, _conjunction_sexp, flat, quote
@@ -22,8 +24,6 @@ from capver.io.dsl.writer import (
     _vocabulary_lines,
 )
 from capver.io.explain import plural, rule_summary, rule_words
-from capver.model.state import Capability, State
-from capver.model.vocabulary import Literal
 
 
 def emit_lifted(occ: LiftedOccam, *, name: str = "model", init: State | None = None) -> str:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import lark
 
+from capver.core.state import State
+from capver.core.vocabulary import Vocabulary
 from capver.errors import DSLSyntaxError
 from capver.io.dsl.builder import _Builder
 from capver.io.dsl.syntax import GRAMMAR
@@ -20,8 +22,6 @@ from capver.io.literal_text import parse_state
 from capver.languages import describe_syntax_error, grammar_parser, read_source
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
-from capver.model.state import State
-from capver.model.vocabulary import Vocabulary
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from capver.core.state import State
 from capver.io.dsl.conditions import _LiteralTexts
 from capver.io.dsl.layout import _comment, _layout
 from capver.io.dsl.syntax import KEYWORDS, WIDTH, Sexp, flat, quote
@@ -16,7 +17,6 @@ from capver.io.explain import plural
 from capver.logic.bdd import Cube, isop_of_interval, isop_of_states
 from capver.logic.condition import ConditionKind
 from capver.model.capability_model import CapabilityModel, CompoundModel, SuccessCase, intent_success
-from capver.model.state import State
 
 # -- the shared form of lattice models ---------------------------------------------------------
 #

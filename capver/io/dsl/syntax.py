@@ -10,9 +10,9 @@ import json
 import re
 from collections.abc import Sequence
 
+from capver.core.state import Effect
+from capver.core.vocabulary import ROOT_TYPE, Atom, Literal, Predicate, Vocabulary
 from capver.logic.bdd import Cube
-from capver.model.state import Effect
-from capver.model.vocabulary import ROOT_TYPE, Atom, Literal, Predicate, Vocabulary
 
 GRAMMAR = "capmodel.lark"
 WIDTH = 88

@@ -11,6 +11,8 @@ import textwrap
 from collections.abc import Iterable
 from pathlib import Path
 
+from capver.core.state import State
+from capver.core.vocabulary import ROOT_TYPE, Vocabulary
 from capver.errors import VocabularyError
 from capver.io.dsl.conditions import _condition_lines
 from capver.io.dsl.layout import _comment, _layout, _wrapped_section
@@ -30,8 +32,6 @@ from capver.io.dsl.syntax import (
 from capver.io.explain import fraction_text, intent_words, plural, rule_summary, rule_words
 from capver.logic.condition import ConditionKind, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
-from capver.model.state import State
-from capver.model.vocabulary import ROOT_TYPE, Vocabulary
 
 
 def emit(model: CompoundModel, *, name: str = "model", init: State | None = None, shared: bool = True) -> str:

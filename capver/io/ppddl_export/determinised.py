@@ -13,6 +13,8 @@ from fractions import Fraction
 from pathlib import Path
 from types import MappingProxyType
 
+from capver.core.state import NO_EFFECT, Effect, State
+from capver.core.vocabulary import Atom, Literal
 from capver.io.names import NameAllocator
 from capver.io.ppddl_export.names import PDDL_RULE, PDDLNames, _negated
 from capver.io.ppddl_export.printer import (
@@ -34,8 +36,6 @@ from capver.io.ppddl_export.printer import (
 from capver.io.ppddl_export.probabilities import _fraction
 from capver.logic.bdd import Cube, Node, isop
 from capver.model.capability_model import CompoundModel, rule_mixture
-from capver.model.state import NO_EFFECT, Effect, State
-from capver.model.vocabulary import Atom, Literal
 
 _DET_NOTES = (
     "All-outcomes determinisation: for each capability and each effect it has with positive probability "

@@ -10,10 +10,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from capver.core.state import Capability
+from capver.core.vocabulary import ROOT_TYPE, Atom
 from capver.io.names import IdentifierRule, NameAllocator, build_name_map
 from capver.model.capability_model import CompoundModel
-from capver.model.state import Capability
-from capver.model.vocabulary import ROOT_TYPE, Atom
 
 PDDL_KEYWORDS = frozenset(
     {

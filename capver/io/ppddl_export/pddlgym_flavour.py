@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from capver.core.state import NO_EFFECT, State
+from capver.core.vocabulary import Atom, Literal
 from capver.io.names import NameAllocator
 from capver.io.ppddl_export.names import PDDL_RULE, PDDLNames
 from capver.io.ppddl_export.printer import (
@@ -30,8 +32,6 @@ from capver.io.ppddl_export.printer import (
 )
 from capver.logic.bdd import Cube, isop
 from capver.model.capability_model import CompoundModel, rule_mixture
-from capver.model.state import NO_EFFECT, State
-from capver.model.vocabulary import Atom, Literal
 
 _GYM_NOTES = (
     "pddlgym flavour (load with pddlgym.core.PDDLEnv(domain, problems_dir, dynamic_action_space=True)): "

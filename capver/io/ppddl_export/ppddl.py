@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from capver.core.state import NO_EFFECT, State
+from capver.core.vocabulary import Literal
 from capver.io.ppddl_export.names import PDDLNames
 from capver.io.ppddl_export.printer import (
     NO_STATS,
@@ -28,8 +30,6 @@ from capver.io.ppddl_export.printer import (
     _write_pair,
 )
 from capver.model.capability_model import CompoundModel, rule_mixture
-from capver.model.state import NO_EFFECT, State
-from capver.model.vocabulary import Literal
 
 _PPDDL_NOTES = (
     "Each capability is one action. Its precondition is the union of its rules' conditions: where no "

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
+from capver.core.state import NO_EFFECT, Effect, State
+from capver.core.vocabulary import ROOT_TYPE, Atom, Literal, Vocabulary
 from capver.errors import VocabularyError
 from capver.io.dsl.conditions import condition_sexp
 from capver.io.dsl.syntax import Sexp, flat, quote
@@ -21,8 +23,6 @@ from capver.io.ppddl_export.probabilities import _fraction, written_probabilitie
 from capver.logic.bdd import Cube, Node
 from capver.logic.condition import Condition, ConditionKind, LogicContext
 from capver.model.capability_model import CompoundModel
-from capver.model.state import NO_EFFECT, Effect, State
-from capver.model.vocabulary import ROOT_TYPE, Atom, Literal, Vocabulary
 
 REQUIREMENT_ORDER = (
     ":strips",

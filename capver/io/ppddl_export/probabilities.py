@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from capver.model.properties import terminating_places
+from capver.core.properties import terminating_places
 
 MIN_DECIMALS = 6
 """Decimal places of a rounded probability (more when needed for 3 significant digits)."""

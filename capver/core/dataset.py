@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
+from capver.core.state import Capability, Effect, State, Transition
+from capver.core.vocabulary import Vocabulary
 from capver.errors import DatasetError
-from capver.model.state import Capability, Effect, State, Transition
-from capver.model.vocabulary import Vocabulary
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@ parameters and the ground atoms they form.
 
 A vocabulary fixes a bijection between its ground atoms and bit positions
 0..n-1, so that a symbolic state s ⊆ atoms is an ``int`` bitset (see
-:mod:`capver.model.state`).  Types may have a parent type (PDDL ``either``-free
+:mod:`capver.core.state`).  Types may have a parent type (PDDL ``either``-free
 typing); an object of type t can fill a parameter of type t or of any ancestor of t.
 """
 

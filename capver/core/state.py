@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from capver.model.vocabulary import Literal, State, Vocabulary
+from capver.core.vocabulary import Literal, State, Vocabulary
 
 # State is re-exported: capver imports it from here, beside Effect and Transition.
 __all__ = ["NO_EFFECT", "Capability", "Effect", "State", "Transition", "observed_effect"]

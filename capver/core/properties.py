@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import ClassVar
 
-from capver.model.state import State
-from capver.model.vocabulary import Atom, Vocabulary
+from capver.core.state import State
+from capver.core.vocabulary import Atom, Vocabulary
 
 __all__ = [
     "KEYWORDS",
