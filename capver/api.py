@@ -33,7 +33,7 @@ from capver.engines.directed import DEFAULT_WIDTH, PropertyStatus, Targets, Tier
 from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset
 from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import LEARN_DEFAULTS, LearnConfig, Learner, Progress, Setting
-from capver.engines.lifting import LiftedOccam, run_lifted_model
+from capver.engines.lifting import run_lifted_model
 from capver.engines.verification import quantitative
 from capver.engines.verification.agent_verdict import DEFAULT_DELTA, DEFAULT_EPSILON, LatticeVerdict, decide
 from capver.engines.verification.quantitative import QuantitativeResult
@@ -50,6 +50,7 @@ from capver.io.run_dir import Run
 from capver.io.run_file import RunBudget, RunManifest, SettingArgs
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
+from capver.model.lifted import LiftedOccam
 from capver.settings import Assessment, build_assessment
 
 __all__ = ["LearnResult", "Run", "gym_setting", "learn", "load_run", "load_setting"]

@@ -33,11 +33,10 @@ from capver.core.vocabulary import Atom, Literal, Predicate, Vocabulary
 from capver.engines.findings import Achievement, NeverAchieved, SuccessDrop, capability_statuses, find
 from capver.engines.lattice import build_bounds
 from capver.engines.lifting import run_lifted_model
-from capver.engines.occam import formula_condition
 from capver.io import dsl, explain
 from capver.io.explain import capability_report, cover_prefix, cover_words, finding_words, rule_summary, tilde_blocks
 from capver.logic.bdd import Cube, isop_of_interval
-from capver.logic.condition import Condition, LogicContext
+from capver.logic.condition import Condition, LogicContext, formula_condition
 from capver.model.capability_model import Rule
 
 # -- labels and counts ----------------------------------------------------------------------

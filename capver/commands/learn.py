@@ -41,7 +41,7 @@ from capver.engines.evaluation import checkpoint_scores, tilde_scores
 from capver.engines.executors import EXECUTORS, Executor, make_executor
 from capver.engines.findings import Achievement, capability_statuses, run_findings
 from capver.engines.learning import LEARN_DEFAULTS, LearnConfig, Learner, ParallelExecutions, resumed_queries
-from capver.engines.lifting import LiftedOccam, run_lifted_model
+from capver.engines.lifting import run_lifted_model
 from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.mcqs.tilde import REWARDS
 from capver.errors import RunFileError, UsageError
@@ -52,6 +52,7 @@ from capver.io.explain import capability_report, tilde_blocks
 from capver.io.properties_text import parse_properties
 from capver.io.run_file import RunBudget, RunManifest
 from capver.model.capability_model import CompoundModel
+from capver.model.lifted import LiftedOccam
 from capver.settings import SETTINGS, Assessment, SettingArgs, SettingSpec, build_assessment
 
 DEFAULT_MAX_STEPS = LEARN_DEFAULTS.max_steps

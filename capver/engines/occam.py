@@ -28,14 +28,14 @@ fewer literals.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from capver.core.state import State
 from capver.logic.bdd import Cube, Node, disjoin, isop
-from capver.logic.condition import Condition, ConditionKind, LogicContext
+from capver.logic.condition import Condition, ConditionKind, LogicContext, formula_condition
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
+from capver.model.occam import Choice, OccamModel
 
 Minimiser = Callable[[LogicContext, Sequence[frozenset[State]]], list[Node] | None]
 """Blocks (priority order) → one BDD per block, or None when the minimiser cannot run
@@ -160,35 +160,9 @@ MINIMISERS: dict[str, Minimiser] = {
 
 
 # ------------------------------------------------------------------------------ h̃
-@dataclass(frozen=True, slots=True)
-class Choice:
-    """How one capability's conditions were chosen: the minimiser kept, and per
-    minimiser tried the held-out accuracy (None: fewer than two blocks, nothing to
-    predict) and the literals of its conditions on all the data."""
-
-    capability: str
-    minimiser: str
-    accuracy: Mapping[str, float | None]
-    literals: Mapping[str, int]
-
-
-@dataclass(frozen=True, slots=True)
-class OccamModel:
-    """h̃ and the choices that made it."""
-
-    model: CompoundModel
-    choices: Mapping[str, Choice]
-
-
 def literals(cond: Condition) -> int:
     """Literals of the condition's irredundant cover (how the DSL prints it)."""
     return sum(c.mask.bit_count() for c in cond.cover)
-
-
-def formula_condition(ctx: LogicContext, f: Node) -> Condition:
-    """A FORMULA condition of the BDD ``f`` (SMT from its irredundant cover)."""
-    cover = isop(ctx.bdd, f)
-    return Condition(ctx, ConditionKind.FORMULA, smt=ctx.smt.cover(cover), bdd=f)
 
 
 def check_conditions(ctx: LogicContext, blocks: Sequence[frozenset[State]], fs: Sequence[Node]) -> None:

@@ -20,11 +20,11 @@ from capver.engines.findings import (
     SuccessDrop,
     capability_statuses,
 )
-from capver.engines.lifting import LiftedOccam
 from capver.engines.occam import literals
 from capver.logic.bdd import Cube, isop_of_interval
 from capver.logic.condition import Condition, ConditionKind, LogicContext
 from capver.model.capability_model import CompoundModel, IntentSuccess, Rule, SuccessCase, intent_success
+from capver.model.lifted import LiftedOccam
 
 
 def plural(n: int, word: str) -> str:

@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from capver.core.properties import Property
     from capver.core.state import State
     from capver.core.vocabulary import Vocabulary
-    from capver.engines.lifting import LiftedOccam
     from capver.io.dsl import ParsedModel
     from capver.model.capability_model import CompoundModel
+    from capver.model.lifted import LiftedOccam
 
 MANIFEST = run_file.NAME
 DATASET = "dataset.jsonl"
@@ -220,7 +220,7 @@ def save(
     truth: CompoundModel | None = None, certify: bool = True, properties_text: str | None = None,
 ) -> Run:
     """Write the models (h∧, h∨ and h̃, lifted over objects when ``tilde`` is a
-    :class:`~capver.engines.lifting.LiftedOccam`) with the initial state ``init``,
+    :class:`~capver.model.lifted.LiftedOccam`) with the initial state ``init``,
     the data (when given and the run has no ``dataset.jsonl`` yet: ``capver learn``
     appends to its own as it goes), the manifest, the properties and, with
     ``certify``, the certificate h∧ ⪯ h̃ ⪯ h∨ (and h∧ ⪯ h⋆ ⪯ h∨ given ``truth``).
@@ -241,7 +241,7 @@ def save(
     dsl.write(h_or, path / MODEL_FILES["or"], name=MODEL_NAMES["or"], init=init)
     models = {MODEL_FILES["and"]: h_and, MODEL_FILES["or"]: h_or}
     if tilde is not None:
-        from capver.engines.lifting import LiftedOccam
+        from capver.model.lifted import LiftedOccam
 
         if isinstance(tilde, LiftedOccam):
             dsl.write_lifted(tilde, path / MODEL_FILES["tilde"], name=MODEL_NAMES["tilde"], init=init)

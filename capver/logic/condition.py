@@ -269,6 +269,12 @@ class Condition:
         return f"Condition({self.kind}, |S|={len(self.states)}, |U|={len(self.universe)})"
 
 
+def formula_condition(ctx: LogicContext, f: Node) -> Condition:
+    """A FORMULA condition of the BDD ``f`` (SMT from its irredundant cover)."""
+    cover = isop(ctx.bdd, f)
+    return Condition(ctx, ConditionKind.FORMULA, smt=ctx.smt.cover(cover), bdd=f)
+
+
 def agreement_counterexample(cond: Condition) -> int | None:
     """None if z3 proves the condition's SMT formula equivalent to its BDD (read back
     as a formula from the BDD graph), else a state where they disagree."""

@@ -51,8 +51,9 @@ from collections.abc import Callable, Mapping
 
 from capver.core.dataset import TransitionDataset
 from capver.core.state import State
-from capver.engines.lifting import LiftedOccam, run_lifted_model
+from capver.engines.lifting import run_lifted_model
 from capver.model.capability_model import CompoundModel
+from capver.model.lifted import LiftedOccam
 
 _versions = itertools.count(1)
 

@@ -1,5 +1,5 @@
 """The lifted form of the capability-model language: the Occam model h̃ lifted over
-objects (:mod:`capver.engines.lifting`) written with one ``(:lifted-capability ...)``
+objects (:mod:`capver.model.lifted`) written with one ``(:lifted-capability ...)``
 block per schema and the groundings its rules stand for; the reader grounds such a
 block back into ground capabilities (paper, section 2's capability model, one per
 grounding)."""
@@ -12,7 +12,6 @@ from pathlib import Path
 
 from capver.core.state import Capability, State
 from capver.core.vocabulary import Literal
-from capver.engines.lifting import LiftedCapability, LiftedOccam
 from capver.io.dsl.layout import _comment, _wrapped_section
 from capver.io.dsl.syntax import _atom_sexp, _conjunction_sexp, flat, quote
 from capver.io.dsl.writer import (
@@ -24,6 +23,7 @@ from capver.io.dsl.writer import (
     _vocabulary_lines,
 )
 from capver.io.explain import plural, rule_summary, rule_words
+from capver.model.lifted import LiftedCapability, LiftedOccam
 
 
 def emit_lifted(occ: LiftedOccam, *, name: str = "model", init: State | None = None) -> str:
@@ -31,8 +31,8 @@ def emit_lifted(occ: LiftedOccam, *, name: str = "model", init: State | None = N
     the bindings its rules stand for, and the other capabilities (those without a
     schema and the groundings that kept their ground rules) as ground blocks.
     ``parse`` reads it back as ``occ.model``: each binding's rules are the lifted
-    ones with the objects substituted, which is how :mod:`capver.engines.lifting`
-    grounds them."""
+    ones with the objects substituted, which is how
+    :func:`capver.model.lifted.ground_capability` grounds them."""
     model = occ.model
     vocab = model.vocabulary
     _check_printable(vocab)
