@@ -36,12 +36,12 @@ from capver.engines.learning import LEARN_DEFAULTS, LearnConfig, Learner, Progre
 from capver.engines.lifting import run_lifted_model
 from capver.engines.verification import quantitative
 from capver.engines.verification.agent_verdict import DEFAULT_DELTA, DEFAULT_EPSILON, LatticeVerdict, decide
+from capver.engines.verification.checkers import QUANTITATIVE_CHECKERS
 from capver.engines.verification.quantitative import QuantitativeResult
-from capver.engines.verify import Verdict, equivalent, refines, same_distributions
+from capver.engines.verification.relations import Verdict, equivalent, refines, same_distributions
 from capver.envs.base import Representation, Simulator
 from capver.errors import UsageError
 from capver.io import dsl, run_dir
-from capver.io.checkers import QUANTITATIVE_CHECKERS
 from capver.io.literal_text import parse_conjunction, parse_state
 from capver.io.ppddl_export.determinised import export_determinized
 from capver.io.ppddl_export.ppddl import export_ppddl

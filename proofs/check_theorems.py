@@ -61,7 +61,7 @@ class Obligation:
 # Notation: D a TransitionDataset; Bounds = capver.engines.lattice.build_bounds(ctx, D)
 # with h∧ = .pessimistic, h∨ = .optimistic; h⋆ the true CompoundModel; T_h the set of
 # transitions ⟨s, c, s′⟩ that h.admits; h₁ ⪯ h₂ iff T_h₁ ⊆ T_h₂, decided over all
-# states by capver.engines.verify.refines (z3), ≡ by verify.equivalent.
+# states by capver.engines.verification.relations.refines (z3), ≡ by relations.equivalent.
 OBLIGATIONS: tuple[Obligation, ...] = (
     Obligation(
         "Theorem 1",
@@ -499,7 +499,7 @@ def run_agents(queries: int) -> tuple[dict[str, bool], dict[str, bool], float, l
     import numpy as np
 
     from capver.engines.learning import LearnConfig, Learner
-    from capver.engines.verify import refines
+    from capver.engines.verification.relations import refines
     from capver.settings import SettingArgs, build_assessment
 
     ok = dict.fromkeys(AGENT_NAMES, True)

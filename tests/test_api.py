@@ -8,7 +8,7 @@ from pathlib import Path
 from cli import capver
 
 import capver as cv
-from capver.engines.verify import refines
+from capver.engines.verification.relations import refines
 from capver.io import dsl
 
 

@@ -24,9 +24,9 @@ from test_explicit_engine import KINDS, random_case, seeds
 from capver.core.state import State
 from capver.engines.verification import quantitative, storm
 from capver.engines.verification.bmc import BoundedModelChecker
+from capver.engines.verification.checkers import QUANTITATIVE_CHECKERS
 from capver.engines.verification.symbolic import SymbolicEngine
 from capver.io import dsl
-from capver.io.checkers import QUANTITATIVE_CHECKERS
 from capver.io.properties_text import parse_property
 from capver.model.capability_model import CompoundModel
 

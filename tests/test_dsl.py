@@ -20,8 +20,8 @@ from capver import synthetic
 from capver.core.dataset import TransitionDataset
 from capver.core.state import Capability, Effect, Transition
 from capver.core.vocabulary import Atom, Literal, Predicate, Vocabulary
-from capver.engines import verify
 from capver.engines.lattice import LatticeBuilder
+from capver.engines.verification import relations
 from capver.errors import CapverError, DSLSemanticError, DSLSyntaxError
 from capver.io import dsl
 from capver.io.dsl.conditions import _condition_lines
@@ -43,9 +43,9 @@ def assert_same_model(h: CompoundModel, h2: CompoundModel, *, all_states: bool) 
     assert h2.capabilities == h.capabilities
     for c in h:
         assert [r.effects for r in h2[c].rules] == [r.effects for r in h[c].rules]
-    v = verify.equivalent(h, h2)
+    v = relations.equivalent(h, h2)
     assert v.holds, v.counterexample
-    assert verify.same_distributions(h, h2).holds
+    assert relations.same_distributions(h, h2).holds
     if all_states:
         for s in range(1 << len(h.vocabulary)):
             for c in h:

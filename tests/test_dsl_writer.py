@@ -23,8 +23,8 @@ from capver.commands.build import example_path
 from capver.core.dataset import TransitionDataset
 from capver.core.state import Capability, Effect
 from capver.core.vocabulary import Predicate, Vocabulary
-from capver.engines import verify
 from capver.engines.lattice import LatticeBuilder
+from capver.engines.verification import relations
 from capver.errors import DSLSemanticError, DSLSyntaxError
 from capver.io import dataset_file, dsl
 from capver.logic.bdd import isop, isop_of_interval
@@ -283,5 +283,5 @@ def test_modelfiles_benchmark_writes_both_forms_and_reads_back(tmp_path: Path) -
     for model in ("h_and", "h_or"):
         shared = dsl.read(out / f"{model}.capm")
         per_rule = dsl.read(out / f"{model}.per-rule.capm", ctx=shared.ctx)
-        assert verify.equivalent(shared.model, per_rule.model).holds
+        assert relations.equivalent(shared.model, per_rule.model).holds
         assert (out / f"{model}.capm").stat().st_size < (out / f"{model}.per-rule.capm").stat().st_size

@@ -4,7 +4,7 @@ Theorem 2 construction of appendix A).
 Random true models h⋆ come from :mod:`capver.synthetic`; datasets are either
 sampled from them or built transition- and effect-complete.  Transition sets are
 compared both by enumerating S × C × S on small vocabularies and by the z3 checks of
-:mod:`capver.engines.verify`.
+:mod:`capver.engines.verification.relations`.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from hypothesis import strategies as st
 from capver import synthetic
 from capver.core.dataset import TransitionDataset
 from capver.core.state import Effect, Transition
-from capver.engines import verify
 from capver.engines.lattice import Bounds, LatticeBuilder, build_bounds
+from capver.engines.verification import relations
 from capver.logic.condition import LogicContext, agreement_counterexample
 from capver.model.capability_model import CompoundModel
 
@@ -83,7 +83,7 @@ def is_effect_complete(truth: CompoundModel, data: TransitionDataset, n: int) ->
     return True
 
 
-def assert_proved(v: verify.Verdict) -> None:
+def assert_proved(v: relations.Verdict) -> None:
     assert v.holds, f"z3 found {v.counterexample}"
     assert v.counterexample is None
 
@@ -130,9 +130,9 @@ class TestTheorem1:
         assert is_transition_complete(world.truth, data)
         assert is_effect_complete(world.truth, data, world.n)
         b = build_bounds(world.ctx, data)
-        assert_proved(verify.refines(b.pessimistic, world.truth))
-        assert_proved(verify.refines(world.truth, b.optimistic))
-        assert_proved(verify.refines(b.pessimistic, b.optimistic))
+        assert_proved(relations.refines(b.pessimistic, world.truth))
+        assert_proved(relations.refines(world.truth, b.optimistic))
+        assert_proved(relations.refines(b.pessimistic, b.optimistic))
         t_and, t_star, t_or = (brute_transitions(h, world.n) for h in (b.pessimistic, world.truth, b.optimistic))
         assert t_and <= t_star <= t_or
         assert t_and == dataset_transitions(data)
@@ -142,9 +142,9 @@ class TestTheorem1:
     def test_pessimistic_refines_optimistic_always(self, wd: tuple[World, TransitionDataset]) -> None:
         world, data = wd
         b = build_bounds(world.ctx, data)
-        assert_proved(verify.refines(b.pessimistic, b.optimistic))
+        assert_proved(relations.refines(b.pessimistic, b.optimistic))
         # h∧ ⪯ h⋆ needs no completeness: every observed transition is the truth's
-        assert_proved(verify.refines(b.pessimistic, world.truth))
+        assert_proved(relations.refines(b.pessimistic, world.truth))
         assert brute_transitions(b.pessimistic, world.n) <= brute_transitions(b.optimistic, world.n)
 
 
@@ -240,8 +240,8 @@ class TestIncremental:
             assert_same_pr(builder.bounds, scratch, caps, world.n)
             if k % 8 == 7 or k == len(stream) - 1:
                 for inc, ref in ((builder.pessimistic, scratch.pessimistic), (builder.optimistic, scratch.optimistic)):
-                    assert_proved(verify.equivalent(inc, ref))
-                    assert_proved(verify.same_distributions(inc, ref))
+                    assert_proved(relations.equivalent(inc, ref))
+                    assert_proved(relations.same_distributions(inc, ref))
         before = builder.bounds
         assert builder.update() == set()
         assert builder.pessimistic is before.pessimistic and builder.optimistic is before.optimistic
@@ -268,8 +268,8 @@ class TestIncremental:
                     for r in m.rules:
                         assert agreement_counterexample(r.condition) is None
         for inc, ref in ((builder.pessimistic, scratch.pessimistic), (builder.optimistic, scratch.optimistic)):
-            assert_proved(verify.equivalent(inc, ref))
-            assert_proved(verify.same_distributions(inc, ref))
+            assert_proved(relations.equivalent(inc, ref))
+            assert_proved(relations.same_distributions(inc, ref))
 
     @settings(max_examples=10)
     @given(worlds(2, 4), seeds, st.integers(1, 30), st.integers(1, 5))
@@ -332,8 +332,8 @@ class TestTheorem2:
     def test_fully_observed_total_truth_closes_the_lattice(self, world: World) -> None:
         data = exhaustive_data(world)
         b = build_bounds(world.ctx, data)
-        assert_proved(verify.equivalent(b.pessimistic, b.optimistic))
-        assert_proved(verify.equivalent(b.pessimistic, world.truth))
+        assert_proved(relations.equivalent(b.pessimistic, b.optimistic))
+        assert_proved(relations.equivalent(b.pessimistic, world.truth))
         t_star = brute_transitions(world.truth, world.n)
         assert brute_transitions(b.pessimistic, world.n) == t_star == brute_transitions(b.optimistic, world.n)
 
@@ -348,7 +348,7 @@ class TestTheorem2:
             if (t.s, t.c) != (s, c):
                 data.add(t, n)
         b = build_bounds(world.ctx, data)
-        v = verify.equivalent(b.pessimistic, b.optimistic)
+        v = relations.equivalent(b.pessimistic, b.optimistic)
         assert not v.holds
         cex = v.counterexample
         assert cex is not None and (cex.s, cex.c) == (s, c)

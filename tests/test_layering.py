@@ -3,7 +3,8 @@
 and no modules of one layer import each other in a cycle (imports under
 ``if TYPE_CHECKING:`` aside; the cycles in :data:`KNOWN_CYCLES` are still to break).
 
-    errors, grammars, languages            0  exceptions; the languages' grammars and syntax errors
+    errors, grammars, languages,           0  exceptions; the languages' grammars and syntax errors;
+    identifiers                               the identifier rules of the PDDL and PRISM exports
     core                                   1  atoms, states, observations, the property syntax
     logic                                  2  BDD and SMT conditions over a vocabulary
     model, synthetic                       3  capability models (rules whose conditions are logic), h̃ and lifted h̃; random ones for tests
@@ -33,6 +34,7 @@ LAYERS: dict[str, int] = {
     "capver.errors": 0,
     "capver.grammars": 0,
     "capver.languages": 0,
+    "capver.identifiers": 0,
     "capver.core": 1,
     "capver.logic": 2,
     "capver.model": 3,

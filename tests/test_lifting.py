@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from capver.core.dataset import TransitionDataset
 from capver.core.state import Capability, Effect, Transition
 from capver.core.vocabulary import Atom, Literal, Predicate, Vocabulary
-from capver.engines import verify
 from capver.engines.lattice import build_bounds
 from capver.engines.lifting import contradiction, lifted_occam_model, run_lifted_model, schema_of
 from capver.engines.occam import occam_model
+from capver.engines.verification import relations
 from capver.errors import DSLSemanticError
 from capver.io import dataset_file, dsl
 from capver.logic.condition import LogicContext
@@ -84,16 +84,16 @@ def test_lifted_h_tilde_lies_between_the_bounds_and_reads_back_exactly(seed: int
     bounds = build_bounds(ctx, data)
     ground = occam_model(bounds.pessimistic, np.random.default_rng(seed))
     occ = lifted_occam_model(bounds.pessimistic, data, np.random.default_rng(seed), ground)
-    assert verify.refines(bounds.pessimistic, occ.model).holds
-    assert verify.refines(occ.model, bounds.optimistic).holds
+    assert relations.refines(bounds.pessimistic, occ.model).holds
+    assert relations.refines(occ.model, bounds.optimistic).holds
     for name in occ.lifted_names:
         assert contradiction(occ.model[name], data) is None
     assert not occ.lifted_names & set(occ.kept_ground)
     # The lifted file reads back as the same ground model, proved on the grounding.
     back = dsl.parse(dsl.emit_lifted(occ, name="lifted"), ctx=ctx).model
     assert set(back) == set(occ.model) == set(bounds.pessimistic)
-    assert verify.equivalent(back, occ.model).holds
-    assert verify.same_distributions(back, occ.model).holds
+    assert relations.equivalent(back, occ.model).holds
+    assert relations.same_distributions(back, occ.model).holds
 
 
 def test_lifted_rules_predict_an_untried_state_from_the_other_groundings() -> None:

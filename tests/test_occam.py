@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from capver import synthetic
 from capver.core.dataset import TransitionDataset
 from capver.core.state import Effect, Transition
-from capver.engines import verify
 from capver.engines.lattice import build_bounds
 from capver.engines.occam import MINIMISERS, check_conditions, literals, occam_model, rule_sizes
+from capver.engines.verification import relations
 from capver.logic.condition import LogicContext, agreement_counterexample
 
 
@@ -65,8 +65,8 @@ def test_h_tilde_agrees_with_the_data_and_lies_between_the_bounds(case: tuple[ob
                 assert m.distribution(s) == h_and[c].distribution(s)
         for r in m.rules:
             assert agreement_counterexample(r.condition) is None  # its SMT formula is its BDD
-    assert verify.refines(h_and, tilde).holds
-    assert verify.refines(tilde, h_or).holds
+    assert relations.refines(h_and, tilde).holds
+    assert relations.refines(tilde, h_or).holds
 
 
 def _threshold_data(ctx: LogicContext, states: list[int]) -> TransitionDataset:

@@ -1,4 +1,4 @@
-"""capver.engines.verify.refines decides every capability's query on one z3 solver
+"""capver.engines.verification.relations.refines decides every capability's query on one z3 solver
 (push/pop, in a z3 context of its own) and takes a counterexample from a fresh
 solver: its verdicts must be those of one fresh solver per query, the way it worked
 before, and both must agree with enumerating every transition on small
@@ -13,22 +13,22 @@ from corpus import all_states, brute_transitions, sampled_worlds
 from hypothesis import HealthCheck, given, settings
 
 from capver.core.state import Transition
-from capver.engines import verify
 from capver.engines.lattice import build_bounds
+from capver.engines.verification import relations
 from capver.model.capability_model import CompoundModel
 
 
-def fresh_solver_refines(h1: CompoundModel, h2: CompoundModel) -> verify.Verdict:
+def fresh_solver_refines(h1: CompoundModel, h2: CompoundModel) -> relations.Verdict:
     """The reference: one fresh solver per capability's query."""
     ctx = h1.ctx
     smt = ctx.smt
     for c, m1 in h1.items():
-        query = smt.mgr.And(verify.transition_formula(ctx, m1), smt.mgr.Not(verify.transition_formula(ctx, h2.get(c))))
+        query = smt.mgr.And(relations.transition_formula(ctx, m1), smt.mgr.Not(relations.transition_formula(ctx, h2.get(c))))
         model = smt.find_model(query)
         if model is not None:
-            return verify.Verdict(False, Transition(smt.state_of(model, smt.cur), c, smt.state_of(model, smt.nxt)),
+            return relations.Verdict(False, Transition(smt.state_of(model, smt.cur), c, smt.state_of(model, smt.nxt)),
                                   tuple(h1))
-    return verify.Verdict(True, None, tuple(h1))
+    return relations.Verdict(True, None, tuple(h1))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -40,7 +40,7 @@ def test_shared_solver_gives_the_fresh_solvers_verdicts_and_counterexamples(wd) 
              (b.pessimistic, world.truth), (b.optimistic, world.truth)]
     for h1, h2 in pairs:
         before = fresh_solver_refines(h1, h2)
-        got = verify.refines(h1, h2)
+        got = relations.refines(h1, h2)
         assert (got.holds, got.checked) == (before.holds, before.checked)
         assert (got.counterexample is None) == (before.counterexample is None)
         assert got.counterexample is None or got.counterexample.c == before.counterexample.c  # type: ignore[union-attr]

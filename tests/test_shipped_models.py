@@ -24,9 +24,9 @@ from capver.core.properties import (
     holds,
 )
 from capver.engines.verification import explicit
+from capver.engines.verification.prism import storm_expected_executions, storm_reach
 from capver.engines.verification.symbolic import formula_bdd
 from capver.io import dsl
-from capver.io.prism_export import storm_expected_executions, storm_reach
 from capver.io.properties_text import read_properties
 
 LEARNED = Path(__file__).resolve().parents[1] / "models" / "learned"

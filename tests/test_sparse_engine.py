@@ -1,5 +1,5 @@
 """The sparse engine (capver.engines.verification.sparse) and the precision guarantees
-of every quantitative checker (capver.io.checkers).
+of every quantitative checker (capver.engines.verification.checkers).
 
 * The vectorised build is the explicit engine's MDP (the rule semantics, not the BDD
   regions the build uses): the same states, choices and exact probabilities, on the
@@ -31,9 +31,8 @@ from test_until import _bounded, _graph, _tiny_case, _unbounded
 
 from capver import cli, synthetic
 from capver.core.state import Capability, Effect, State
+from capver.engines.verification import checkers, quantitative, sparse, storm
 from capver.engines.verification import explicit as ex
-from capver.engines.verification import quantitative, sparse, storm
-from capver.io import checkers
 from capver.io.properties_text import parse_property
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule

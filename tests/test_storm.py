@@ -1,4 +1,4 @@
-"""The PRISM export (capver.io.prism_export) checked by Storm (stormpy) against capver's
+"""The PRISM export (capver.engines.verification.prism) checked by Storm (stormpy) against capver's
 own explicit engine (capver.engines.verification.explicit).
 
 * Storm parses every export and builds exactly the explicit engine's MDP: the same
@@ -33,9 +33,7 @@ from capver.core.state import Capability, Effect, State
 from capver.core.vocabulary import Atom, Literal, Predicate, Vocabulary
 from capver.engines.verification import explicit as ex
 from capver.engines.verification import storm
-from capver.envs.ppddl import load_task
-from capver.io import dsl
-from capver.io.prism_export import (
+from capver.engines.verification.prism import (
     PRISM_KEYWORDS,
     PrismExport,
     export_prism,
@@ -44,6 +42,8 @@ from capver.io.prism_export import (
     storm_model,
     storm_reach,
 )
+from capver.envs.ppddl import load_task
+from capver.io import dsl
 from capver.logic.bdd import Cube
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule

@@ -28,9 +28,9 @@ from hypothesis import strategies as st
 
 from capver.core.dataset import TransitionDataset
 from capver.core.state import Effect, Transition
-from capver.engines import verify
 from capver.engines.lattice import build_bounds
 from capver.engines.mcqs.distinguishing import DistinguishingMDP, MetaState
+from capver.engines.verification import relations
 from capver.model.capability_model import CompoundModel
 
 
@@ -76,7 +76,7 @@ class TestTheorem2:
         for t in sorted(t_delta, key=lambda t: (t.s, t.c, t.s_next)):
             data.add(t)
         b = build_bounds(world.ctx, data)
-        v = verify.equivalent(b.pessimistic, b.optimistic)
+        v = relations.equivalent(b.pessimistic, b.optimistic)
         assert v.holds, v.counterexample
         assert brute_transitions(b.pessimistic, world.n) == t_star == brute_transitions(b.optimistic, world.n)
 
@@ -165,12 +165,12 @@ class TestTheorems4And5:
         enumeration first."""
         data = exhaustive_data(world) if exhaustive else complete_data(world, extra_pairs=extra)
         b = build_bounds(world.ctx, data)
-        if not verify.equivalent(b.pessimistic, b.optimistic).holds:
+        if not relations.equivalent(b.pessimistic, b.optimistic).holds:
             assert not exhaustive  # Theorem 2: exhaustive data always closes it
             return
         t_d = dataset_transitions(data)
         for h in (b.pessimistic, b.optimistic, world.truth):
             assert t_d <= brute_transitions(h, world.n)  # complete
             assert _possibly_sound(h, data, world.n)
-            v = verify.equivalent(h, world.truth)
+            v = relations.equivalent(h, world.truth)
             assert v.holds, v.counterexample

@@ -1,5 +1,5 @@
 """``Pmax=? / Pmin=? [ φ U ψ ]`` and ``[ φ U<=k ψ ]`` (capver.engines.verification.explicit's
-:func:`until_values`, Storm's until through :class:`capver.io.checkers.StormChecker`):
+:func:`until_values`, Storm's until through :class:`capver.engines.verification.checkers.StormChecker`):
 
 * against a brute-force reference on tiny random models: bounded values by recursion
   over (state, steps left), unbounded ones by enumerating every memoryless
@@ -28,8 +28,8 @@ from capver import synthetic
 from capver.core.state import Capability, Effect, State
 from capver.engines.verification import explicit as ex
 from capver.engines.verification import quantitative, storm
-from capver.io.checkers import QUANTITATIVE_CHECKERS
-from capver.io.prism_export import export_prism
+from capver.engines.verification.checkers import QUANTITATIVE_CHECKERS
+from capver.engines.verification.prism import export_prism
 from capver.io.properties_text import parse_property
 from capver.logic.bdd import Cube
 from capver.logic.condition import Condition, LogicContext
@@ -242,7 +242,7 @@ def _cube(n_atoms: int, rng: np.random.Generator) -> Cube:
 @settings(max_examples=30, deadline=None)
 @given(seed=seeds, n_atoms=st.integers(3, 5), kind=st.sampled_from(KINDS))
 def test_storm_and_explicit_agree_on_until(seed: int, n_atoms: int, kind: str) -> None:
-    from capver.io.prism_export import storm_model
+    from capver.engines.verification.prism import storm_model
 
     model, init, goal = random_case(seed, n_atoms, kind)
     hold = _cube(n_atoms, np.random.default_rng(seed + 1))

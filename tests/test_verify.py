@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from capver import synthetic
 from capver.core.state import Effect, Transition
-from capver.engines import verify
+from capver.engines.verification import relations
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 
@@ -72,27 +72,27 @@ def hand_models() -> dict[str, CompoundModel]:
 class TestHandBuilt:
     def test_strict_refinement(self) -> None:
         hs = hand_models()
-        v = verify.refines(hs["narrow"], hs["wide"])
+        v = relations.refines(hs["narrow"], hs["wide"])
         assert v.holds and bool(v) and v.counterexample is None and v.checked == ("c",)
-        w = verify.refines(hs["wide"], hs["narrow"])
+        w = relations.refines(hs["wide"], hs["narrow"])
         assert not w.holds and not bool(w)
         # the only transition of wide that narrow lacks
         assert w.counterexample == Transition(P0 | P1, "c", P0 | P1)
         assert hs["wide"].admits(w.counterexample) and not hs["narrow"].admits(w.counterexample)
-        e = verify.equivalent(hs["wide"], hs["narrow"])
+        e = relations.equivalent(hs["wide"], hs["narrow"])
         assert not e.holds and e.counterexample == Transition(P0 | P1, "c", P0 | P1)
 
     @pytest.mark.parametrize("other", ["split", "sets"])
     def test_equivalent_but_written_differently(self, other: str) -> None:
         hs = hand_models()
-        v = verify.equivalent(hs["wide"], hs[other])
+        v = relations.equivalent(hs["wide"], hs[other])
         assert v.holds and v.counterexample is None
         assert brute_transitions(hs["wide"], 2) == brute_transitions(hs[other], 2)
 
     def test_missing_capability(self) -> None:
         hs = hand_models()
-        assert verify.refines(hs["wide"], hs["more"]).holds
-        v = verify.refines(hs["more"], hs["wide"])
+        assert relations.refines(hs["wide"], hs["more"]).holds
+        v = relations.refines(hs["more"], hs["wide"])
         assert not v.holds and v.counterexample is not None and v.counterexample.c == "d"
         t = v.counterexample
         assert t.s_next == t.s & ~P0  # d deletes p0 everywhere
@@ -101,39 +101,39 @@ class TestHandBuilt:
     def test_same_distributions(self) -> None:
         hs = hand_models()
         ctx = hs["wide"].ctx
-        assert verify.same_distributions(hs["wide"], hs["sets"]).holds
+        assert relations.same_distributions(hs["wide"], hs["sets"]).holds
         coin = CompoundModel(
             ctx,
             [capability_model("c", [Rule.make(Condition.formula(ctx, ctx.smt.cur[0]),
                                               [("1/3", Effect(P1, 0)), ("2/3", Effect(0, P0))])])],
         )
-        v = verify.same_distributions(hs["wide"], coin)
+        v = relations.same_distributions(hs["wide"], coin)
         assert not v.holds and v.counterexample is not None
         s = v.counterexample.s
         assert s & P0 and hs["wide"].distribution(s, "c") != coin.distribution(s, "c")
         # coverage differs: narrow matches nowhere with p1
-        u = verify.same_distributions(hs["wide"], hs["narrow"])
+        u = relations.same_distributions(hs["wide"], hs["narrow"])
         assert not u.holds and u.counterexample == Transition(P0 | P1, "c", P0 | P1)
 
     def test_same_distributions_when_only_effects_differ(self) -> None:
         hs = hand_models()
         for s in all_states(2):
             assert hs["wide"].distribution(s, "c") == hs["split"].distribution(s, "c")
-        assert verify.same_distributions(hs["wide"], hs["split"]).holds
+        assert relations.same_distributions(hs["wide"], hs["split"]).holds
 
     def test_contexts_must_match(self) -> None:
         a, b = hand_models()["wide"], hand_models()["wide"]
         with pytest.raises(ValueError, match="share one LogicContext"):
-            verify.refines(a, b)
+            relations.refines(a, b)
         with pytest.raises(ValueError, match="share one LogicContext"):
-            verify.same_distributions(a, b)
+            relations.same_distributions(a, b)
 
     def test_apply_formula_is_apply(self) -> None:
         hs = hand_models()
         ctx = hs["wide"].ctx
         smt = ctx.smt
         for eta in (Effect(), Effect(P1, 0), Effect(0, P0), Effect(P0, P1)):
-            f = verify.apply_formula(ctx, eta)
+            f = relations.apply_formula(ctx, eta)
             for s in all_states(2):
                 for s2 in all_states(2):
                     env = {**smt.state_assignment(s), **smt.state_assignment(s2, smt.nxt)}
@@ -153,23 +153,23 @@ class TestRandom:
         other = synthetic.random_model(world.ctx, rng_for(seed), n_capabilities=len(world.truth))
         t1, t2 = brute_transitions(world.truth, world.n), brute_transitions(other, world.n)
         for a, b, ta, tb in ((world.truth, other, t1, t2), (other, world.truth, t2, t1)):
-            v = verify.refines(a, b)
+            v = relations.refines(a, b)
             assert v.holds == (ta <= tb)
             if not v.holds:
                 t = v.counterexample
                 assert t in ta - tb
                 assert a.admits(t) and not b.admits(t)
-        assert verify.equivalent(world.truth, other).holds == (t1 == t2)
+        assert relations.equivalent(world.truth, other).holds == (t1 == t2)
 
     @settings(max_examples=15)
     @given(worlds(2, 5), st.data())
     def test_dropping_a_rule_refines(self, world: World, data: st.DataObject) -> None:
         c = data.draw(st.sampled_from(list(world.truth)))
         smaller = drop_last_rule(world.truth, c)
-        v = verify.refines(smaller, world.truth)
+        v = relations.refines(smaller, world.truth)
         assert v.holds and v.counterexample is None
-        assert verify.equivalent(world.truth, world.truth).holds
-        w = verify.refines(world.truth, smaller)
+        assert relations.equivalent(world.truth, world.truth).holds
+        w = relations.refines(world.truth, smaller)
         t_big, t_small = brute_transitions(world.truth, world.n), brute_transitions(smaller, world.n)
         assert w.holds == (t_big <= t_small)
         if not w.holds:
@@ -181,11 +181,11 @@ class TestRandom:
         world = make_world(n, seed, n_capabilities=2)
         c = "c0"
         smaller = drop_last_rule(world.truth, c)
-        assert verify.refines(smaller, world.truth).holds
-        assert verify.equivalent(world.truth, world.truth).holds
+        assert relations.refines(smaller, world.truth).holds
+        assert relations.equivalent(world.truth, world.truth).holds
         others = [smaller, synthetic.random_model(world.ctx, rng_for(seed2), n_capabilities=2)]
         for other in others:
-            v = verify.refines(world.truth, other)
+            v = relations.refines(world.truth, other)
             if not v.holds:
                 t = v.counterexample
                 assert world.truth.admits(t) and not other.admits(t)
@@ -211,8 +211,8 @@ class TestRandom:
                 for m in world.truth.values()
             ],
         )
-        assert verify.same_distributions(world.truth, as_sets).holds
-        assert verify.equivalent(world.truth, as_sets).holds
+        assert relations.same_distributions(world.truth, as_sets).holds
+        assert relations.equivalent(world.truth, as_sets).holds
         # re-weight one rule: wherever it matches the averaged effect distribution moves
         c = data.draw(st.sampled_from(list(world.truth)))
         m = world.truth[c]
@@ -221,7 +221,7 @@ class TestRandom:
         extra = next(Effect(a, 0) for a in all_states(world.n) if Effect(a, 0) not in r.effect_set())
         reweighted = Rule.make(r.condition, [(p / 2, e) for p, e in r.effects] + [(Fraction(1, 2), extra)])
         changed = world.truth.replace([CapabilityModel(m.capability, (*m.rules[:k], reweighted, *m.rules[k + 1:]))])
-        v = verify.same_distributions(world.truth, changed)
+        v = relations.same_distributions(world.truth, changed)
         # The extra effect can coincide with an old one on every state the rule
         # covers (+a where a already holds): decide by brute force what is right.
         differs = [s for s in all_states(world.n) if world.truth.distribution(s, c) != changed.distribution(s, c)]

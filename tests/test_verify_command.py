@@ -42,7 +42,7 @@ def test_a_model_file_holds_or_fails_with_a_run_that_replays() -> None:
 
 
 def test_quantitative_properties_agree_with_storm_and_bounds_follow_prism() -> None:
-    from capver.io.prism_export import storm_expected_executions, storm_reach
+    from capver.engines.verification.prism import storm_expected_executions, storm_reach
 
     model = dsl.read(TOY)
     init = model.init

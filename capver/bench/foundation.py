@@ -42,7 +42,7 @@ from capver.core.dataset import TransitionDataset
 from capver.core.state import Capability, Effect, Transition
 from capver.core.vocabulary import Literal
 from capver.engines.lattice import LatticeBuilder
-from capver.engines.verify import refines
+from capver.engines.verification.relations import refines
 from capver.logic.bdd import BACKENDS
 from capver.logic.condition import Condition, LogicContext, agreement_counterexample
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule

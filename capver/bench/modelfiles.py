@@ -27,9 +27,9 @@ import numpy as np
 
 from capver.bench.cli import BenchParser, summary
 from capver.bench.timing import Timing, timed
-from capver.engines import verify
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.mcqs import QUERY_METHODS
+from capver.engines.verification import relations
 from capver.io import dsl
 from capver.model.capability_model import CompoundModel
 from capver.settings import SettingArgs, build_assessment
@@ -72,7 +72,7 @@ def write_file(h: CompoundModel, path: Path, model: str, form: str, read_back: b
     read = equal = None
     if read_back:
         parsed, read = timed(lambda: dsl.read(path, ctx=h.ctx).model)
-        equal = verify.equivalent(h, parsed).holds and verify.same_distributions(h, parsed).holds
+        equal = relations.equivalent(h, parsed).holds and relations.same_distributions(h, parsed).holds
     return FileRow(model, form, w, len(text.encode("utf-8")), text.count("\n"), read, equal)
 
 

@@ -44,7 +44,7 @@ from capver.engines.evaluation import mean_abs_error
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.lifting import LIFT_SALT, lifted_occam_model, lifted_rule_sizes
 from capver.engines.occam import rule_sizes, run_occam_model
-from capver.engines.verify import refines
+from capver.engines.verification.relations import refines
 from capver.model.capability_model import CompoundModel
 from capver.model.lifted import LiftedOccam
 from capver.model.occam import OccamModel

@@ -105,10 +105,9 @@ def build_parser() -> BenchParser:
 
 def _check(model: object, init: int, text: str, engine: str, conn: Connection) -> None:
     """Child: check ``text`` with a fresh ``engine`` and send what was measured."""
-    from capver.engines.verification import quantitative
+    from capver.engines.verification import checkers, quantitative
+    from capver.engines.verification.checkers import AutoChecker, StormChecker
     from capver.engines.verification.sparse import SparseChecker
-    from capver.io import checkers
-    from capver.io.checkers import AutoChecker, StormChecker
     from capver.io.properties_text import parse_property
     from capver.model.capability_model import CompoundModel
 
@@ -133,7 +132,7 @@ def _check(model: object, init: int, text: str, engine: str, conn: Connection) -
             _, sm = checker.built(model, init)
             states, transitions = sm.nr_states, sm.nr_transitions
             t0 = time.perf_counter()
-            from capver.io.prism_export import export_prism
+            from capver.engines.verification.prism import export_prism
             export_prism(model, init)  # timed again: the checker does not keep its export time
             breakdown = (f"export {time.perf_counter() - t0:.2f} s, parse+build {sm.build_seconds:.2f} s, "
                          f"solve {sm.check_seconds:.2f} s")

@@ -26,8 +26,8 @@ from capver.api import learn, load_setting
 from capver.bench.cli import BenchParser, summary
 from capver.engines.verification import quantitative
 from capver.engines.verification.bmc import BoundedModelChecker
+from capver.engines.verification.checkers import QUANTITATIVE_CHECKERS
 from capver.engines.verification.symbolic import SymbolicEngine
-from capver.io.checkers import QUANTITATIVE_CHECKERS
 from capver.io.properties_text import parse_property
 
 QUALITATIVE_TARGET = 2.0

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from capver.commands.argtypes import refuse_to_overwrite
 from capver.engines.lattice import LatticeBuilder
-from capver.engines.verify import refines
+from capver.engines.verification.relations import refines
 from capver.io import dataset_file, dsl
 from capver.io.run_dir import MODEL_FILES
 from capver.logic.bdd import BACKENDS

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from capver.engines.verify import equivalent, refines, same_distributions
+from capver.engines.verification.relations import equivalent, refines, same_distributions
 from capver.io import dsl
 from capver.logic.condition import agreement_counterexample
 from capver.model.capability_model import CompoundModel

@@ -29,6 +29,7 @@ from capver.commands.argtypes import refuse_to_overwrite
 from capver.core.state import State
 from capver.core.vocabulary import Literal
 from capver.engines.classical_planning import check_search, solve, validate_plan
+from capver.engines.verification.prism import export_prism
 from capver.errors import CapverError, UsageError
 from capver.io import dsl
 from capver.io.literal_text import parse_conjunction
@@ -37,7 +38,6 @@ from capver.io.ppddl_export.names import PDDLNames
 from capver.io.ppddl_export.pddlgym_flavour import export_pddlgym
 from capver.io.ppddl_export.ppddl import export_ppddl
 from capver.io.ppddl_export.printer import ExportStats
-from capver.io.prism_export import export_prism
 from capver.io.run_dir import MODEL_FILES, Run
 
 FLAVORS = ("ppddl", "pddlgym")

@@ -70,7 +70,7 @@ from capver.core.properties import (
 )
 from capver.core.state import Capability, State
 from capver.core.vocabulary import Vocabulary
-from capver.engines.verification import quantitative, storm
+from capver.engines.verification import checkers, quantitative, storm
 from capver.engines.verification.agent_verdict import (
     DEFAULT_DELTA,
     DEFAULT_EPSILON,
@@ -79,14 +79,14 @@ from capver.engines.verification.agent_verdict import (
     LatticeVerdict,
     Tier,
 )
+from capver.engines.verification.checkers import QUANTITATIVE_CHECKERS
 from capver.engines.verification.confidence import AgentBounds
 from capver.engines.verification.ic3 import IC3Result
 from capver.engines.verification.qualitative import QUALITATIVE_ENGINES, CheckTimeout, Portfolio
 from capver.engines.verification.quantitative import BoundVerdict
 from capver.engines.verification.symbolic import QualitativeResult, Witness
 from capver.errors import CapverError, UsageError
-from capver.io import certificate, checkers, dsl, run_dir, verdicts_file
-from capver.io.checkers import QUANTITATIVE_CHECKERS
+from capver.io import certificate, dsl, run_dir, verdicts_file
 from capver.io.literal_text import parse_conjunction
 from capver.io.properties_text import parse_property, read_properties
 from capver.model.capability_model import CompoundModel

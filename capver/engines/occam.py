@@ -14,7 +14,7 @@ pcond(S_φ) by a short condition f_φ with
 
 Then T_h∧ ⊆ T_h̃ (every block state keeps its rule) and T_h̃ ⊆ T_h∨ (at a tried state
 h̃ admits exactly E_φ as h∨ does; at an untried one a subset of what h∨ admits there),
-which :func:`capver.engines.verify.refines` proves with z3 for every h̃ capver writes
+which :func:`capver.engines.verification.relations.refines` proves with z3 for every h̃ capver writes
 (:mod:`capver.io.certificate`).
 
 The untried states are don't-cares; a *minimiser* (:data:`MINIMISERS`) decides them.

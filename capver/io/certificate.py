@@ -31,7 +31,7 @@ from typing import Any
 
 from capver.core.state import State
 from capver.engines.verification.ic3 import Invariant, invariant_failures, safety_problem
-from capver.engines.verify import refines
+from capver.engines.verification.relations import refines
 from capver.errors import CapverError
 from capver.io import dsl
 from capver.io.atomic import replace_text

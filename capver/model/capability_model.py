@@ -315,7 +315,7 @@ class CompoundModel(Mapping[str, CapabilityModel]):
     def unsound_witness(self, data: TransitionDataset, candidates: Iterable[State] | None = None) -> Transition | None:
         """A transition h admits that D lacks, searched from the given states (default:
         every state of D).  Exhaustive soundness over all of S is the z3 check
-        :func:`capver.engines.verify.refines` against the pessimistic model."""
+        :func:`capver.engines.verification.relations.refines` against the pessimistic model."""
         states = set(data.states()) if candidates is None else set(candidates)
         for c, m in self._models.items():
             for s in states:

@@ -21,7 +21,7 @@ from capver.core.state import Capability
 from capver.engines.evaluation import exact_vd, reachable_states
 from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import LearnConfig, Learner, Setting, StopReason
-from capver.engines.verify import equivalent
+from capver.engines.verification.relations import equivalent
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 from capver.synthetic import (

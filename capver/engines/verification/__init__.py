@@ -11,7 +11,7 @@ the expected number of capability executions; interval MDPs):
   value iteration over interval MDPs.  Needs nothing beyond capver.
 * :mod:`capver.engines.verification.storm` — the same queries by Storm (stormpy,
   an optional dependency), on PRISM text.  The PRISM writer lives in
-  :mod:`capver.io.prism_export` (io may import the engines, not the reverse), which
+  :mod:`capver.engines.verification.prism` (io may import the engines, not the reverse), which
   also has the functions that export a model and call Storm on it.
 
 The two share no code beyond the model's own ``distribution``, so their agreement

@@ -4,7 +4,7 @@ qualitative queries ``E [ path ]`` / ``A [ path ]``.
 
 **Encoding.**  The transition relation of a capability c is the formula of the
 paper's capability-model Definition read qualitatively, as
-:func:`capver.engines.verify.transition_formula` builds it over current-state
+:func:`capver.engines.verification.relations.transition_formula` builds it over current-state
 symbols x and next-state symbols x′:
 
     T_c(x, x′) = ⋁_{r ∈ h_c} ( cond(r)(x) ∧ ⋁_{η ∈ effects(r)} x′ = apply(x, η) ),
@@ -72,6 +72,7 @@ from capver.core.properties import (
     StateFormula,
 )
 from capver.core.state import State
+from capver.engines.verification.relations import transition_formula
 from capver.engines.verification.symbolic import (
     QualitativeQuery,
     QualitativeResult,
@@ -80,7 +81,6 @@ from capver.engines.verification.symbolic import (
     restriction,
     selected_capabilities,
 )
-from capver.engines.verify import transition_formula
 from capver.errors import SolverError
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel

@@ -17,7 +17,7 @@ raises :class:`TypeError` for them, as for P and R.
 **Encoding.**  The transition system is the one of
 :mod:`capver.engines.verification.symbolic`: s → s′ when Pr_h(s′ | s, c) > 0 for an
 allowed capability c (a property's ``{caps: …}`` restriction is honoured), i.e. the
-relation T_c(x, x′) of :func:`capver.engines.verify.transition_formula`.  Runs stop in
+relation T_c(x, x′) of :func:`capver.engines.verification.relations.transition_formula`.  Runs stop in
 dead ends, which a reachability question does not care about.  Over one relation
 Inv(x) (Inv(x, n) with a step counter n for a bounded query) the Horn clauses are
 
@@ -111,6 +111,7 @@ from capver.core.properties import (
 )
 from capver.core.state import State
 from capver.engines.verification.bmc import BoundedModelChecker, formula_smt
+from capver.engines.verification.relations import transition_formula
 from capver.engines.verification.symbolic import (
     QualitativeResult,
     Witness,
@@ -118,7 +119,6 @@ from capver.engines.verification.symbolic import (
     restriction,
     selected_capabilities,
 )
-from capver.engines.verify import transition_formula
 from capver.errors import SolverError
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel

@@ -6,8 +6,9 @@ holds when every scheduler keeps the probability within the bound, i.e. Pmax ≤
 :func:`check` reads the query and asks a :class:`QuantitativeChecker` for the numbers:
 :class:`ExplicitChecker` here (capver's explicit-state engine, exact rationals), the
 sparse engine (:class:`capver.engines.verification.sparse.SparseChecker`), or Storm
-(:class:`capver.io.checkers.StormChecker`, which needs the PRISM writer of the io
-layer); :data:`capver.io.checkers.QUANTITATIVE_CHECKERS` names them all.  Every checker
+(:class:`capver.engines.verification.checkers.StormChecker`, which needs the PRISM
+writer :mod:`capver.engines.verification.prism`);
+:data:`capver.engines.verification.checkers.QUANTITATIVE_CHECKERS` names them all.  Every checker
 states the precision of its last value (``guarantee``, carried into
 :class:`QuantitativeResult`): :data:`EXACT`, :data:`VERIFIED` (a float result rounded
 and verified in rationals), :func:`sound` (within ε) or :data:`FLOAT` (no bound).

@@ -2,8 +2,8 @@
 transition probabilities Pr_h(s′ | s, c)) by the probabilistic model checker Storm,
 through stormpy (an optional dependency: ``pip install stormpy``).
 
-The engine takes the model as PRISM text — :func:`capver.io.prism_export.export_prism`
-writes it, and capver/io may import this layer but not the reverse.  :func:`build`
+The engine takes the model as PRISM text —
+:func:`capver.engines.verification.prism.export_prism` writes it.  :func:`build`
 parses and builds it once (``build_seconds``); :class:`StormModel` then checks any
 number of PRISM property strings on it (``check_seconds``).  :func:`reach_formula`,
 :func:`until_formula` and :func:`executions_formula` write the usual ones from a target given as a PRISM

@@ -15,7 +15,7 @@ from types import MappingProxyType
 
 from capver.core.state import NO_EFFECT, Effect, State
 from capver.core.vocabulary import Atom, Literal
-from capver.io.names import NameAllocator
+from capver.identifiers import NameAllocator
 from capver.io.ppddl_export.names import PDDL_RULE, PDDLNames, _negated
 from capver.io.ppddl_export.printer import (
     NO_STATS,

@@ -12,7 +12,7 @@ from types import MappingProxyType
 
 from capver.core.state import Capability
 from capver.core.vocabulary import ROOT_TYPE, Atom
-from capver.io.names import IdentifierRule, NameAllocator, build_name_map
+from capver.identifiers import IdentifierRule, NameAllocator, build_name_map
 from capver.model.capability_model import CompoundModel
 
 PDDL_KEYWORDS = frozenset(

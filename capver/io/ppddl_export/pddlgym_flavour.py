@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 from capver.core.state import NO_EFFECT, State
 from capver.core.vocabulary import Atom, Literal
-from capver.io.names import NameAllocator
+from capver.identifiers import NameAllocator
 from capver.io.ppddl_export.names import PDDL_RULE, PDDLNames
 from capver.io.ppddl_export.printer import (
     ExportStats,

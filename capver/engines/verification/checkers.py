@@ -18,9 +18,11 @@ start-up cost), the sparse engine above (docs/bench/quantitative/ has the times
 behind this choice).  Every checker says how precise its last value is
 (``guarantee``: exact, exact after verification, or sound within ε).
 
-The Storm checkers live here rather than beside the explicit one because they need the
-PRISM writer of this layer (:mod:`capver.io.prism_export`).  A checker builds each model
-once per initial state and then answers any number of properties on it.
+The Storm checkers live here rather than beside the explicit one in
+:mod:`~capver.engines.verification.quantitative` because they need the PRISM writer
+(:mod:`capver.engines.verification.prism`), and the sparse checker imports
+``quantitative``: one module on top of all of them keeps the imports acyclic.  A checker
+builds each model once per initial state and then answers any number of properties on it.
 """
 
 from __future__ import annotations
@@ -30,10 +32,10 @@ from collections.abc import Callable
 from capver.core.properties import Eventually, Globally, PathFormula, StateFormula
 from capver.core.state import State
 from capver.engines.verification import explicit, storm
+from capver.engines.verification.prism import PrismExport, storm_model
 from capver.engines.verification.quantitative import EXACT, ExplicitChecker, QuantitativeChecker, Value, sound
 from capver.engines.verification.sparse import SparseChecker
 from capver.engines.verification.symbolic import formula_bdd
-from capver.io.prism_export import PrismExport, storm_model
 from capver.model.capability_model import CompoundModel
 
 

@@ -6,8 +6,10 @@ and PRISM accept only identifiers of a certain shape and reserve keywords.  An
 characters are unsafe, what replaces them, what a name must start with, which words
 are reserved), and a :class:`NameAllocator` hands out distinct identifiers under
 that rule, resolving clashes by a numeric suffix.  Both exporters
-(:mod:`capver.io.ppddl_export`, :mod:`capver.io.prism_export`) build their name maps
-with these, so the two spell a given name by the same procedure.
+(:mod:`capver.io.ppddl_export`, :mod:`capver.engines.verification.prism`) build their
+name maps with these, so the two spell a given name by the same procedure.  The module
+imports nothing of capver and sits at the bottom layer, so that the PRISM writer (an
+engine) and the PPDDL writer (io) can both use it.
 """
 
 from __future__ import annotations

@@ -46,9 +46,10 @@ becomes ``fire_l1`` and the capability ``on(a,b)&~clear(a)`` becomes
 ``label "NAME"`` with its variable's name, so properties can say ``"fire_l1"``.
 :class:`PrismNames` keeps both maps, and the file starts with them as comments.
 
-**Layering.**  capver/io may import the engines, not the reverse, so the Storm
-engine (:mod:`capver.engines.verification.storm`) takes PRISM text, and this
-module's ``storm_*`` functions export a model and call it.
+**Storm.**  The Storm engine (:mod:`capver.engines.verification.storm`) takes PRISM
+text and knows no capability models; this module's ``storm_*`` functions export a
+model and call it.  The identifier rules are shared with the PPDDL export
+(:mod:`capver.identifiers`, at the bottom layer so that both can import it).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ from capver.core.state import Effect, State
 from capver.core.vocabulary import Literal, Vocabulary
 from capver.engines.verification import storm
 from capver.errors import VocabularyError
-from capver.io.names import IdentifierRule, NameAllocator, build_name_map
+from capver.identifiers import IdentifierRule, NameAllocator, build_name_map
 from capver.logic.bdd import BDDBackend, Cube, Node, isop
 from capver.model.capability_model import CompoundModel, rule_mixture
 
