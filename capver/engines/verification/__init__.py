@@ -1,41 +1,36 @@
 """Model checking of capability models (paper, section 2: the MDP a compound model h†
 induces, with Pr_h(s′ | s, c) as transition probabilities and the capabilities
-enabled in s as the choices).
+enabled in s as the choices), and the verdicts it licenses about the agent.
 
-Quantitative model checking (Pmax/Pmin of F, G and U, bounded or not; Rmin/Rmax of
-the expected number of capability executions; interval MDPs):
+Relations between models and their encodings (``capver check``, certificates):
 
-* :mod:`capver.engines.verification.explicit` — capver's own explicit-state engine:
-  reachable states, exact bounded value iteration, graph pre-computation and exact
-  policy iteration for unbounded reachability and expected executions, and robust
-  value iteration over interval MDPs.  Needs nothing beyond capver.
-* :mod:`capver.engines.verification.storm` — the same queries by Storm (stormpy,
-  an optional dependency), on PRISM text.  The PRISM writer lives in
-  :mod:`capver.engines.verification.prism` (io may import the engines, not the reverse), which
-  also has the functions that export a model and call Storm on it.
+- ``relations``: h₁ ⪯ h₂ (T_{h₁} ⊆ T_{h₂}, section 3.1's lattice order) and h₁ ≡ h₂ by z3, equal
+  Pr_h on BDD regions, and the SMT transition formula T_c(x, x′) that ``bmc`` and ``ic3`` use.
 
-The two share no code beyond the model's own ``distribution``, so their agreement
-(tests/test_storm.py) checks the PRISM translation and both solvers.
+Qualitative engines (``E [ path ]`` / ``A [ path ]``, the MDP read as a transition system):
 
-Qualitative model checking (``E [ path ]`` / ``A [ path ]``: the MDP read as a
-nondeterministic transition system, s → s′ when Pr_h(s′ | s, c) > 0 for an enabled c;
-runs stop in dead ends):
+- ``symbolic``: the BDD engine (``bdd``): images, fixpoints, shortest witnesses and counterexamples.
+- ``ic3``: IC3/PDR on z3's Spacer for the safety queries, with a re-checkable inductive invariant.
+- ``bmc``: bounded model checking with pysmt and z3, the SMT cross-check of the BDD engine.
+- ``qualitative``: the engines by name (``QUALITATIVE_ENGINES``) and ``auto``'s choice among them.
 
-* :mod:`capver.engines.verification.symbolic` — the default engine: BDD image and
-  pre-image per capability, least/greatest fixpoints, reachable states, and shortest
-  witnesses / counterexamples by breadth-first onion rings.
-* :mod:`capver.engines.verification.bmc` — bounded model checking with pysmt and z3
-  (the transition relation unrolled k steps), which cross-checks the BDD engine
-  (tests/test_qualitative_engines.py, with a brute-force reference).
-* :mod:`capver.engines.verification.ic3` — IC3/PDR on z3's Spacer for the safety
-  queries (``A [ G φ ]``, and ``E [ F φ ]`` / ``E [ ψ U φ ]`` refuted): an inductive
-  invariant when no bad state is reachable, re-checkable by plain z3 and recorded in
-  a run's certificate, else a run (tests/test_ic3.py).
-* :mod:`capver.engines.verification.qualitative` — the three by name
-  (``QUALITATIVE_ENGINES``, the choices of ``capver verify --engine``) and ``auto``:
-  the BDD engine first, IC3 or BMC raced beside it in a forked process once the
-  reachable set grows large, with a time limit per check (measured there and in
-  docs/qualitative_engines.md).
+Quantitative engines (Pmax/Pmin of F, G, U; Rmin/Rmax of expected executions):
+
+- ``quantitative``: the query semantics, ``check``, the checker protocol and the explicit checker.
+- ``explicit``: capver's exact explicit-state engine (Fractions; robust value iteration on interval MDPs).
+- ``sparse``: the vectorised explicit engine: float solution, then rounded and verified exactly.
+- ``storm``: Storm (stormpy, optional) on PRISM text, built once, any number of properties.
+- ``checkers``: the quantitative checkers by name (``QUANTITATIVE_CHECKERS``) and ``auto``.
+- ``prism``: the PRISM MDP export that Storm reads, and the ``storm_*`` calls on a model.
+
+The agent (section 3.1, Theorems 1 and 3; ``proofs/`` states and checks the guarantees):
+
+- ``agent_verdict``: what a qualitative verdict on h∧ / h∨ says about the agent, in tiers.
+- ``confidence``: two-sided anytime-valid bounds on the agent's Pmax, Pmin and Rmin.
+- ``sampling``: anytime-valid missing-mass bounds and outcome intervals per tried (state, capability).
+
+``explicit`` and ``storm`` share no code beyond the model's own ``distribution``, so their
+agreement (tests/test_storm.py) checks the PRISM translation and both solvers.
 """
 
 from __future__ import annotations
