@@ -34,14 +34,9 @@ far, and the rule for each:
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, settings
-
-# corpus.py lives next to this file; make ``import corpus`` work however pytest is invoked.
-sys.path.insert(0, str(Path(__file__).parent))
 
 _COMMON: dict[str, Any] = {
     "deadline": None,

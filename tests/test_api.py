@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cli import capver
-
 import capver as cv
 from capver.engines.verification.relations import refines
 from capver.io import dsl
+from tests.helpers.cli import capver
 
 
 def test_h_tilde_is_certified_between_the_bounds_and_matches_capver_learn(tmp_path: Path) -> None:

@@ -10,7 +10,6 @@ every other operation is compared with the table, not with itself.
 from __future__ import annotations
 
 import pytest
-from corpus import BACKEND_NAMES
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -26,6 +25,7 @@ from capver.logic.bdd import (
     isop_of_states,
     make_backend,
 )
+from tests.helpers.corpus import BACKEND_NAMES
 
 MAX_VARS = 6
 

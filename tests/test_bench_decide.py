@@ -11,7 +11,6 @@ import statistics
 from pathlib import Path
 
 import pytest
-from test_bench_learning import _tables  # the markdown tables of a text as (header, rows)
 
 from capver.bench.decide import (
     DIRECTED,
@@ -26,6 +25,7 @@ from capver.bench.decide import (
     main,
     ratios,
 )
+from tests.test_bench_learning import _tables  # the markdown tables of a text as (header, rows)
 
 MAIN_HEADER = ["setting", "method", "seeds", "properties", "decided (mean)", "observed (mean)", "confident (mean)",
                "median steps to decide", "mean steps to decide", "median queries to decide",

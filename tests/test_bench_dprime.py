@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli import capver
+from tests.helpers.cli import capver
 
 
 def test_quick_run_reports_dprime_and_both_metrics(tmp_path: Path) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from cli import capver
+
+from tests.helpers.cli import capver
 
 
 def _rows(text: str, header: str) -> list[list[str]]:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from cli import capver
-
 from capver.bench.speed import DEFAULT_METHODS, PHASES
+from tests.helpers.cli import capver
 
 
 def test_speed_quick_times_every_method_and_phase(tmp_path: Path) -> None:

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from cli import capver
 
 from capver.io import certificate
+from tests.helpers.cli import capver
 
 
 @pytest.fixture(scope="module")

@@ -15,11 +15,11 @@ import time
 from pathlib import Path
 
 import pytest
-from cli import capver, capver_command
 
 from capver.cli import COMMANDS, build_parser
 from capver.engines.learning import resumed_queries
 from capver.io import dataset_file
+from tests.helpers.cli import capver, capver_command
 
 REPO = Path(__file__).resolve().parents[1]
 

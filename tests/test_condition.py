@@ -14,7 +14,13 @@ import sys
 
 import numpy as np
 import pytest
-from corpus import (
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pysmt.typing import INT
+
+from capver import synthetic
+from capver.logic.condition import Condition, LogicContext, agreement_counterexample
+from tests.helpers.corpus import (
     BACKEND_NAMES,
     Tree,
     eval_formula,
@@ -24,12 +30,6 @@ from corpus import (
     seeds,
     tree_to_smt,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from pysmt.typing import INT
-
-from capver import synthetic
-from capver.logic.condition import Condition, LogicContext, agreement_counterexample
 
 SMALL_MAX = 8
 

@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_explicit_engine import KINDS, random_case, seeds
 
 from capver.core.state import State
 from capver.engines.verification import quantitative, storm
@@ -29,6 +28,7 @@ from capver.engines.verification.symbolic import SymbolicEngine
 from capver.io import dsl
 from capver.io.properties_text import parse_property
 from capver.model.capability_model import CompoundModel
+from tests.test_explicit_engine import KINDS, random_case, seeds
 
 TOY = Path(__file__).resolve().parents[1] / "models" / "toy_blocks.capm"
 

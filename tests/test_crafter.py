@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli import capver
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +28,7 @@ from capver.envs.crafter_env import (
     material_id,
 )
 from capver.errors import CapverError, SimulatorError
+from tests.helpers.cli import capver
 
 
 @pytest.fixture(scope="module")

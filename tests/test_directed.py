@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from cli import capver
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,6 +31,7 @@ from capver.io.properties_text import parse_properties
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
 from capver.settings import model_assessment
+from tests.helpers.cli import capver
 
 
 def _truth(seed: int) -> tuple[CompoundModel, np.random.Generator]:

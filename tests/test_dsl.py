@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from corpus import World, sampled_worlds
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,6 +30,7 @@ from capver.languages import grammar_parser
 from capver.logic.bdd import isop
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
+from tests.helpers.corpus import World, sampled_worlds
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 TOY = MODELS / "toy_blocks.capm"

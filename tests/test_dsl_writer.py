@@ -12,10 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from corpus import World, sampled_worlds
 from hypothesis import given
 from hypothesis import strategies as st
-from test_dsl import assert_same_model
 
 from capver import synthetic
 from capver.bench import modelfiles
@@ -30,6 +28,8 @@ from capver.io import dataset_file, dsl
 from capver.logic.bdd import isop, isop_of_interval
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
+from tests.helpers.corpus import World, sampled_worlds
+from tests.test_dsl import assert_same_model
 
 
 def both_forms_round_trip(h: CompoundModel, *, all_states: bool = True) -> str:

@@ -3,7 +3,7 @@ D′ and the executions of a query give the same results on every executor.
 
 Real parts throughout: real settings built by name in every worker, a real Ray
 instance (2 CPUs, one for the whole module: starting Ray costs seconds), and the
-LLM agent against the local chat-completions server process of tests/llm_server.py
+LLM agent against the local chat-completions server process of tests/helpers/llm_server.py
 with injected latency.  Every wait is bounded (Ray tasks, server calls, subprocess
 timeouts) so that a broken worker fails a test instead of hanging the suite.
 """
@@ -20,8 +20,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from cli import capver
-from llm_server import LocalChatServer
 
 from capver.bench.learning.cli import main as bench_main
 from capver.bench.learning.runs import Job, RunSpec, run_jobs
@@ -46,6 +44,8 @@ from capver.engines.learning import (
 )
 from capver.io.run_file import SettingArgs
 from capver.settings import SettingSpec, build_assessment
+from tests.helpers.cli import capver
+from tests.helpers.llm_server import LocalChatServer
 
 SETTING = "lao:blocks"
 BLOCKS = SettingSpec("lao", SettingArgs(domain="blocks", seed=0), 0)

@@ -27,7 +27,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from plado_reader import PladoReader
 
 from capver import cli, synthetic
 from capver.core.state import Capability, State
@@ -44,6 +43,7 @@ from capver.io.ppddl_export.names import PDDLNames, pddl_name
 from capver.io.ppddl_export.ppddl import PPDDLExport, export_ppddl
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel
+from tests.helpers.plado_reader import PladoReader
 
 MODELS = sorted((Path(__file__).resolve().parents[1] / "models").glob("*.capm"))
 TOY = Path(__file__).resolve().parents[1] / "models" / "toy_blocks.capm"

@@ -38,7 +38,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from plado_reader import PladoReader
 
 import capver
 from capver import cli
@@ -53,6 +52,7 @@ from capver.io.ppddl_export.pddlgym_flavour import PDDLGymExport, export_pddlgym
 from capver.io.ppddl_export.ppddl import export_ppddl
 from capver.io.ppddl_export.probabilities import written_probabilities
 from capver.model.capability_model import CompoundModel, rule_mixture
+from tests.helpers.plado_reader import PladoReader
 
 MAX_REACHABLE = 150
 MODELS = sorted((Path(__file__).resolve().parents[1] / "models").glob("*.capm"))

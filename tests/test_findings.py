@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli import capver
 
 from capver.api import learn, load_setting
 from capver.core.vocabulary import Atom
@@ -23,6 +22,7 @@ from capver.engines.findings import NeverAchieved, Reliable, SideEffect, Success
 from capver.io import dsl
 from capver.io.explain import capability_report, finding_words, read_findings
 from capver.settings import model_assessment
+from tests.helpers.cli import capver
 
 HIDDEN = """
 (define (capability-model robot)

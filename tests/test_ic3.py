@@ -24,10 +24,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import z3
-from cli import capver
 from hypothesis import given
 from hypothesis import strategies as st
-from test_qualitative_engines import KINDS, Reference, check_witness, random_case, random_formula, seeds
 
 from capver.core.properties import Const, ExistsPath, ForallPath, Property, formula_text, holds, name_text
 from capver.core.state import State
@@ -45,6 +43,8 @@ from capver.engines.verification.symbolic import SymbolicEngine
 from capver.io import certificate, dsl
 from capver.io.properties_text import parse_property
 from capver.model.capability_model import CompoundModel
+from tests.helpers.cli import capver
+from tests.test_qualitative_engines import KINDS, Reference, check_witness, random_case, random_formula, seeds
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli import capver
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -37,6 +36,7 @@ from capver.envs.kitchen import (
 )
 from capver.errors import CapverError
 from capver.io import dataset_file
+from tests.helpers.cli import capver
 
 LAYOUT = load_layout("cramped_room")
 COOK = 8

@@ -12,7 +12,17 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from corpus import (
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from capver import synthetic
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Effect, Transition
+from capver.engines.lattice import Bounds, LatticeBuilder, build_bounds
+from capver.engines.verification import relations
+from capver.logic.condition import LogicContext, agreement_counterexample
+from capver.model.capability_model import CompoundModel
+from tests.helpers.corpus import (
     BACKEND_NAMES,
     World,
     all_states,
@@ -29,16 +39,6 @@ from corpus import (
     seeds,
     worlds,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from capver import synthetic
-from capver.core.dataset import TransitionDataset
-from capver.core.state import Effect, Transition
-from capver.engines.lattice import Bounds, LatticeBuilder, build_bounds
-from capver.engines.verification import relations
-from capver.logic.condition import LogicContext, agreement_counterexample
-from capver.model.capability_model import CompoundModel
 
 
 def admitted(h: CompoundModel, n: int) -> set[Transition]:

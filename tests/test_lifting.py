@@ -208,7 +208,7 @@ def test_effect_outside_the_lifted_vocabulary_keeps_the_grounding_ground() -> No
 
 @pytest.mark.slow
 def test_capver_learn_writes_the_lifted_model_and_certify_proves_it(tmp_path: Path) -> None:
-    from cli import capver
+    from tests.helpers.cli import capver
 
     run = tmp_path / "run"
     res = capver("learn", "--agent", "primitive", "--domain", "first_responders", "--method", "random",

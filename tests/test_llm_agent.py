@@ -1,5 +1,5 @@
 """The LLM agent (the paper's GPT ReAct agent) against a real HTTP endpoint: a local chat-completions
-server process (tests/llm_server.py) answering from a scripted MiniGrid policy,
+server process (tests/helpers/llm_server.py) answering from a scripted MiniGrid policy,
 with injected latency, hangs, 429/500 errors and malformed or illegal replies.
 
 Nothing of capver is mocked: the agent, its HTTP client, the executor and ``capver
@@ -21,8 +21,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli import capver_command
-from llm_server import LocalChatServer, policy
 
 from capver.agents.llm import (
     ChatClient,
@@ -44,6 +42,8 @@ from capver.envs.minigrid_env import (
     minigrid_simulator,
     start_state,
 )
+from tests.helpers.cli import capver_command
+from tests.helpers.llm_server import LocalChatServer, policy
 
 # nw holds the key at (1, 1); the agent starts in nw at (3, 3) facing east, every
 # door closed: holding(key) takes a few turns and moves, open(door_*) a walk.

@@ -14,7 +14,17 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from corpus import (
+from hypothesis import given
+from hypothesis import strategies as st
+
+from capver import synthetic
+from capver.core.dataset import TransitionDataset
+from capver.core.state import Capability, Effect, Transition
+from capver.engines.lattice import LatticeBuilder
+from capver.errors import ModelError
+from capver.logic.condition import Condition, LogicContext
+from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
+from tests.helpers.corpus import (
     World,
     all_states,
     brute_admits,
@@ -27,16 +37,6 @@ from corpus import (
     seeds,
     worlds,
 )
-from hypothesis import given
-from hypothesis import strategies as st
-
-from capver import synthetic
-from capver.core.dataset import TransitionDataset
-from capver.core.state import Capability, Effect, Transition
-from capver.engines.lattice import LatticeBuilder
-from capver.errors import ModelError
-from capver.logic.condition import Condition, LogicContext
-from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 
 P0, P1, P2 = 1, 2, 4
 

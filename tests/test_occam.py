@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from corpus import BACKEND_NAMES, all_states, sampled_worlds
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +19,7 @@ from capver.engines.lattice import build_bounds
 from capver.engines.occam import MINIMISERS, check_conditions, literals, occam_model, rule_sizes
 from capver.engines.verification import relations
 from capver.logic.condition import LogicContext, agreement_counterexample
+from tests.helpers.corpus import BACKEND_NAMES, all_states, sampled_worlds
 
 
 @st.composite

@@ -38,7 +38,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli import capver
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -76,6 +75,7 @@ from capver.io import dsl
 from capver.io.properties_text import parse_property
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel, rule_mixture
+from tests.helpers.cli import capver
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 seeds = st.integers(min_value=0, max_value=2**32 - 1)

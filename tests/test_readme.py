@@ -15,7 +15,7 @@ earlier one wrote, and nothing is written into the repository.
 
 Both find ``capver`` and ``python`` in this interpreter's environment.  A section whose
 blocks name an LLM agent talks to the tests' local chat-completions server
-(tests/llm_server.py): its ``export CAPVER_LLM_...`` lines, which name the user's
+(tests/helpers/llm_server.py): its ``export CAPVER_LLM_...`` lines, which name the user's
 endpoint, are replaced by the server's address.  Sections outside FAST are slow;
 CHECKS adds assertions on what a section wrote."""
 
@@ -246,7 +246,7 @@ def run_section(section: Section, cwd: Path) -> str:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     with contextlib.ExitStack() as stack:
         if any("llm" in text.lower() for _, text in section.blocks):
-            from llm_server import LocalChatServer
+            from tests.helpers.llm_server import LocalChatServer
 
             srv = stack.enter_context(LocalChatServer())
             env |= {"CAPVER_LLM_BASE_URL": srv.base_url, "CAPVER_LLM_MODEL": "scripted",

@@ -9,13 +9,13 @@ history of its global context.)"""
 
 from __future__ import annotations
 
-from corpus import all_states, brute_transitions, sampled_worlds
 from hypothesis import HealthCheck, given, settings
 
 from capver.core.state import Transition
 from capver.engines.lattice import build_bounds
 from capver.engines.verification import relations
 from capver.model.capability_model import CompoundModel
+from tests.helpers.corpus import all_states, brute_transitions, sampled_worlds
 
 
 def fresh_solver_refines(h1: CompoundModel, h2: CompoundModel) -> relations.Verdict:

@@ -22,8 +22,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli import capver
-from corpus import all_states, brute_distribution, sampled_worlds
 from hypothesis import HealthCheck, given, settings
 
 from capver.commands.progress import ProgressReport
@@ -38,6 +36,8 @@ from capver.io.explain import capability_report, cover_prefix, cover_words, find
 from capver.logic.bdd import Cube, isop_of_interval
 from capver.logic.condition import Condition, LogicContext, formula_condition
 from capver.model.capability_model import Rule
+from tests.helpers.cli import capver
+from tests.helpers.corpus import all_states, brute_distribution, sampled_worlds
 
 # -- labels and counts ----------------------------------------------------------------------
 

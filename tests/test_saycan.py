@@ -1,6 +1,6 @@
 """The SayCan-style tabletop agent of the paper's SayCan study (capver.envs.tabletop,
 capver.agents.saycan) against the local chat-completions server process
-(tests/llm_server.py), whose scripted planner scores skills without checking whether
+(tests/helpers/llm_server.py), whose scripted planner scores skills without checking whether
 the robot can do them - so the affordance has to.
 
 Nothing of capver is mocked: the tabletop simulator, α, the agent, its HTTP client, the
@@ -17,10 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli import capver_command
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from llm_server import LocalChatServer, running, tabletop_scores
 
 from capver.agents.llm import LLMConfig, LLMReplyError
 from capver.agents.saycan import DONE, SayCanAgent, affordance, choose, instructions, parse_scores, render_scene
@@ -39,6 +37,8 @@ from capver.envs.tabletop import (
     feasible,
     random_scene,
 )
+from tests.helpers.cli import capver_command
+from tests.helpers.llm_server import LocalChatServer, running, tabletop_scores
 
 CONFIG = TabletopConfig()
 R, G, B = CONFIG.blocks

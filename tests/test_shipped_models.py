@@ -11,7 +11,6 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from cli import capver
 
 from capver.core.properties import (
     Eventually,
@@ -28,6 +27,7 @@ from capver.engines.verification.prism import storm_expected_executions, storm_r
 from capver.engines.verification.symbolic import formula_bdd
 from capver.io import dsl
 from capver.io.properties_text import read_properties
+from tests.helpers.cli import capver
 
 LEARNED = Path(__file__).resolve().parents[1] / "models" / "learned"
 MINIGRID_INIT = "open(door_e) open(door_s) locked(door_n) locked(door_w) in_room(agent,sw) in_room(key,se)"

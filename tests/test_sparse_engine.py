@@ -26,8 +26,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_explicit_engine import KINDS, random_case, seeds
-from test_until import _bounded, _graph, _tiny_case, _unbounded
 
 from capver import cli, synthetic
 from capver.core.state import Capability, Effect, State
@@ -36,6 +34,8 @@ from capver.engines.verification import explicit as ex
 from capver.io.properties_text import parse_property
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
+from tests.test_explicit_engine import KINDS, random_case, seeds
+from tests.test_until import _bounded, _graph, _tiny_case, _unbounded
 
 F = Fraction
 needs_storm = pytest.mark.skipif(not storm.available(), reason="stormpy is not installed")

@@ -3,7 +3,6 @@ effect η(⟨s, c, s′⟩) and the algebra of effects."""
 
 from __future__ import annotations
 
-from corpus import apply_effect, vehicles_vocabulary
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,6 +14,7 @@ from capver.core.state import (
     observed_effect,
 )
 from capver.core.vocabulary import Atom, Literal
+from tests.helpers.corpus import apply_effect, vehicles_vocabulary
 
 # Up to 70 bits so that states beyond one machine word are exercised too.
 N_BITS = 70

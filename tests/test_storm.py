@@ -26,8 +26,6 @@ from hypothesis import strategies as st
 
 pytest.importorskip("stormpy")
 
-from test_explicit_engine import KINDS, gamble_model, random_case, seeds, toy_model
-
 from capver import cli
 from capver.core.state import Capability, Effect, State
 from capver.core.vocabulary import Atom, Literal, Predicate, Vocabulary
@@ -47,6 +45,7 @@ from capver.io import dsl
 from capver.logic.bdd import Cube
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
+from tests.test_explicit_engine import KINDS, gamble_model, random_case, seeds, toy_model
 
 MODELS = sorted((Path(__file__).resolve().parents[1] / "models").glob("*.capm"))
 F = Fraction

@@ -19,7 +19,6 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from cli import capver
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -27,6 +26,7 @@ from capver.bench.cli import BENCHMARKS
 from capver.io import dsl
 from capver.io.html_report import GENERATOR_META, ReportInputs, is_report_page, render
 from capver.io.run_file import RunBudget, RunManifest, SettingArgs
+from tests.helpers.cli import capver
 
 REPO = Path(__file__).resolve().parents[1]
 TOY = REPO / "models" / "toy_blocks.capm"

@@ -13,16 +13,6 @@ from fractions import Fraction
 from itertools import combinations_with_replacement
 
 import numpy as np
-from corpus import (
-    World,
-    all_states,
-    brute_transitions,
-    complete_data,
-    dataset_transitions,
-    exhaustive_data,
-    sample_data,
-    worlds,
-)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,6 +22,16 @@ from capver.engines.lattice import build_bounds
 from capver.engines.mcqs.distinguishing import DistinguishingMDP, MetaState
 from capver.engines.verification import relations
 from capver.model.capability_model import CompoundModel
+from tests.helpers.corpus import (
+    World,
+    all_states,
+    brute_transitions,
+    complete_data,
+    dataset_transitions,
+    exhaustive_data,
+    sample_data,
+    worlds,
+)
 
 
 def _copy(data: TransitionDataset, world: World) -> TransitionDataset:

@@ -22,7 +22,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_explicit_engine import KINDS, random_case, seeds
 
 from capver import synthetic
 from capver.core.state import Capability, Effect, State
@@ -34,6 +33,7 @@ from capver.io.properties_text import parse_property
 from capver.logic.bdd import Cube
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
+from tests.test_explicit_engine import KINDS, random_case, seeds
 
 F = Fraction
 needs_storm = pytest.mark.skipif(not storm.available(), reason="stormpy is not installed")
@@ -215,7 +215,7 @@ def test_until_by_hand() -> None:
     """The gamble of tests/test_explicit_engine.py (g: goal, d: dead end; from {} safe
     gives g or d, risky g, nothing or d): through ¬d the goal comes with 2/3 at best
     (risky until it decides), 1/2 at worst, and 1/2 / 5/8 within one / two steps."""
-    from test_explicit_engine import gamble_model
+    from tests.test_explicit_engine import gamble_model
 
     m = gamble_model()
     g, not_d = Cube(1, 1).holds, Cube(2, 0).holds

@@ -7,7 +7,15 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from corpus import (
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from capver import synthetic
+from capver.core.state import Effect, Transition
+from capver.engines.verification import relations
+from capver.logic.condition import Condition, LogicContext
+from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
+from tests.helpers.corpus import (
     World,
     all_states,
     apply_effect,
@@ -21,14 +29,6 @@ from corpus import (
     seeds,
     worlds,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from capver import synthetic
-from capver.core.state import Effect, Transition
-from capver.engines.verification import relations
-from capver.logic.condition import Condition, LogicContext
-from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 
 P0, P1 = 1, 2
 

@@ -8,12 +8,12 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from cli import capver
 
 from capver.engines.verification.agent_verdict import AgentVerdict, Tier, decide
 from capver.engines.verification.symbolic import SymbolicEngine
 from capver.io import dataset_file, dsl
 from capver.io.properties_text import parse_property
+from tests.helpers.cli import capver
 
 REPO = Path(__file__).resolve().parents[1]
 TOY = REPO / "models" / "toy_blocks.capm"

@@ -12,7 +12,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from cli import capver
+
+from tests.helpers.cli import capver
 
 REPO = Path(__file__).resolve().parents[1]
 TOY = REPO / "models" / "toy_blocks.capm"

@@ -7,12 +7,12 @@ import itertools
 import json
 
 import pytest
-from corpus import TypedSpec, typed_specs, vehicles_vocabulary
 from hypothesis import given
 from hypothesis import strategies as st
 
 from capver.core.vocabulary import ROOT_TYPE, Atom, Literal, Predicate, Vocabulary
 from capver.errors import CapverError, VocabularyError
+from tests.helpers.corpus import TypedSpec, typed_specs, vehicles_vocabulary
 
 
 def expected_groundings(spec: TypedSpec, pred: Predicate) -> list[Atom]:

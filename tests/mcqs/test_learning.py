@@ -115,7 +115,7 @@ def test_mcqs_tries_every_pair_sooner_than_random() -> None:
 def test_reachable_states_of_truth(seed: int) -> None:
     """Against a fixpoint over brute-force successors (corpus.brute_distribution walks
     the pysmt formulas, not the BDDs or caches the library uses)."""
-    from corpus import brute_distribution
+    from tests.helpers.corpus import brute_distribution
 
     _ctx, truth, _setting = _world(seed, stochastic=seed % 2 == 1)
     start = seed % 16

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli import capver
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +22,7 @@ from capver.engines.mcqs.tilde import REWARDS, tilde_uncertainty
 from capver.errors import CapverError
 from capver.logic.condition import LogicContext
 from capver.synthetic import propositional_vocabulary, random_model, sample_dataset
+from tests.helpers.cli import capver
 
 
 def _hand_made() -> tuple[LatticeBuilder, TransitionDataset]:

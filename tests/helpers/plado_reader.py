@@ -1,7 +1,6 @@
 """A PPDDL export as plado reads it: its applicable actions and successor
 distributions in a capver state, for tests that compare them with the model.  Import
-it from tests as ``from plado_reader import PladoReader`` (conftest.py puts ``tests/``
-on the path)."""
+it from tests as ``from tests.helpers.plado_reader import PladoReader``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``capver ARGV`` in a subprocess, exactly as a user types it: the installed console
 script (the module when the script is not installed).  Import it from tests as
-``from cli import capver`` (pytest puts ``tests/`` on the path, see conftest.py)."""
+``from tests.helpers.cli import capver``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A tiny OpenAI-compatible chat-completions server for the LLM agents' tests.
 
-It runs as a separate process (``python tests/llm_server.py``; it prints
+It runs as a separate process (``python tests/helpers/llm_server.py``; it prints
 ``PORT <n>`` once it listens) and speaks the real protocol over HTTP:
 ``POST /chat/completions`` answers ``Thought: ... Action: <name>`` from a scripted,
 deterministic MiniGrid policy that reads the state back out of the prompt (the map

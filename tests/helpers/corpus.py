@@ -8,7 +8,7 @@ paper's definitions, by walking pysmt formulas and Python sets, so that tests ca
 compare the library's BDD / cover / cache paths against something that shares no
 code with them.
 
-Import it from tests as ``from corpus import ...`` (pytest puts ``tests/`` on the path).
+Import it from tests as ``from tests.helpers.corpus import ...``.
 """
 
 from __future__ import annotations
