@@ -34,9 +34,14 @@ far, and the rule for each:
 from __future__ import annotations
 
 import os
+import shutil
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.helpers.cli import capver
 
 _COMMON: dict[str, Any] = {
     "deadline": None,
@@ -47,3 +52,29 @@ _COMMON: dict[str, Any] = {
 settings.register_profile("capver", max_examples=20, **_COMMON)
 settings.register_profile("thorough", max_examples=300, **_COMMON)
 settings.load_profile(os.environ.get("CAPVER_HYPOTHESIS_PROFILE", "capver"))
+
+
+# One small learned run per pytest process (per xdist worker), for the tests that only
+# need *a* run directory to read, resume or report on; a learn subprocess costs seconds,
+# and some twenty tests used to run their own on this same setting.
+SMALL_RUN_ARGV = ("learn", "--agent", "lao", "--domain", "blocks", "--method", "mcqs-e", "--max-steps", "30",
+                  "--eval-sequences", "5", "--quiet")
+
+
+@pytest.fixture(scope="session")
+def small_run_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run ``capver learn SMALL_RUN_ARGV`` writes, learned once; never written to:
+    tests take ``small_run``, their own copy."""
+    out = tmp_path_factory.mktemp("small_run") / "run"
+    res = capver(*SMALL_RUN_ARGV, "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    return out
+
+
+@pytest.fixture
+def small_run(small_run_source: Path, tmp_path: Path) -> Path:
+    """A private copy of the session's small run (a 30-step MCQS-E run of the LAO* agent on
+    Blocksworld) under the test's ``tmp_path``, so no test sees another's writes."""
+    out = tmp_path / "small_run"
+    shutil.copytree(small_run_source, out)
+    return out

@@ -64,10 +64,8 @@ def test_resume_into_the_package_source_is_refused(tmp_path: Path) -> None:
     assert sorted(p.name for p in (REPO / "capver").iterdir()) == before
 
 
-def test_a_directory_holding_a_run_is_continued_only_with_resume(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    assert capver("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "20", "--eval-sequences", "10",
-                  "--out", str(out), "--quiet").returncode == 0
+def test_a_directory_holding_a_run_is_continued_only_with_resume(small_run: Path) -> None:
+    out = small_run
     before = (out / "dataset.jsonl").read_bytes()
     err = one_line_error(capver("learn", "--agent", "lao", "--domain", "blocks", "--out", str(out)), "learn")
     assert "pass --resume" in err
@@ -75,16 +73,14 @@ def test_a_directory_holding_a_run_is_continued_only_with_resume(tmp_path: Path)
 
 
 @pytest.mark.parametrize("command", [["build", "--out"], ["plot", "RUN", "--out"]])
-def test_output_files_that_exist_are_not_overwritten_without_force(tmp_path: Path, command: list[str]) -> None:
+def test_output_files_that_exist_are_not_overwritten_without_force(tmp_path: Path, command: list[str],
+                                                                   small_run: Path) -> None:
     target = tmp_path / "mine.png"
     if command[0] == "build":
         target = tmp_path / "h_and.capm"
     target.write_text("MINE\n")
     if command[0] == "plot":
-        out = tmp_path / "run"
-        assert capver("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "10", "--eval-sequences", "5",
-                      "--out", str(out), "--quiet").returncode == 0
-        argv = ["plot", str(out), "--out", str(target)]
+        argv = ["plot", str(small_run), "--out", str(target)]
     else:
         argv = ["build", "--out", str(tmp_path)]
     err = one_line_error(capver(*argv), command[0])
@@ -108,10 +104,8 @@ def test_a_failed_learn_creates_nothing_and_the_corrected_command_works(tmp_path
     assert res.returncode == 0, res.stderr
 
 
-def test_resume_with_another_setting_names_the_field_that_differs(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    assert capver("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "10", "--eval-sequences", "5",
-                  "--out", str(out), "--quiet").returncode == 0
+def test_resume_with_another_setting_names_the_field_that_differs(small_run: Path) -> None:
+    out = small_run
     err = one_line_error(capver("learn", "--agent", "lao", "--domain", "blocks", "--theta", "inf", "--out", str(out),
                                 "--resume"), "learn")
     assert "--theta: the run has 1, given inf" in err
@@ -251,11 +245,8 @@ def test_every_reported_traceback_is_now_a_one_line_error(tmp_path: Path) -> Non
     assert (tmp_path / "afile").read_text() == "x\n"
 
 
-def test_plot_into_an_unwritable_place_is_a_one_line_error(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    assert capver("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "10", "--eval-sequences", "5",
-                  "--out", str(out), "--quiet").returncode == 0
-    one_line_error(capver("plot", str(out), "--out", "/sys/x.png"), "plot")
+def test_plot_into_an_unwritable_place_is_a_one_line_error(small_run: Path) -> None:
+    one_line_error(capver("plot", str(small_run), "--out", "/sys/x.png"), "plot")
 
 
 # -- 8. the query count survives kill -9 and --resume ---------------------------------------
@@ -319,13 +310,11 @@ def test_plan_starts_from_the_model_s_own_initial_state_and_says_so(tmp_path: Pa
     assert "starting from --init" in res.stdout and "initial state: {ontable(b), clear(b), holding(a)}" in res.stdout
 
 
-def test_learned_models_record_the_setting_s_initial_state(tmp_path: Path) -> None:
+def test_learned_models_record_the_setting_s_initial_state(small_run: Path) -> None:
     from capver.envs.ppddl import load_task
     from capver.io import dsl
 
-    out = tmp_path / "run"
-    assert capver("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "20", "--eval-sequences", "5",
-                  "--out", str(out), "--quiet").returncode == 0
+    out = small_run
     for name in ("h_and.capm", "h_or.capm"):
         assert dsl.read(out / name).init == load_task("blocks", "problem1").initial_state
 

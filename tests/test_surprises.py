@@ -31,7 +31,6 @@ from tests.helpers.cli import capver
 REPO = Path(__file__).resolve().parents[1]
 TOY = REPO / "models" / "toy_blocks.capm"
 DOC = REPO / "docs" / "command_line_surprises.md"
-SMALL_RUN = ("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "30", "--eval-sequences", "5", "--quiet")
 
 
 def one_line_error(res: subprocess.CompletedProcess[str], command: str) -> str:
@@ -52,13 +51,7 @@ def snapshot(directory: Path) -> dict[str, bytes]:
     return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
-@pytest.fixture(scope="module")
-def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 30-step MCQS-E run of the LAO* agent on Blocksworld; tests that change a run copy it."""
-    out = tmp_path_factory.mktemp("surprises") / "run"
-    res = capver(*SMALL_RUN, "--method", "mcqs-e", "--out", str(out))
-    assert res.returncode == 0, res.stderr
-    return out
+# small_run (conftest.py): a private copy of a 30-step MCQS-E run of the LAO* agent on Blocksworld.
 
 
 # -- 1. --resume keeps the run's method ------------------------------------------------------
