@@ -167,7 +167,7 @@ class LearnResult:
         state (or the atoms ``init``): a qualitative one gives the verdict about the
         agent from h∧ and h∨, in its tier (confident at ``delta`` and ``epsilon``); a
         quantitative one its value on h∧ by ``engine`` (a name of
-        :data:`capver.io.checkers.QUANTITATIVE_CHECKERS`) and the agent's value
+        :data:`capver.engines.verification.checkers.QUANTITATIVE_CHECKERS`) and the agent's value
         bounded at confidence 1 − ``delta`` (``.agent``; ``.agent_verdict`` for a
         ``P<op>p`` bound)."""
         vocab = self.h_and.vocabulary
