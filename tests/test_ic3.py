@@ -431,3 +431,21 @@ def test_verify_saves_ic3_invariants_that_certify_rechecks(blocks_run: Path, tmp
     (run / certificate.NAME).write_text(json.dumps(body), encoding="utf-8")
     bad = capver("certify", str(run))
     assert bad.returncode == 1 and "the invariant fails safety" in bad.stdout, bad.stdout
+
+
+def test_a_goal_no_state_satisfies_is_answered_without_a_search() -> None:
+    """A [ G φ ] with φ valid (and E F of an unsatisfiable goal): no engine walks the
+    reachable set — Spacer would answer with its least model, the reachable set as a
+    formula (15 GB to eliminate on a learned Crafter h∨) — and IC3's invariant is
+    true, which the certificate check accepts."""
+    model = dsl.read(MODELS / "door_key.capm").model
+    vocab, caps = model.vocabulary, list(model)
+    for text, expected in (("A [ G !(door-open & !door-open) ]", True), ("E [ F door-open & !door-open ]", False),
+                            ("A [ G<=4 true ]", True)):
+        prop = parse_property(text, vocab, caps)
+        res = IC3Engine(model).check(prop, 0)
+        assert res.holds is expected and res.witness is None
+        assert res.invariant is not None and res.invariant.smtlib.strip() == "(assert true)"
+        assert check_property_invariant(model, 0, prop, res.invariant)
+        bdd = SymbolicEngine(model).check(prop, 0)
+        assert bdd.holds is expected and bdd.explored == 0

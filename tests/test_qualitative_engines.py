@@ -63,12 +63,15 @@ from capver.core.properties import (
 from capver.core.state import State
 from capver.core.vocabulary import Vocabulary
 from capver.engines.lattice import LatticeBuilder
+from capver.engines.verification.agent_verdict import AgentVerdict, Tier
 from capver.engines.verification.bmc import BoundedModelChecker
-from capver.engines.verification.qualitative import AUTO, QUALITATIVE_ENGINES, Portfolio
+from capver.engines.verification.qualitative import AUTO, QUALITATIVE_ENGINES, Portfolio, without_frontier
 from capver.engines.verification.symbolic import (
+    LARGE_RINGS,
     QualitativeResult,
     SymbolicEngine,
     Witness,
+    qualitative_query,
     states_of,
 )
 from capver.io import dsl
@@ -713,14 +716,41 @@ def test_save_keeps_the_earlier_verdict_of_a_property_that_ran_out_of_time(count
     assert kept[1]["rechecked"] is False and "this is the verdict saved before" in str(kept[1]["note"])
 
 
-def test_a_tier_that_runs_out_of_time_is_unconfirmed(counter_run: Path) -> None:
+def test_a_frontier_too_large_to_enumerate_leaves_the_verdict_unconfirmed(counter_run: Path) -> None:
     """On a run, IC3 proves the invariant on h∧ and h∨ within the limit, but the
-    confident tier needs h∨'s frontier, 2^20 rings: the verdict says it was not
-    computed and claims no more than unconfirmed."""
+    confident tier needs h∨'s frontier, 2^20 rings: its first rings hold an untried
+    pair, which is enough for unconfirmed, and the counts are said to be lower
+    bounds instead of being computed to the end."""
     res = capver("verify", str(counter_run), "--property", "A [ G !overflow ]", "--timeout", "8", "--json")
     assert res.returncode == 3, res.stdout + res.stderr
     (record,) = _records(res.stdout)
     assert (record["verdict"], record["tier"], record["engines"]) == ("unconfirmed", "unconfirmed",
                                                                       {"h_and": "ic3", "h_or": "ic3"})
-    assert record["reason"] == "holds on h∨, but h∨'s frontier not computed within --timeout 8 s: unconfirmed"
-    assert "confidence" not in record
+    assert record["reason"] == "holds on h∨, but the data do not bound its unseen effects"
+    conf = record["confidence"]
+    assert conf["frontier_complete"] is False and conf["frontier_states"] == LARGE_RINGS + 1
+    assert conf["untried"] == conf["frontier_pairs"] > 0
+    text = capver("verify", str(counter_run), "--property", "A [ G !overflow ]", "--timeout", "8").stdout
+    assert "its nearest rings only" in text and f"at least {LARGE_RINGS + 1:,} states" in text
+
+
+def test_a_tier_that_runs_out_of_time_is_unconfirmed() -> None:
+    """When h∨'s frontier is not computed within the timeout, the verdict claims no
+    more than unconfirmed (where h∨ decides) or unknown (lasting runs of h∧ not
+    computed), and says why."""
+    model = dsl.parse(counter_model(4)).model
+    vocab, caps = model.vocabulary, list(model)
+    for text, exists, reason in (
+            ("A [ G !overflow ]", False, ("holds on h∨, but h∨'s frontier not computed within --timeout 8 s: "
+                                         "unconfirmed")),
+            ("E [ F overflow & !overflow ]", True, ("impossible on h∨, but h∨'s frontier not computed within "
+                                                   "--timeout 8 s: unconfirmed"))):
+        query, _ = qualitative_query(parse_property(text, vocab, caps))
+        result = QualitativeResult(holds=not exists)
+        v = without_frontier(query, result, result, None, 8.0)
+        assert (v.verdict, v.tier, v.reason, v.confidence) == (AgentVerdict.UNCONFIRMED, Tier.UNCONFIRMED, reason,
+                                                               None)
+    query, _ = qualitative_query(parse_property("A [ F overflow ]", vocab, caps))
+    v = without_frontier(query, QualitativeResult(holds=True), QualitativeResult(holds=False), None, 8.0)
+    assert (v.verdict, v.tier) == (AgentVerdict.UNKNOWN, Tier.UNKNOWN)
+    assert v.reason == "fails on h∨, and h∧'s runs that never stop were not computed within --timeout 8 s"

@@ -567,27 +567,35 @@ def _confidence_text(v: LatticeVerdict, c: Confidence, vocab: Vocabulary) -> str
     why an unconfirmed one is not confident and which queries would make it so."""
     frontier = (f"h∨'s frontier: {c.states:,} states × {c.pairs // max(c.states, 1):,} capabilities = {c.pairs:,} "
                 "(state, capability) pairs")
+    if not c.complete:
+        frontier = (f"h∨'s frontier, its nearest rings only (the whole is h∨'s reachable set, too large to "
+                    f"enumerate; one untried pair decides the tier): at least {c.states:,} states × "
+                    f"{c.pairs // max(c.states, 1):,} capabilities = {c.pairs:,} (state, capability) pairs")
+    at_least = "" if c.complete else "at least "
     if v.tier is Tier.CONFIDENT:
         ks = ", ".join(f"k = {k}: {b:.3g}" for k, b in c.violation)
         return (f"\n  guarantee: with probability ≥ {1 - c.delta:g} (whichever queries were chosen and wherever the run "
                 f"stopped), each of the {c.pairs:,} (state, capability) pairs of h∨'s frontier shows an effect never observed there with "
                 f"probability ≤ ε̄ = {c.epsilon:.3g} per execution; so under any scheduler a run of the agent that "
                 f"breaks this verdict within k executions has probability ≤ 1 − (1 − ε̄)^k ({ks})")
-    text = (f"\n  {frontier}; {c.untried:,} never tried, {c.thin:,} tried with ε > {c.threshold:g} "
+    text = (f"\n  {frontier}; {at_least}{c.untried:,} never tried, {c.thin:,} tried with ε > {c.threshold:g} "
             f"(largest ε {c.epsilon:.3g}) at δ = {c.delta:g}")
     if c.queries:
         shown = len(c.queries)
-        text += f"\n  to confirm it, execute ({shown} of {c.untried + c.thin:,}):"
+        text += f"\n  to confirm it, execute ({shown} of {at_least}{c.untried + c.thin:,}):"
         for q in c.queries:
             where = "never tried" if q.tried == 0 else f"tried {q.tried}×, ε {q.epsilon:.3g}"
-            text += f"\n    {q.capability} from {vocab.format_state(q.state)} ({where}): {q.executions} more executions"
+            # An untried pair's count rises with the number of untried pairs, which a prefix underestimates.
+            least = at_least if q.tried == 0 else ""
+            text += (f"\n    {q.capability} from {vocab.format_state(q.state)} ({where}): {least}{q.executions} more "
+                     "executions")
     return text
 
 
 def _confidence_json(c: Confidence, vocab: Vocabulary) -> dict[str, object]:
     return {
         "delta": c.delta, "epsilon_threshold": c.threshold, "epsilon": c.epsilon, "frontier_states": c.states,
-        "frontier_pairs": c.pairs, "untried": c.untried, "thin": c.thin,
+        "frontier_pairs": c.pairs, "untried": c.untried, "thin": c.thin, "frontier_complete": c.complete,
         "violation": [{"k": k, "bound": b} for k, b in c.violation],
         "queries": [{"state": [str(a) for a in vocab.atoms_of(q.state)], "capability": q.capability,
                      "tried": q.tried, "epsilon": q.epsilon, "executions": q.executions} for q in c.queries],

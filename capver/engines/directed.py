@@ -132,7 +132,8 @@ def missing_text(v: LatticeVerdict) -> str:
     if c is not None:
         parts = []
         if c.untried:
-            parts.append(f"{c.untried} untried (state, capability) pairs on h∨'s frontier")
+            at_least = "" if c.complete else "at least "
+            parts.append(f"{at_least}{c.untried} untried (state, capability) pairs on h∨'s frontier")
         if c.thin:
             parts.append(f"{c.thin} pairs with ε > {c.threshold:g} (largest ε {c.epsilon:.3g})")
         if c.executions:
@@ -152,7 +153,7 @@ class _MemoEngine(SymbolicEngine):
     def __init__(self, model: CompoundModel) -> None:
         super().__init__(model)
         self._checks: dict[tuple[object, State, bool], QualitativeResult] = {}
-        self._frontiers: dict[tuple[State, Node, Node, int | None], list[Node]] = {}
+        self._frontiers: dict[tuple[State, Node, Node, int | None, bool], tuple[list[Node], bool]] = {}
 
     def check(self, item: Property | Query, init: State, *, counts: bool = False) -> QualitativeResult:
         key = (item, init, counts)
@@ -161,11 +162,12 @@ class _MemoEngine(SymbolicEngine):
             hit = self._checks[key] = super().check(item, init, counts=counts)
         return hit
 
-    def frontier(self, init: State, goal: Node, hold: Node, bound: int | None) -> list[Node]:
-        key = (init, goal, hold, bound)
+    def frontier_prefix(self, init: State, goal: Node, hold: Node, bound: int | None, *,
+                        limited: bool = True) -> tuple[list[Node], bool]:
+        key = (init, goal, hold, bound, limited)
         hit = self._frontiers.get(key)
         if hit is None:
-            hit = self._frontiers[key] = super().frontier(init, goal, hold, bound)
+            hit = self._frontiers[key] = super().frontier_prefix(init, goal, hold, bound, limited=limited)
         return hit
 
 
@@ -301,7 +303,8 @@ class PropertyTracker:
             # The query, not only its path: E [ G φ ] and A [ G φ ] have different frontiers.
             hold, goal = path_sets(engine, query)
             region = bdd.false
-            for ring in engine.frontier(self.init, goal, hold, query.path.bound):
+            # The nearest rings of a large frontier: where the verdict's untried pairs were found.
+            for ring in engine.frontier_prefix(self.init, goal, hold, query.path.bound)[0]:
                 region = bdd.disj(region, ring)
             bonus: dict[tuple[State, str], float] = {}
             for c in engine.capability_names:

@@ -152,7 +152,12 @@ class Confidence:
     E G, A F and A U, the frontier's size d, past which no violation can start).
     ``executions`` is how many more executions of frontier pairs confirm the verdict
     at the least (each untried pair at the δ share of the last rank any of them can
-    have, each thin pair its own count), should no new outcome appear."""
+    have, each thin pair its own count), should no new outcome appear.
+
+    ``complete`` is false when only the frontier's first rings were enumerated (a
+    large h∨, :meth:`SymbolicEngine.frontier_prefix`) and some pair among them is
+    untried: the verdict is unconfirmed all the same, and ``states``, ``pairs``,
+    ``untried``, ``thin`` and ``executions`` count that prefix — lower bounds."""
 
     delta: float
     threshold: float
@@ -164,6 +169,7 @@ class Confidence:
     violation: tuple[tuple[int, float], ...]
     queries: tuple[Query, ...]
     executions: int = 0
+    complete: bool = True
 
     @property
     def confirmed(self) -> bool:
@@ -222,9 +228,14 @@ def decide(prop: Property, h_and: CompoundModel, h_or: CompoundModel, data: Tran
     if (existential and not on_or.holds) or (invariant and on_or.holds):
         engine = eng_or.restricted(caps)
         hold, goal = path_sets(engine, path)
-        conf = confidence(engine, init, goal, hold, path.bound, data, delta, epsilon, max_queries)
         verdict = AgentVerdict.HOLDS if invariant else AgentVerdict.VIOLATED
         on = "holds on h∨" if invariant else "impossible on h∨"
+        if goal == engine.bdd.false:
+            # No goal state at all (A [ G true ], say): no effect, seen or not, opens
+            # a run to one, and the frontier would be the whole reachable set.
+            why = "no state breaks it" if invariant else "no state is its goal"
+            return LatticeVerdict(verdict, Tier.OBSERVED, f"{on}: {why}, whatever the agent does", on_and, on_or)
+        conf = confidence(engine, init, goal, hold, path.bound, data, delta, epsilon, max_queries)
         if conf.pairs == 0:
             # No state from which an execution could matter (e.g. the initial state
             # already ends every run through hold states): no agent can change it.
@@ -341,8 +352,19 @@ def confidence(engine: SymbolicEngine, init: State, goal: Node, hold: Node, boun
     cycle and meet no dead end (no lasting run, for E G, A F and A U), so they leave
     the frontier within d executions, d its number of states; d joins the horizons,
     where the violation bound holds for a violation ever."""
+    rings, complete = engine.frontier_prefix(init, goal, hold, bound)
+    conf = _confidence_on(engine, rings, complete, bound, data, delta, epsilon, max_queries, finite_runs)
+    if not complete and conf.untried == 0:
+        # Every pair of the prefix was tried: only the whole frontier can tell.
+        conf = _confidence_on(engine, engine.frontier(init, goal, hold, bound), True, bound, data, delta, epsilon,
+                              max_queries, finite_runs)
+    return conf
+
+
+def _confidence_on(engine: SymbolicEngine, rings: list[Node], complete: bool, bound: int | None,
+                   data: TransitionDataset | None, delta: float, epsilon: float, max_queries: int,
+                   finite_runs: bool) -> Confidence:
     bdd = engine.bdd
-    rings = engine.frontier(init, goal, hold, bound)
     region = bdd.false
     for ring in rings:
         region = bdd.disj(region, ring)
@@ -393,7 +415,7 @@ def confidence(engine: SymbolicEngine, init: State, goal: Node, hold: Node, boun
     violation = tuple((k, -_expm1(k, eps_max)) for k in horizons)
     executions = untried * need + sum(q.executions for q in tried)
     return Confidence(delta, epsilon, eps_max, states, pairs, untried, len(tried), violation,
-                      tuple((fresh + tried)[:max_queries]), executions)
+                      tuple((fresh + tried)[:max_queries]), executions, complete)
 
 
 def _expm1(k: int, eps: float) -> float:

@@ -461,6 +461,12 @@ class IC3Engine:
             if shallow is not None:
                 return shallow, None, "bmc"
         ctx, cur, nxt = self.ctx, self._z3.cur, self._z3.nxt
+        bad = self._z3.convert(formula_smt(ctx, goal))
+        if z3.Solver().check(bad) == z3.unsat:
+            # No state is a goal (A [ G true ], say): nothing to search, and Spacer's
+            # answer would be the least model of the clauses, the reachable set
+            # itself (_quantifier_free: a 15 GB elimination on a learned Crafter h∨).
+            return None, Invariant.of(z3.BoolVal(True)), None
         counted = bound is not None
         sorts = [z3.BoolSort()] * len(cur) + ([z3.IntSort()] if counted else [])
         inv = z3.Function("Inv", *sorts, z3.BoolSort())
@@ -490,7 +496,6 @@ class IC3Engine:
         # learned h∨ of Blocksworld (3,000 LAO* steps) Spacer found the 6-step run of
         # "both held" in 34 s with one clause and none in 600 s with 60 clauses.
         fp.rule(inv(*there), [inv(*here), *guard, z3.Or([self._trans[c] for c in self.capability_names])])
-        bad = self._z3.convert(formula_smt(ctx, goal))
         try:
             res = fp.query(z3.And(inv(*here), bad))
         except z3.Z3Exception as e:  # a timeout cancels the query

@@ -79,6 +79,8 @@ from capver.engines.verification.agent_verdict import (
 from capver.engines.verification.bmc import BoundedModelChecker
 from capver.engines.verification.ic3 import IC3Engine, safety_problem
 from capver.engines.verification.symbolic import (
+    LARGE_NODES,
+    LARGE_RINGS,
     QualitativeQuery,
     QualitativeResult,
     SymbolicEngine,
@@ -104,16 +106,6 @@ __all__ = [
 ]
 
 AUTO = "auto"
-LARGE_NODES = 5_000
-"""BDD nodes of the forward rings' explored set past which ``auto`` starts a second
-engine.  Measured (docs/qualitative_engines.md): the explored sets of the models
-whose whole reachable set the BDD engine computes in under a second peak at 1,412
-nodes (First Responders h∨, 4,608 states) and 1,516 (Crafter h∧, ring 14); the
-large ones pass 5,000 early — Blocksworld h∨ 8,092 at ring 6 (then 32,852, 95,253,
-204,944: 39 s by ring 9), Crafter h∨ 15,239 at ring 2 (213,364 at ring 3, 15 s)."""
-LARGE_RINGS = 200
-"""Forward rings past which ``auto`` starts a second engine: a reachable set that
-takes that many breadth-first steps (a counter) is large whatever its BDD's size."""
 HEAD_START = 1.0
 """Seconds the BDD engine runs alone before ``auto`` starts a second engine anyway:
 a large model's condition BDDs can take seconds before the first ring (Crafter h∨:

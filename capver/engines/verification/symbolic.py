@@ -88,6 +88,8 @@ from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
 
 __all__ = [
+    "LARGE_NODES",
+    "LARGE_RINGS",
     "QualitativeQuery",
     "QualitativeResult",
     "SymbolicEngine",
@@ -101,6 +103,18 @@ __all__ = [
 
 QualitativeQuery = ExistsPath | ForallPath
 """The queries the qualitative engines answer."""
+
+LARGE_NODES = 5_000
+"""BDD nodes of a forward walk's explored set past which the reachable set is large.
+Measured (docs/qualitative_engines.md): the explored sets of the models whose whole
+reachable set the BDD engine computes in under a second peak at 1,412 nodes (First
+Responders h∨, 4,608 states) and 1,516 (Crafter h∧, ring 14); the large ones pass
+5,000 early — Blocksworld h∨ 8,092 at ring 6 (then 32,852, 95,253, 204,944: 39 s by
+ring 9), Crafter h∨ 15,239 at ring 2 (213,364 at ring 3, 15 s).  ``auto`` starts a
+second engine there, and :meth:`SymbolicEngine.frontier_prefix` stops."""
+LARGE_RINGS = 200
+"""Forward rings past which the reachable set is large whatever its BDD's size: it
+takes that many breadth-first steps (a counter)."""
 
 
 # =====================================================================================
@@ -529,12 +543,14 @@ class SymbolicEngine:
         return self.forall_until(hold, goal, path.bound, within), None
 
     # -- witnesses -----------------------------------------------------------------------
-    def _onion(self, init: State, goal: Node, hold: Node, bound: int | None) -> tuple[list[Node], int | None, Node]:
+    def _onion(self, init: State, goal: Node, hold: Node, bound: int | None,
+               large: Callable[[int, Node], bool] | None = None) -> tuple[list[Node], int | None, Node]:
         """Onion rings from ``init``: ring i+1 = the successors of the hold states of
         ring i not seen before, stopping at the first ring with a goal state (its
         index is returned, None when there is none within ``bound`` steps) — so a goal
         near the start is found without exploring the whole reachable set.  Also the
-        union of the rings built."""
+        union of the rings built.  ``large(i, seen)`` true after ring i also stops
+        (then the last ring is not empty and holds no goal state)."""
         b = self.bdd
         if hold == b.true and init in self._reach:
             # Plain reachability already computed: its rings are these rings.
@@ -557,6 +573,8 @@ class SymbolicEngine:
             seen = b.disj(seen, ring)
             for hook in self.ring_hooks:
                 hook(len(rings) - 1, seen)
+            if large is not None and b.conj(ring, goal) == b.false and large(len(rings) - 1, seen):
+                return rings, None, seen
         return rings, len(rings) - 1, seen
 
     def frontier(self, init: State, goal: Node, hold: Node, bound: int | None) -> list[Node]:
@@ -566,10 +584,28 @@ class SymbolicEngine:
         number of steps that first reaches them (breadth-first rings).  These are the
         states where an effect the model lacks could open a run the model rules out
         (the pairs the agent verdicts' confidence is about)."""
+        return self.frontier_prefix(init, goal, hold, bound, limited=False)[0]
+
+    def frontier_prefix(self, init: State, goal: Node, hold: Node, bound: int | None, *,
+                        limited: bool = True) -> tuple[list[Node], bool]:
+        """The first rings of :meth:`frontier`, and whether they are all of them:
+        ``limited`` stops after the ring at which the explored set is large
+        (:data:`LARGE_NODES`, :data:`LARGE_RINGS`).  A prefix is enough to show that
+        some frontier pair is untried, which is all an unconfirmed verdict needs, and
+        the whole frontier of a large h∨ is its reachable set (minutes)."""
         b = self.bdd
-        rings, _, _ = self._onion(init, goal, hold, bound)
+        stopped = [False]
+
+        def large(ring: int, seen: Node) -> bool:
+            stopped[0] = ring >= LARGE_RINGS or b.dag_size(seen) > LARGE_NODES
+            return stopped[0]
+
+        rings, _, _ = self._onion(init, goal, hold, bound, large if limited else None)
         keep = b.conj(hold, b.neg(goal))
-        return [b.conj(ring, keep) for ring in (rings if bound is None else rings[:bound])]
+        if bound is not None and len(rings) > bound:
+            # Ring ``bound`` is beyond the frontier, whether or not the walk stopped there.
+            rings, stopped[0] = rings[:bound], False
+        return [b.conj(ring, keep) for ring in rings], not stopped[0]
 
     def shortest_run(
         self, init: State, goal: Node, hold: Node | None = None, bound: int | None = None
@@ -694,6 +730,10 @@ class SymbolicEngine:
             hold, goal = b.true, b.neg(formula_bdd(self.ctx, path.invariant))
         else:
             return None
+        if goal == b.false:
+            # No state is a goal (A [ G true ], say): the walk would visit every
+            # reachable state to find none.
+            return QualitativeResult(holds=isinstance(query, ForallPath), witness=None, explored=0, engine="bdd")
         run, seen = self._run_in(init, goal, hold, path.bound)
         found = run is not None
         holds = found if isinstance(query, ExistsPath) else not found
