@@ -66,13 +66,21 @@ def load_setting(agent: str = "lao", *, seed: int = 0, **options: Any) -> Assess
     try:
         args = SettingArgs(seed=seed, **options)
     except TypeError as exc:
-        raise UsageError(f"load_setting: {exc}; expected options among {list(SettingArgs.__dataclass_fields__)}") from None
+        raise UsageError(
+            f"load_setting: {exc}; expected options among {list(SettingArgs.__dataclass_fields__)}"
+        ) from None
     return build_assessment(agent, args, np.random.default_rng(seed))
 
 
 def gym_setting(
-    sim: Simulator[Any], agent: Agent, alpha: Representation[Any], capabilities: Iterable[Capability],
-    initial_states: Sequence[Any] | None = None, *, theta: int | None = None, step_cap: int = 200,
+    sim: Simulator[Any],
+    agent: Agent,
+    alpha: Representation[Any],
+    capabilities: Iterable[Capability],
+    initial_states: Sequence[Any] | None = None,
+    *,
+    theta: int | None = None,
+    step_cap: int = 200,
     name: str = "custom",
 ) -> Assessment:
     """A setting of your own: a simulator (e.g. :class:`capver.envs.gym_adapter.GymSimulator`
@@ -126,14 +134,22 @@ class LearnResult:
         run has none and ``capver eval`` / ``--replay`` do not apply).  Writes into
         a new or empty directory or a run capver wrote, nothing else."""
         origin = self.assessment.origin
-        manifest = (RunManifest(origin.agent, origin.args, self.method, self.budget)
-                    if origin is not None else None)
+        manifest = RunManifest(origin.agent, origin.args, self.method, self.budget) if origin is not None else None
         st = self.assessment.setting
         starts = {st.alpha(x) for x in st.initial_states}
         props = "".join(f'"{p.prop.name}": {to_text(p.prop)};\n' for p in self.properties) or None
-        return run_dir.save(path, h_and=self.h_and, h_or=self.h_or, tilde=self._lifted(), data=self.data,
-                            manifest=manifest, init=next(iter(starts)) if len(starts) == 1 else None,
-                            truth=self.assessment.truth, certify=certify, properties_text=props)
+        return run_dir.save(
+            path,
+            h_and=self.h_and,
+            h_or=self.h_or,
+            tilde=self._lifted(),
+            data=self.data,
+            manifest=manifest,
+            init=next(iter(starts)) if len(starts) == 1 else None,
+            truth=self.assessment.truth,
+            certify=certify,
+            properties_text=props,
+        )
 
     def model(self, which: str = "h_and") -> CompoundModel:
         if which not in BOUNDS:
@@ -161,8 +177,15 @@ class LearnResult:
         d_eval = collect_eval_dataset(a.setting, a.setting.capabilities, sequences, np.random.default_rng(seed))
         return checkpoint_scores(self.h_and, self.data, d_eval, a.truth, a.reachable)
 
-    def verify(self, prop: str, *, init: str = "", engine: str = "explicit", delta: float = DEFAULT_DELTA,
-               epsilon: float = DEFAULT_EPSILON) -> LatticeVerdict | QuantitativeResult:
+    def verify(
+        self,
+        prop: str,
+        *,
+        init: str = "",
+        engine: str = "explicit",
+        delta: float = DEFAULT_DELTA,
+        epsilon: float = DEFAULT_EPSILON,
+    ) -> LatticeVerdict | QuantitativeResult:
         """Check a property (``capver verify``'s language) from the setting's initial
         state (or the atoms ``init``): a qualitative one gives the verdict about the
         agent from h∧ and h∨, in its tier (confident at ``delta`` and ``epsilon``); a
@@ -178,10 +201,13 @@ class LearnResult:
             return decide(parsed, self.h_and, self.h_or, self.data, start, delta=delta, epsilon=epsilon)
         if engine not in QUANTITATIVE_CHECKERS:
             raise UsageError(f"engine={engine!r}: expected one of {', '.join(QUANTITATIVE_CHECKERS)}")
-        return quantitative.check(parsed, self.h_and, start, QUANTITATIVE_CHECKERS[engine](), data=self.data, delta=delta)
+        return quantitative.check(
+            parsed, self.h_and, start, QUANTITATIVE_CHECKERS[engine](), data=self.data, delta=delta
+        )
 
-    def export(self, out: str | Path, *, which: str = "h_and", init: str = "", goal: str = "",
-               determinize: bool = False) -> list[Path]:
+    def export(
+        self, out: str | Path, *, which: str = "h_and", init: str = "", goal: str = "", determinize: bool = False
+    ) -> list[Path]:
         """Write the model as PPDDL (and an all-outcomes determinised PDDL) into the
         directory ``out``; ``init`` and ``goal`` are written as in ``capver export``."""
         model = self.model(which)
@@ -195,11 +221,23 @@ class LearnResult:
 
 
 def learn(
-    assessment: Assessment, *, method: str = LEARN_DEFAULTS.method, max_steps: int | None = LEARN_DEFAULTS.max_steps,
-    max_queries: int | None = None, max_seconds: float | None = None, executions: int = LEARN_DEFAULTS.executions,
-    iterations: int = LEARN_DEFAULTS.iterations, horizon: int = LEARN_DEFAULTS.horizon, xi: float = LEARN_DEFAULTS.xi_cap,
-    patience: int = LEARN_DEFAULTS.patience, seed: int = 0, properties: Sequence[str] = (),
-    delta: float = DEFAULT_DELTA, epsilon: float = DEFAULT_EPSILON, width: float = DEFAULT_WIDTH, focus: bool = True,
+    assessment: Assessment,
+    *,
+    method: str = LEARN_DEFAULTS.method,
+    max_steps: int | None = LEARN_DEFAULTS.max_steps,
+    max_queries: int | None = None,
+    max_seconds: float | None = None,
+    executions: int = LEARN_DEFAULTS.executions,
+    iterations: int = LEARN_DEFAULTS.iterations,
+    horizon: int = LEARN_DEFAULTS.horizon,
+    xi: float = LEARN_DEFAULTS.xi_cap,
+    patience: int = LEARN_DEFAULTS.patience,
+    seed: int = 0,
+    properties: Sequence[str] = (),
+    delta: float = DEFAULT_DELTA,
+    epsilon: float = DEFAULT_EPSILON,
+    width: float = DEFAULT_WIDTH,
+    focus: bool = True,
 ) -> LearnResult:
     """Assess the agent with MCQS-E, MCQS-S or random queries (``method``) until a
     budget is spent or the stopping rule fires; the same loop as ``capver learn``.
@@ -214,17 +252,35 @@ def learn(
     caps = tuple(c.name for c in assessment.setting.capabilities)
     props = tuple(
         p if text.lstrip().startswith('"') else dataclasses.replace(p, name=f"p{k}")
-        for k, text in enumerate(properties, 1) for p in (parse_property(text, vocab, caps, source="properties"),)
+        for k, text in enumerate(properties, 1)
+        for p in (parse_property(text, vocab, caps, source="properties"),)
     )
     config = LearnConfig.from_options(
-        method, executions=executions, iterations=iterations, horizon=horizon, xi_cap=xi, patience=patience,
-        max_steps=max_steps, max_queries=max_queries, max_seconds=max_seconds,
-        properties=props, targets=Targets(delta, epsilon, width), directed=focus,
+        method,
+        executions=executions,
+        iterations=iterations,
+        horizon=horizon,
+        xi_cap=xi,
+        patience=patience,
+        max_steps=max_steps,
+        max_queries=max_queries,
+        max_seconds=max_seconds,
+        properties=props,
+        targets=Targets(delta, epsilon, width),
+        directed=focus,
     )
     learner = Learner(assessment.ctx, assessment.setting, config, np.random.default_rng(seed), grow=assessment.grow)
     progress = learner.run()
     tracker = learner.tracker
-    return LearnResult(assessment, learner.h_and, learner.h_or, learner.data, progress, seed,
-                       tuple(tracker.status[p.name] for p in props) if tracker else (),
-                       tuple(tracker.history) if tracker else (), method,
-                       RunBudget(max_steps, max_queries, max_seconds))
+    return LearnResult(
+        assessment,
+        learner.h_and,
+        learner.h_or,
+        learner.data,
+        progress,
+        seed,
+        tuple(tracker.status[p.name] for p in props) if tracker else (),
+        tuple(tracker.history) if tracker else (),
+        method,
+        RunBudget(max_steps, max_queries, max_seconds),
+    )

@@ -36,28 +36,60 @@ class Command:
 
 
 COMMANDS: dict[str, Command] = {
-    "build": Command("capver.commands.build", "build the pessimistic and optimistic models of a dataset and print them in the DSL"),
-    "certify": Command("capver.commands.certify", "re-check the z3 certificates of learn runs (models unchanged, h∧ ⪯ h∨, and "
-                       "h∧ ⪯ h⋆ ⪯ h∨ when the truth is known, still proved), or with --write certify the models as "
-                       "they are now",
-                       "Exit status: 0 every certificate holds as stated (with --write: every claim holds), 1 a verdict "
-                       "differs or an invariant fails, 2 a certificate is missing or malformed or a model file changed "
-                       "since it was certified (--write then certifies the files as they are)."),
-    "check": Command("capver.commands.check", "prove or refute h1 ⪯ h2, h1 ≡ h2 and equal probabilities between model files (z3, BDDs)"),
-    "eval": Command("capver.commands.evaluate", "evaluate a capver learn run: model agreement, exact VD, E3 reachability"),
-    "export": Command("capver.commands.export", "export a capability model as PPDDL (and determinised PDDL), optionally planning with pyperplan"),
-    "learn": Command("capver.commands.learn", "learn capability models of an agent by active query synthesis (MCQS) or random queries"),
-    "plan": Command("capver.commands.plan", "plan towards a goal with the capabilities of a capability model (introspector or GREEDY)"),
-    "plot": Command("capver.commands.plot", "plot the learning curves of capver learn runs (one line per method), like the paper's Fig. 4"),
-    "report": Command("capver.commands.report", "write one static HTML page (no server, nothing fetched) showing a capver learn run"),
-    "run": Command("capver.commands.run_agent", "run one agent on one domain and print the transitions of a few capability executions"),
-    "verify": Command("capver.commands.verify", "check properties of an agent's capabilities on a learned run (h∧ and h∨) or a model",
-                      "The property language (E/A, Pmax/Pmin, P bounds, Rmin/Rmax with F, G, U, bounded or not; "
-                      "{caps: ...}; true/false), its grammar and an example of every operator: docs/properties.md. "
-                      "Exit status: 0 every property holds, 1 one is violated, 4 none is violated but a check ran out "
-                      "of --timeout, 3 none of those but one is unconfirmed, unknown or undecided, 2 bad input."),
+    "build": Command(
+        "capver.commands.build", "build the pessimistic and optimistic models of a dataset and print them in the DSL"
+    ),
+    "certify": Command(
+        "capver.commands.certify",
+        "re-check the z3 certificates of learn runs (models unchanged, h∧ ⪯ h∨, and "
+        "h∧ ⪯ h⋆ ⪯ h∨ when the truth is known, still proved), or with --write certify the models as "
+        "they are now",
+        "Exit status: 0 every certificate holds as stated (with --write: every claim holds), 1 a verdict "
+        "differs or an invariant fails, 2 a certificate is missing or malformed or a model file changed "
+        "since it was certified (--write then certifies the files as they are).",
+    ),
+    "check": Command(
+        "capver.commands.check",
+        "prove or refute h1 ⪯ h2, h1 ≡ h2 and equal probabilities between model files (z3, BDDs)",
+    ),
+    "eval": Command(
+        "capver.commands.evaluate", "evaluate a capver learn run: model agreement, exact VD, E3 reachability"
+    ),
+    "export": Command(
+        "capver.commands.export",
+        "export a capability model as PPDDL (and determinised PDDL), optionally planning with pyperplan",
+    ),
+    "learn": Command(
+        "capver.commands.learn",
+        "learn capability models of an agent by active query synthesis (MCQS) or random queries",
+    ),
+    "plan": Command(
+        "capver.commands.plan",
+        "plan towards a goal with the capabilities of a capability model (introspector or GREEDY)",
+    ),
+    "plot": Command(
+        "capver.commands.plot",
+        "plot the learning curves of capver learn runs (one line per method), like the paper's Fig. 4",
+    ),
+    "report": Command(
+        "capver.commands.report", "write one static HTML page (no server, nothing fetched) showing a capver learn run"
+    ),
+    "run": Command(
+        "capver.commands.run_agent",
+        "run one agent on one domain and print the transitions of a few capability executions",
+    ),
+    "verify": Command(
+        "capver.commands.verify",
+        "check properties of an agent's capabilities on a learned run (h∧ and h∨) or a model",
+        "The property language (E/A, Pmax/Pmin, P bounds, Rmin/Rmax with F, G, U, bounded or not; "
+        "{caps: ...}; true/false), its grammar and an example of every operator: docs/properties.md. "
+        "Exit status: 0 every property holds, 1 one is violated, 4 none is violated but a check ran out "
+        "of --timeout, 3 none of those but one is unconfirmed, unknown or undecided, 2 bad input.",
+    ),
     # Every benchmark of the registry, which imports none of them.
-    "bench": Command("capver.commands.bench", f"run a benchmark ({', '.join(BENCHMARKS)}; NAME --quick for a smoke run)"),
+    "bench": Command(
+        "capver.commands.bench", f"run a benchmark ({', '.join(BENCHMARKS)}; NAME --quick for a smoke run)"
+    ),
 }
 
 EXIT_USAGE = 2
@@ -82,12 +114,21 @@ def build_parser(only: str | None = ALL) -> argparse.ArgumentParser:
     """The parser of every command (``only=ALL``), or with the options of the one
     command ``only`` and the others listed by name and summary (``None``: none)."""
     parser = argparse.ArgumentParser(prog="capver", description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--version", action="version", version=f"capver {package_version()}",
-                        help="print capver's version (from the installed package's metadata) and exit")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"capver {package_version()}",
+        help="print capver's version (from the installed package's metadata) and exit",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, command in COMMANDS.items():
-        p = sub.add_parser(name, help=command.summary, description=command.summary, epilog=command.epilog,
-                           formatter_class=DefaultsHelpFormatter)
+        p = sub.add_parser(
+            name,
+            help=command.summary,
+            description=command.summary,
+            epilog=command.epilog,
+            formatter_class=DefaultsHelpFormatter,
+        )
         if only in (ALL, name):
             module = importlib.import_module(command.module)
             module.add_arguments(p)

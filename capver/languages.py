@@ -21,7 +21,17 @@ import lark
 
 from capver.errors import SourceError
 
-__all__ = ["Child", "SyntaxProblem", "caret", "describe_syntax_error", "grammar_parser", "optional_tree", "read_source", "token", "tree"]
+__all__ = [
+    "Child",
+    "SyntaxProblem",
+    "caret",
+    "describe_syntax_error",
+    "grammar_parser",
+    "optional_tree",
+    "read_source",
+    "token",
+    "tree",
+]
 
 
 Child = lark.Token | lark.Tree[lark.Token] | None
@@ -161,5 +171,7 @@ def read_source(path: str | Path, error: type[SourceError]) -> str:
         column = len(before) - (before.rfind(b"\n") + 1) + 1
         raise error(
             f"byte 0x{raw[exc.start]:02x} is not valid UTF-8; expected a UTF-8 text file",
-            filename=str(p), line=line, column=column,
+            filename=str(p),
+            line=line,
+            column=column,
         ) from None

@@ -58,8 +58,13 @@ def _lao(args: SettingArgs, rng: np.random.Generator) -> Assessment:
     caps = discover(sim, alpha, rng, n_walks=10, length=50)
     sim.reset(args.seed)
     setting = Setting(
-        LAOAgent(task), sim, alpha, tuple(caps.capabilities), (task.initial_state,),
-        ExecutionBudget(max_steps=args.step_cap, theta=args.theta), symbolic_states=True,
+        LAOAgent(task),
+        sim,
+        alpha,
+        tuple(caps.capabilities),
+        (task.initial_state,),
+        ExecutionBudget(max_steps=args.step_cap, theta=args.theta),
+        symbolic_states=True,
     )
     return Assessment(f"lao:{args.domain}/{args.problem}", LogicContext(task.vocabulary), setting, grow=caps.observe)
 
@@ -75,7 +80,12 @@ def _primitive(args: SettingArgs, rng: np.random.Generator) -> Assessment:
     ctx = LogicContext(task.vocabulary)
     truth = true_primitive_model(task, ctx)
     setting = Setting(
-        agent, sim, alpha, tuple(agent.capabilities), (task.initial_state,), ExecutionBudget(max_steps=2, theta=1),
+        agent,
+        sim,
+        alpha,
+        tuple(agent.capabilities),
+        (task.initial_state,),
+        ExecutionBudget(max_steps=2, theta=1),
         symbolic_states=True,
     )
     reach = frozenset(reachable_states(truth, [task.initial_state]))
@@ -103,8 +113,13 @@ def model_assessment(model: CompoundModel, init: State, name: str) -> Assessment
 
     agent = ModelBackedAgent(model)
     setting = Setting(
-        agent, agent.simulator(init), agent.representation(), tuple(agent.capabilities), (init,),
-        ExecutionBudget(max_steps=2, theta=None), symbolic_states=True,
+        agent,
+        agent.simulator(init),
+        agent.representation(),
+        tuple(agent.capabilities),
+        (init,),
+        ExecutionBudget(max_steps=2, theta=None),
+        symbolic_states=True,
     )
     truth = agent.true_model
     return Assessment(name, model.ctx, setting, truth, frozenset(reachable_states(truth, [init])))
@@ -155,8 +170,14 @@ def _tabletop_llm(args: SettingArgs, rng: np.random.Generator) -> Assessment:
     # the endpoint's sampling seed is the run's seed.
     agent = SayCanAgent(config, LLMConfig.from_environ(seed=args.seed))
     alpha = TabletopRepresentation(config)
-    setting = Setting(agent, TabletopSimulator(config, scenes[0], seed=args.seed), alpha, instructions(config), scenes,
-                      ExecutionBudget(max_steps=args.step_cap, theta=None))
+    setting = Setting(
+        agent,
+        TabletopSimulator(config, scenes[0], seed=args.seed),
+        alpha,
+        instructions(config),
+        scenes,
+        ExecutionBudget(max_steps=args.step_cap, theta=None),
+    )
     return Assessment("tabletop-llm", LogicContext(alpha.vocabulary), setting)
 
 
@@ -169,8 +190,14 @@ def _crafter(args: SettingArgs, rng: np.random.Generator) -> Assessment:
     # executions stay under the step cap.
     sim = CrafterSimulator(world_seed=args.seed)
     alpha = CrafterRepresentation()
-    setting = Setting(CrafterSkillAgent(), sim, alpha, crafter_capabilities(), (sim.initial_state,),
-                      ExecutionBudget(max_steps=args.step_cap, theta=None))
+    setting = Setting(
+        CrafterSkillAgent(),
+        sim,
+        alpha,
+        crafter_capabilities(),
+        (sim.initial_state,),
+        ExecutionBudget(max_steps=args.step_cap, theta=None),
+    )
     return Assessment("crafter", LogicContext(alpha.vocabulary), setting)
 
 
@@ -190,9 +217,14 @@ def _overcooked(args: SettingArgs, rng: np.random.Generator) -> Assessment:
     assert isinstance(env, KitchenEnv)  # kitchen_simulator wraps nothing around it
     alpha = KitchenRepresentation(env.layout, env.cook_time)
     # --layouts start states: the layout's own start and drawn ones; Θ = ∞ as for MiniGrid.
-    setting = Setting(PlanningChef(env.layout, env.cook_time), sim, alpha, kitchen_capabilities(),
-                      tuple(start_states(env.layout, rng, args.layouts)),
-                      ExecutionBudget(max_steps=args.step_cap, theta=None))
+    setting = Setting(
+        PlanningChef(env.layout, env.cook_time),
+        sim,
+        alpha,
+        kitchen_capabilities(),
+        tuple(start_states(env.layout, rng, args.layouts)),
+        ExecutionBudget(max_steps=args.step_cap, theta=None),
+    )
     return Assessment(f"overcooked:{layout}", LogicContext(alpha.vocabulary), setting)
 
 

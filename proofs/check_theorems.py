@@ -359,10 +359,12 @@ OBLIGATIONS: tuple[Obligation, ...] = (
         "A1 (Markov in α's states; queries chosen from the data; any stopping time); the agent's "
         "capabilities are the declared ones and every tried pair is enabled; deadlocks are self-loops; "
         "float rounding is not accounted for.",
-        ("tests/test_agent_bounds.py::test_bounds_are_ordered_and_bracket_the_truth_on_the_good_event",
-         "tests/test_agent_bounds.py::test_coverage_200_adaptive_runs",
-         "tests/test_agent_bounds.py::test_a_reachable_untried_pair_makes_the_upper_bound_on_pmax_one_and_is_listed",
-         "tests/test_agent_bounds.py::test_check_decides_probability_bounds_for_the_agent"),
+        (
+            "tests/test_agent_bounds.py::test_bounds_are_ordered_and_bracket_the_truth_on_the_good_event",
+            "tests/test_agent_bounds.py::test_coverage_200_adaptive_runs",
+            "tests/test_agent_bounds.py::test_a_reachable_untried_pair_makes_the_upper_bound_on_pmax_one_and_is_listed",
+            "tests/test_agent_bounds.py::test_check_decides_probability_bounds_for_the_agent",
+        ),
         reading="The operator of the interval MDP dominates the agent's Bellman operator from the side "
         "of each bound on G (unseen mass at most min(ε, 1 − Σ lo), worth 1 for upper and 0 for lower "
         "bounds; untried pairs at their worst), so every value-iteration iterate from the sound side "
@@ -390,13 +392,15 @@ OBLIGATIONS: tuple[Obligation, ...] = (
         "updates; the counts are whole numbers, so once the tiers stop changing the union is the "
         "focus from some update on, and every undecided property's region is searched.",
         "Those of the tiers (A1); for (e) the agent's outcome distributions have finite support.",
-        ("tests/test_directed.py::test_a_focus_that_restricts_nothing_changes_no_step",
-         "tests/test_directed.py::test_outside_the_focus_no_disagreement_arises",
-         "tests/test_directed.py::test_a_bonus_at_a_relevant_pair_is_sent_to_the_sink_of_h1",
-         "tests/test_directed.py::test_directed_verdicts_are_true_of_the_truth",
-         "tests/test_directed.py::test_the_run_stops_when_every_property_is_decided_and_records_when",
-         "tests/test_directed.py::test_the_focus_is_the_cheapest_undecided_propertys_until_it_stalls",
-         "tests/test_directed.py::test_the_executions_still_needed_are_zero_exactly_when_confirmed"),
+        (
+            "tests/test_directed.py::test_a_focus_that_restricts_nothing_changes_no_step",
+            "tests/test_directed.py::test_outside_the_focus_no_disagreement_arises",
+            "tests/test_directed.py::test_a_bonus_at_a_relevant_pair_is_sent_to_the_sink_of_h1",
+            "tests/test_directed.py::test_directed_verdicts_are_true_of_the_truth",
+            "tests/test_directed.py::test_the_run_stops_when_every_property_is_decided_and_records_when",
+            "tests/test_directed.py::test_the_focus_is_the_cheapest_undecided_propertys_until_it_stalls",
+            "tests/test_directed.py::test_the_executions_still_needed_are_zero_exactly_when_confirmed",
+        ),
         reading="The focus restricts which disagreement counts; it does not change h∧, h∨ or the "
         "verdicts, which are recomputed by decide() after every query.",
         not_mechanical="(e) is the limit of the missing-mass formula, not a test. Checked: (a)–(c) "
@@ -548,7 +552,10 @@ def run_agents(queries: int) -> tuple[dict[str, bool], dict[str, bool], float, l
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
-        "--list", nargs="?", const=APPENDIX, choices=(APPENDIX, TIERS, "all"),
+        "--list",
+        nargs="?",
+        const=APPENDIX,
+        choices=(APPENDIX, TIERS, "all"),
         help="print the obligations (default: appendix A's) as JSON and exit",
     )
     ap.add_argument("--no-agents", action="store_true", help="skip the real-agent z3 checks")

@@ -56,8 +56,10 @@ def measure(path: str, prop_text: str, init_text: str, engine: str, timeout: flo
             t = time.perf_counter()
             ok = check_property_invariant(model, init, prop, res.invariant)
             inv = res.invariant
-            detail = (f"invariant: {inv.lemmas} lemmas, {inv.literals} literals, {inv.nodes} nodes; "
-                      f"re-check by z3 {'passes' if ok else 'FAILS'} in {time.perf_counter() - t:.2f} s")
+            detail = (
+                f"invariant: {inv.lemmas} lemmas, {inv.literals} literals, {inv.nodes} nodes; "
+                f"re-check by z3 {'passes' if ok else 'FAILS'} in {time.perf_counter() - t:.2f} s"
+            )
         else:
             assert res.witness is not None
             detail = f"run of {len(res.witness)} steps (from {res.witness_source})"
@@ -66,8 +68,7 @@ def measure(path: str, prop_text: str, init_text: str, engine: str, timeout: flo
         bdd = SymbolicEngine(model).check(prop, init, counts=engine == "bdd-counts")
         seconds = time.perf_counter() - start
         verdict = bdd.verdict
-        detail = (f"{bdd.reachable} reachable states" if bdd.reachable is not None else
-                  f"{bdd.explored} states explored")
+        detail = f"{bdd.reachable} reachable states" if bdd.reachable is not None else f"{bdd.explored} states explored"
         if bdd.witness is not None:
             detail += f", run of {len(bdd.witness)} steps"
     out.put(f"{engine:<10} {verdict:<5} {seconds:9.2f} s  (read {read_s:.1f} s) {detail}")
@@ -91,8 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{args.model}: {text}", flush=True)
         for engine in engines:
             queue = ctx.Queue()
-            child = ctx.Process(target=measure, args=(str(args.model), text, args.init, engine, args.timeout,
-                                                                args.bmc_depth, queue))
+            child = ctx.Process(
+                target=measure, args=(str(args.model), text, args.init, engine, args.timeout, args.bmc_depth, queue)
+            )
             start = time.perf_counter()
             child.start()
             child.join(args.timeout + 60)

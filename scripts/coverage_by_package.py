@@ -65,8 +65,9 @@ def table(rows: list[PackageCoverage]) -> str:
 def main(argv: list[str]) -> int:
     data_file = argv[0] if argv else ".coverage"
     if not Path(data_file).exists():
-        print(f"coverage_by_package: no coverage data file {data_file!r} (did the test run write one?)",
-              file=sys.stderr)
+        print(
+            f"coverage_by_package: no coverage data file {data_file!r} (did the test run write one?)", file=sys.stderr
+        )
         return 2
     cov = coverage.Coverage(data_file=data_file)
     cov.load()

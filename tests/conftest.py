@@ -57,8 +57,20 @@ settings.load_profile(os.environ.get("CAPVER_HYPOTHESIS_PROFILE", "capver"))
 # One small learned run per pytest process (per xdist worker), for the tests that only
 # need *a* run directory to read, resume or report on; a learn subprocess costs seconds,
 # and some twenty tests used to run their own on this same setting.
-SMALL_RUN_ARGV = ("learn", "--agent", "lao", "--domain", "blocks", "--method", "mcqs-e", "--max-steps", "30",
-                  "--eval-sequences", "5", "--quiet")
+SMALL_RUN_ARGV = (
+    "learn",
+    "--agent",
+    "lao",
+    "--domain",
+    "blocks",
+    "--method",
+    "mcqs-e",
+    "--max-steps",
+    "30",
+    "--eval-sequences",
+    "5",
+    "--quiet",
+)
 
 
 @pytest.fixture(scope="session")

@@ -55,6 +55,8 @@ def slack(bound: int | None) -> float:
     """How far two bounds may be out of the order their fixpoints are in: unbounded
     iteration stops at a tolerance, at a different sweep for each."""
     return SLACK if bound is not None else 1e-6
+
+
 CONTEXTS = {n: LogicContext(propositional_vocabulary(n)) for n in (2, 3)}
 
 
@@ -117,14 +119,17 @@ def good_event(truth: CompoundModel, sb: SamplingBounds) -> bool:
     return True
 
 
-def truth_until(truth: CompoundModel, init: State, hold: Target | None, goal: Target, bound: int | None,
-                maximise: bool) -> float:
+def truth_until(
+    truth: CompoundModel, init: State, hold: Target | None, goal: Target, bound: int | None, maximise: bool
+) -> float:
     """The truth's exact Pmax (Pmin) of ``hold U<=bound goal``: the explicit engine on
     its MDP with the states outside hold ∨ goal turned into deadlocks."""
     mdp = explicit.explore(truth, init)
     if hold is not None:
-        choices = tuple(cs if goal(s) or hold(s) else (explicit.Choice(None, ((i, Fraction(1)),)),)
-                        for i, (s, cs) in enumerate(zip(mdp.states, mdp.choices, strict=True)))
+        choices = tuple(
+            cs if goal(s) or hold(s) else (explicit.Choice(None, ((i, Fraction(1)),)),)
+            for i, (s, cs) in enumerate(zip(mdp.states, mdp.choices, strict=True))
+        )
         mdp = explicit.ExplicitMDP(mdp.states, mdp.index, choices)
     mask = mdp.mask(goal)
     if bound is None:
@@ -146,28 +151,33 @@ def deterministic_truth(ctx: LogicContext, rng: np.random.Generator, n_capabilit
     models = []
     for k in range(n_capabilities):
         labels = rng.integers(0, 3, size=1 << n)
-        rules = tuple(Rule.make(Condition.pessimistic(ctx, [s for s in range(1 << n) if labels[s] == b]),
-                                [(1, random_effect(rng, n, p_touch=0.5))])
-                      for b in sorted(set(labels.tolist())))
+        rules = tuple(
+            Rule.make(
+                Condition.pessimistic(ctx, [s for s in range(1 << n) if labels[s] == b]),
+                [(1, random_effect(rng, n, p_touch=0.5))],
+            )
+            for b in sorted(set(labels.tolist()))
+        )
         models.append(CapabilityModel(Capability(f"c{k}"), rules))
     return CompoundModel(ctx, models)
 
 
-def all_bounds(sb: SamplingBounds, init: State, goal: Target, hold: Target | None, bound: int | None,
-               scope: Scope = "sound") -> dict[str, AgentBounds]:
+def all_bounds(
+    sb: SamplingBounds, init: State, goal: Target, hold: Target | None, bound: int | None, scope: Scope = "sound"
+) -> dict[str, AgentBounds]:
     """Pmax/Pmin of hold U goal and of G ¬goal (F when hold is None), and Rmin of F goal."""
     out = {}
     for maximise in (True, False):
         name = "max" if maximise else "min"
         out[f"U {name}"] = agent_reach_bounds(sb, init, goal, bound, maximise=maximise, hold=hold, scope=scope)
-        out[f"G {name}"] = agent_globally_bounds(sb, init, lambda s: not goal(s), bound, maximise=maximise,
-                                                 scope=scope)
+        out[f"G {name}"] = agent_globally_bounds(sb, init, lambda s: not goal(s), bound, maximise=maximise, scope=scope)
     out["Rmin"] = agent_rmin_bounds(sb, init, goal, scope=scope)
     return out
 
 
-def truths_of(truth: CompoundModel, init: State, goal: Target, hold: Target | None,
-              bound: int | None) -> dict[str, float]:
+def truths_of(
+    truth: CompoundModel, init: State, goal: Target, hold: Target | None, bound: int | None
+) -> dict[str, float]:
     out = {}
     for maximise in (True, False):
         name = "max" if maximise else "min"
@@ -297,8 +307,7 @@ STOPS = (72, 480, 2400)  # executions after which the user looks: 3, 20 and 100 
 def _coverage_truth() -> CompoundModel:
     """3 atoms, 3 capabilities, every pair enabled and genuinely stochastic
     (Pmax(F<=2 p1∧p2) from 0 is 0.351, as in tests/test_confidence.py)."""
-    return random_model(CONTEXTS[3], np.random.default_rng(0), n_capabilities=3, max_rules=2, max_effects=3,
-                        total=True)
+    return random_model(CONTEXTS[3], np.random.default_rng(0), n_capabilities=3, max_rules=2, max_effects=3, total=True)
 
 
 def _coverage_goal(s: State) -> bool:
@@ -330,8 +339,10 @@ def adaptive_run(truth: CompoundModel, seed: int) -> list[dict[tuple[str, int | 
         for op, k in COVERAGE_PROPERTIES:
             for maximise in (True, False):
                 at[op, k, maximise] = (
-                    agent_reach_bounds(sb, 0, _coverage_goal, k, maximise=maximise) if op == "F"
-                    else agent_globally_bounds(sb, 0, lambda s: not _coverage_goal(s), k, maximise=maximise))
+                    agent_reach_bounds(sb, 0, _coverage_goal, k, maximise=maximise)
+                    if op == "F"
+                    else agent_globally_bounds(sb, 0, lambda s: not _coverage_goal(s), k, maximise=maximise)
+                )
         out.append(at)
     return out
 
@@ -344,8 +355,10 @@ def coverage(runs: int) -> dict[str, float]:
     for op, k in COVERAGE_PROPERTIES:
         for maximise in (True, False):
             exact[op, k, maximise] = float(
-                explicit.pmax_reach(truth, 0, _coverage_goal, k, maximise, exact=True) if op == "F"
-                else explicit.globally(truth, 0, lambda s: not _coverage_goal(s), k, maximise, exact=True))
+                explicit.pmax_reach(truth, 0, _coverage_goal, k, maximise, exact=True)
+                if op == "F"
+                else explicit.globally(truth, 0, lambda s: not _coverage_goal(s), k, maximise, exact=True)
+            )
     misses = 0
     widths = dict.fromkeys(exact, 0.0)
     for r in range(runs):
@@ -353,8 +366,10 @@ def coverage(runs: int) -> dict[str, float]:
         misses += any(not (b.lower - SLACK <= exact[key] <= b.upper + SLACK) for at in stops for key, b in at.items())
         for key, b in stops[-1].items():
             widths[key] += b.width / runs
-    return {"miss_rate": misses / runs, **{f"width {op}{k} {'max' if m else 'min'}": w
-                                           for (op, k, m), w in widths.items()}}
+    return {
+        "miss_rate": misses / runs,
+        **{f"width {op}{k} {'max' if m else 'min'}": w for (op, k, m), w in widths.items()},
+    }
 
 
 def test_coverage_small() -> None:
@@ -438,9 +453,17 @@ def _run() -> tuple[CompoundModel, TransitionDataset]:
 
 @pytest.mark.parametrize(
     ("text", "what"),
-    [("Pmax=? [ F<=2 p1 & p2 ]", "Pmax"), ("Pmin=? [ F<=2 p1 & p2 ]", "Pmin"), ("Pmax=? [ G<=2 !p2 ]", "Pmax"),
-     ("Pmin=? [ F p1 & p2 ]", "Pmin"), ("P>=0.05 [ F<=2 p1 & p2 ]", "Pmin"), ("P<=0.9 [ F<=2 p1 & p2 ]", "Pmax"),
-     ("P<0.2 [ F<=2 p1 & p2 ]", "Pmax"), ("P>0.5 [ G<=1 !p1 ]", "Pmin"), ("Rmin=? [ F p1 & p2 ]", "Rmin")],
+    [
+        ("Pmax=? [ F<=2 p1 & p2 ]", "Pmax"),
+        ("Pmin=? [ F<=2 p1 & p2 ]", "Pmin"),
+        ("Pmax=? [ G<=2 !p2 ]", "Pmax"),
+        ("Pmin=? [ F p1 & p2 ]", "Pmin"),
+        ("P>=0.05 [ F<=2 p1 & p2 ]", "Pmin"),
+        ("P<=0.9 [ F<=2 p1 & p2 ]", "Pmax"),
+        ("P<0.2 [ F<=2 p1 & p2 ]", "Pmax"),
+        ("P>0.5 [ G<=1 !p1 ]", "Pmin"),
+        ("Rmin=? [ F p1 & p2 ]", "Rmin"),
+    ],
 )
 def test_check_bounds_the_agent_for_every_quantitative_query(text: str, what: str) -> None:
     model, data = _run()
@@ -464,8 +487,13 @@ def test_check_bounds_the_agent_for_every_quantitative_query(text: str, what: st
 def test_check_decides_probability_bounds_for_the_agent() -> None:
     model, data = _run()
     decided = {}
-    for text in ("P>=0.01 [ F<=2 p1 & p2 ]", "P>=0.99 [ F<=2 p1 & p2 ]", "P<=0.99 [ F<=2 p1 & p2 ]",
-                 "P<=0.01 [ F<=2 p1 & p2 ]", "P<=0.4 [ F<=2 p1 & p2 ]"):
+    for text in (
+        "P>=0.01 [ F<=2 p1 & p2 ]",
+        "P>=0.99 [ F<=2 p1 & p2 ]",
+        "P<=0.99 [ F<=2 p1 & p2 ]",
+        "P<=0.01 [ F<=2 p1 & p2 ]",
+        "P<=0.4 [ F<=2 p1 & p2 ]",
+    ):
         prop = parse_property(text, data.vocab, tuple(model))
         decided[text] = quantitative.check(prop, model, 0, data=data).agent_verdict
     # the truth within 2 steps: Pmin = 0, Pmax = 0.351
@@ -474,8 +502,10 @@ def test_check_decides_probability_bounds_for_the_agent() -> None:
     assert decided["P<=0.99 [ F<=2 p1 & p2 ]"] is V.CONFIRMED
     assert decided["P<=0.01 [ F<=2 p1 & p2 ]"] is V.REFUTED
     assert decided["P<=0.4 [ F<=2 p1 & p2 ]"] is V.UNDECIDED
-    assert quantitative.check(parse_property("Rmax=? [ F p1 & p2 ]", data.vocab, tuple(model)), model, 0,
-                              data=data).agent is None
+    assert (
+        quantitative.check(parse_property("Rmax=? [ F p1 & p2 ]", data.vocab, tuple(model)), model, 0, data=data).agent
+        is None
+    )
 
 
 def _bounds(quantity: Quantity, lower: float, upper: float) -> AgentBounds:
@@ -484,11 +514,18 @@ def _bounds(quantity: Quantity, lower: float, upper: float) -> AgentBounds:
 
 @pytest.mark.parametrize(
     ("comparison", "p", "lower", "upper", "verdict"),
-    [(Comparison.GE, 0.5, 0.5, 0.9, "confirmed"), (Comparison.GE, 0.5, 0.1, 0.49, "refuted"),
-     (Comparison.GE, 0.5, 0.4, 0.6, "undecided"), (Comparison.GT, 0.5, 0.5, 0.9, "undecided"),
-     (Comparison.GT, 0.5, 0.1, 0.5, "refuted"), (Comparison.LE, 0.5, 0.1, 0.5, "confirmed"),
-     (Comparison.LE, 0.5, 0.51, 0.9, "refuted"), (Comparison.LT, 0.5, 0.1, 0.5, "undecided"),
-     (Comparison.LT, 0.5, 0.5, 0.9, "refuted"), (Comparison.LT, 0.5, 0.1, 0.49, "confirmed")],
+    [
+        (Comparison.GE, 0.5, 0.5, 0.9, "confirmed"),
+        (Comparison.GE, 0.5, 0.1, 0.49, "refuted"),
+        (Comparison.GE, 0.5, 0.4, 0.6, "undecided"),
+        (Comparison.GT, 0.5, 0.5, 0.9, "undecided"),
+        (Comparison.GT, 0.5, 0.1, 0.5, "refuted"),
+        (Comparison.LE, 0.5, 0.1, 0.5, "confirmed"),
+        (Comparison.LE, 0.5, 0.51, 0.9, "refuted"),
+        (Comparison.LT, 0.5, 0.1, 0.5, "undecided"),
+        (Comparison.LT, 0.5, 0.5, 0.9, "refuted"),
+        (Comparison.LT, 0.5, 0.1, 0.49, "confirmed"),
+    ],
 )
 def test_bound_verdict(comparison: Comparison, p: float, lower: float, upper: float, verdict: str) -> None:
     quantity: Quantity = "Pmax" if comparison in (Comparison.LT, Comparison.LE) else "Pmin"

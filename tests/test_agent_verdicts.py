@@ -28,11 +28,13 @@ def test_agent_verdicts_are_true_of_the_truth(seed: int, steps: int) -> None:
     ctx = LogicContext(synthetic.propositional_vocabulary(4))
     truth = synthetic.random_model(ctx, rng, n_capabilities=3, max_rules=2, max_effects=2, total=True)
     init = int(rng.integers(16))
-    result = learn(model_assessment(truth, init, "random truth"), method="mcqs-s", max_steps=steps,
-                   seed=int(rng.integers(2**31)))
+    result = learn(
+        model_assessment(truth, init, "random truth"), method="mcqs-s", max_steps=steps, seed=int(rng.integers(2**31))
+    )
     complete = all(
         set(truth[c].distribution(s)) <= (set(result.h_or[c].distribution(s)) if c in result.h_or else set())
-        for s in reachable_states(truth, [init]) for c in truth
+        for s in reachable_states(truth, [init])
+        for c in truth
     )
     caps = tuple(truth)
     for i in range(4):
@@ -58,20 +60,25 @@ def _compare_cut_frontiers(seed: int, steps: int, rings: int) -> int:
     ctx = LogicContext(synthetic.propositional_vocabulary(4))
     truth = synthetic.random_model(ctx, rng, n_capabilities=3, max_rules=2, max_effects=2, total=True)
     init = int(rng.integers(16))
-    result = learn(model_assessment(truth, init, "random truth"), method="mcqs-s", max_steps=steps,
-                   seed=int(rng.integers(2**31)))
+    result = learn(
+        model_assessment(truth, init, "random truth"), method="mcqs-s", max_steps=steps, seed=int(rng.integers(2**31))
+    )
     caps = tuple(truth)
-    texts = [t for i in range(4)
-             for t in (f"E [ F p{i} ]", f"A [ G !p{i} ]", f"E [ !p{(i + 1) % 4} U<=3 p{i} ]", f"E [ G !p{i} ]")]
+    texts = [
+        t
+        for i in range(4)
+        for t in (f"E [ F p{i} ]", f"A [ G !p{i} ]", f"E [ !p{(i + 1) % 4} U<=3 p{i} ]", f"E [ G !p{i} ]")
+    ]
     props = [parse_property(t, ctx.vocab, caps) for t in texts]
     # The model verdicts from engines of their own, as when IC3 decided them: the
     # frontier's walk then starts afresh instead of reusing a reachable set.
-    results = [(SymbolicEngine(result.h_and).check(p, init), SymbolicEngine(result.h_or).check(p, init))
-               for p in props]
+    results = [(SymbolicEngine(result.h_and).check(p, init), SymbolicEngine(result.h_or).check(p, init)) for p in props]
 
     def verdicts() -> list[LatticeVerdict]:
-        return [decide(p, result.h_and, result.h_or, result.data, init, results=r, epsilon=0.5)
-                for p, r in zip(props, results, strict=True)]
+        return [
+            decide(p, result.h_and, result.h_or, result.data, init, results=r, epsilon=0.5)
+            for p, r in zip(props, results, strict=True)
+        ]
 
     whole = verdicts()
     saved = (symbolic.LARGE_NODES, symbolic.LARGE_RINGS)
@@ -98,8 +105,7 @@ def _compare_cut_frontiers(seed: int, steps: int, rings: int) -> int:
 
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(2, 60), st.sampled_from([1, 2, 3]))
-def test_a_frontier_cut_short_changes_no_tier_and_only_lowers_its_counts(seed: int, steps: int,
-                                                                         rings: int) -> None:
+def test_a_frontier_cut_short_changes_no_tier_and_only_lowers_its_counts(seed: int, steps: int, rings: int) -> None:
     _compare_cut_frontiers(seed, steps, rings)
 
 

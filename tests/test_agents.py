@@ -84,17 +84,13 @@ def test_model_backed_frequencies_follow_the_model(toy):
     rng = np.random.default_rng(7)
     s0 = state(v, "p")
     n = 4000
-    counts = Counter(
-        execute(agent, sim, alpha, model["get-q"].capability, s0, rng).transition.s_next for _ in range(n)
-    )
+    counts = Counter(execute(agent, sim, alpha, model["get-q"].capability, s0, rng).transition.s_next for _ in range(n))
     assert set(counts) == {state(v, "q"), state(v, "p", "r")}
     assert counts[state(v, "q")] / n == pytest.approx(0.75, abs=0.03)
     # two matching rules are averaged: at {p, q} rule 1 gives {p,q,r} surely, rule 2
     # gives {p,r} or {p,q} with 1/2 each; mixture 1/2, 1/4, 1/4
     s1 = state(v, "p", "q")
-    counts = Counter(
-        execute(agent, sim, alpha, model["get-r"].capability, s1, rng).transition.s_next for _ in range(n)
-    )
+    counts = Counter(execute(agent, sim, alpha, model["get-r"].capability, s1, rng).transition.s_next for _ in range(n))
     assert set(counts) == {state(v, "p", "q", "r"), state(v, "p", "r"), state(v, "p", "q")}
     assert counts[state(v, "p", "q", "r")] / n == pytest.approx(0.5, abs=0.03)
     assert counts[state(v, "p", "r")] / n == pytest.approx(0.25, abs=0.03)
@@ -290,8 +286,9 @@ def test_lao_agent_prefers_the_first_object_in_action_order(blocks):
     ex = execute(agent, sim, alpha, c, task.initial_state, rng, ExecutionBudget(theta=None))
     assert ex.steps == 1 and v.atoms[v.index("holding(a)")] in v.atoms_of(ex.transition.s_next)
     # holding d: putting it down and stacking it on a, b or c all free the hand
-    holding_d = v.state(["ontable(a)", "ontable(b)", "ontable(c)", "clear(a)", "clear(b)", "clear(c)",
-                         "holding(d)", "handfull(robot)"])
+    holding_d = v.state(
+        ["ontable(a)", "ontable(b)", "ontable(c)", "clear(a)", "clear(b)", "clear(c)", "holding(d)", "handfull(robot)"]
+    )
     c = Capability.for_intent((Literal(v.atoms[v.index("handempty(robot)")]),))
     ex = execute(agent, sim, alpha, c, holding_d, rng, ExecutionBudget(theta=None))
     assert ex.steps == 1 and v.atoms[v.index("ontable(d)")] in v.atoms_of(ex.transition.s_next)
@@ -407,8 +404,15 @@ def test_agent_that_raises_is_a_recorded_failure(blocks):
     task, sim, alpha = blocks
     c = lit(task, "on(a,b)")
     for at in (0, 1, 3):
-        ex = execute(RaisingAgent(LAOAgent(task), at=at), sim, alpha, c, task.initial_state,
-                     np.random.default_rng(0), ExecutionBudget(theta=None))
+        ex = execute(
+            RaisingAgent(LAOAgent(task), at=at),
+            sim,
+            alpha,
+            c,
+            task.initial_state,
+            np.random.default_rng(0),
+            ExecutionBudget(theta=None),
+        )
         assert ex.failed and ex.failure == "agent raised InjectedFault: injected fault"
         assert ex.steps == max(0, at - 1)
         assert ex.transition.s == task.initial_state
@@ -417,19 +421,40 @@ def test_agent_that_raises_is_a_recorded_failure(blocks):
 
 def test_runaway_agent_hits_the_step_budget(blocks):
     task, sim, alpha = blocks
-    ex = execute(RunawayAgent(LAOAgent(task)), sim, alpha, lit(task, "holding(a)"), task.initial_state,
-                 np.random.default_rng(0), ExecutionBudget(max_steps=25, theta=None))
+    ex = execute(
+        RunawayAgent(LAOAgent(task)),
+        sim,
+        alpha,
+        lit(task, "holding(a)"),
+        task.initial_state,
+        np.random.default_rng(0),
+        ExecutionBudget(max_steps=25, theta=None),
+    )
     assert ex.failed and ex.failure == "step budget of 25 exhausted" and ex.steps == 25
     # Θ = 1 still cuts a runaway at its first symbolic change, which is no failure
-    ex = execute(RunawayAgent(LAOAgent(task)), sim, alpha, lit(task, "holding(a)"), task.initial_state,
-                 np.random.default_rng(0), ExecutionBudget(max_steps=25, theta=1))
+    ex = execute(
+        RunawayAgent(LAOAgent(task)),
+        sim,
+        alpha,
+        lit(task, "holding(a)"),
+        task.initial_state,
+        np.random.default_rng(0),
+        ExecutionBudget(max_steps=25, theta=1),
+    )
     assert not ex.failed and ex.stop_reason == "theta" and ex.steps == 1
 
 
 def test_slow_agent_hits_the_wall_clock_budget(blocks):
     task, sim, alpha = blocks
-    ex = execute(SlowAgent(LAOAgent(task), delay=0.02), sim, alpha, lit(task, "holding(a)"), task.initial_state,
-                 np.random.default_rng(0), ExecutionBudget(max_steps=10_000, theta=None, max_seconds=0.15))
+    ex = execute(
+        SlowAgent(LAOAgent(task), delay=0.02),
+        sim,
+        alpha,
+        lit(task, "holding(a)"),
+        task.initial_state,
+        np.random.default_rng(0),
+        ExecutionBudget(max_steps=10_000, theta=None, max_seconds=0.15),
+    )
     assert ex.failed and ex.failure == "wall-clock budget of 0.15s exhausted"
     # Every act sleeps 0.02 s, so 8 steps outlast the 0.15 s budget whatever the load;
     # how many fit before it (possibly none on a busy machine) is the machine's speed.
@@ -441,8 +466,15 @@ def test_hanging_agent_is_abandoned_at_the_wall_clock_deadline(blocks):
     agent = HangingAgent(LAOAgent(task), hang_seconds=30.0)
     start = time.monotonic()
     try:
-        ex = execute(agent, sim, alpha, lit(task, "holding(a)"), task.initial_state,
-                     np.random.default_rng(0), ExecutionBudget(max_steps=100, theta=None, max_seconds=0.2))
+        ex = execute(
+            agent,
+            sim,
+            alpha,
+            lit(task, "holding(a)"),
+            task.initial_state,
+            np.random.default_rng(0),
+            ExecutionBudget(max_steps=100, theta=None, max_seconds=0.2),
+        )
     finally:
         agent.release()
     assert ex.failed and ex.failure == "wall-clock budget of 0.2s exhausted"
@@ -456,15 +488,28 @@ def test_invalid_actions_are_recorded_failures(blocks):
     c = lit(task, "on(a,b)")
     stack_ab = next(a for a in task.ground_actions if str(a) == "stack(a,b,robot)")
     for bogus in ("<no such action>", stack_ab):  # unknown, and known but not applicable
-        ex = execute(InvalidActionAgent(LAOAgent(task), at=1, bogus=bogus), sim, alpha, c, task.initial_state,
-                     np.random.default_rng(0))
+        ex = execute(
+            InvalidActionAgent(LAOAgent(task), at=1, bogus=bogus),
+            sim,
+            alpha,
+            c,
+            task.initial_state,
+            np.random.default_rng(0),
+        )
         assert ex.failed and ex.failure == f"invalid action {bogus!r}" and ex.steps == 0
 
 
 def test_planner_budget_failure_is_recorded(blocks):
     task, sim, alpha = blocks
-    ex = execute(LAOAgent(task, max_expansions=5), sim, alpha, lit(task, "on(c,c)"), task.initial_state,
-                 np.random.default_rng(0), ExecutionBudget(theta=None))
+    ex = execute(
+        LAOAgent(task, max_expansions=5),
+        sim,
+        alpha,
+        lit(task, "on(c,c)"),
+        task.initial_state,
+        np.random.default_rng(0),
+        ExecutionBudget(theta=None),
+    )
     assert ex.failed and ex.failure.startswith("agent raised PlanningError: LAO* exceeded its budget of 5")
 
 
@@ -505,12 +550,16 @@ def run_cli(argv):
 
 
 def test_run_command_prints_lao_transitions(capsys):
-    assert run_cli(["lao", "--domain", "blocks", "--capability", "on(a,b)", "--walk-states", "0", "--theta", "inf"]) == 0
+    assert (
+        run_cli(["lao", "--domain", "blocks", "--capability", "on(a,b)", "--walk-states", "0", "--theta", "inf"]) == 0
+    )
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("lao agent, lao:blocks/problem1: 1 capabilities") and "theta=inf" in out[0]
     assert out[1] == "[1] on(a,b)  from initial state"
-    assert out[2] == ("  state:    {ontable(a), ontable(b), ontable(c), ontable(d), clear(a), clear(b), "
-                      "clear(c), clear(d), handempty(robot)}")
+    assert out[2] == (
+        "  state:    {ontable(a), ontable(b), ontable(c), ontable(d), clear(a), clear(b), "
+        "clear(c), clear(d), handempty(robot)}"
+    )
     assert out[3] == "  added:    on(a,b)"
     assert out[4] == "  deleted:  ontable(a), clear(b)"
     assert out[5] == "  steps: 2   temporal length: 2   stop: achieved"

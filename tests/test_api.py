@@ -17,8 +17,24 @@ def test_h_tilde_is_certified_between_the_bounds_and_matches_capver_learn(tmp_pa
     h_tilde = result.model("h_tilde")
     assert refines(result.h_and, h_tilde).holds and refines(h_tilde, result.h_or).holds
     assert result.h_tilde is h_tilde  # built once
-    res = capver("learn", "--agent", "lao", "--domain", "blocks", "--method", "mcqs-s", "--max-steps", "120",
-                 "--seed", "3", "--eval-sequences", "5", "--out", str(tmp_path / "run"), "--quiet")
+    res = capver(
+        "learn",
+        "--agent",
+        "lao",
+        "--domain",
+        "blocks",
+        "--method",
+        "mcqs-s",
+        "--max-steps",
+        "120",
+        "--seed",
+        "3",
+        "--eval-sequences",
+        "5",
+        "--out",
+        str(tmp_path / "run"),
+        "--quiet",
+    )
     assert res.returncode == 0, res.stderr
     written = dsl.read(tmp_path / "run" / "h_tilde.capm", ctx=result.h_and.ctx).model
     assert dsl.emit(written, name="occam") == dsl.emit(h_tilde, name="occam")

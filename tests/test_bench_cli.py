@@ -77,16 +77,34 @@ def test_quick_changes_defaults_only(name: str) -> None:
 def test_the_full_defaults_are_the_recorded_ones() -> None:
     """The numbers of docs/results.md come from the full defaults; --quick must not move them."""
     expected: dict[str, dict[str, object]] = {
-        "foundation": {"atoms": 40, "transitions": 10_000, "capabilities": 20, "states": 2_000,
-                       "incremental_samples": 50, "queries": 5_000, "unobserved_queries": 1_000,
-                       "representation_states": 20_000},
+        "foundation": {
+            "atoms": 40,
+            "transitions": 10_000,
+            "capabilities": 20,
+            "states": 2_000,
+            "incremental_samples": 50,
+            "queries": 5_000,
+            "unobserved_queries": 1_000,
+            "representation_states": 20_000,
+        },
         "agents": {"states": 20, "repeat": 5, "domains": ["first_responders", "blocks"]},
         "minigrid": {"layouts": 20, "deepcopy_executions": 10, "calls": 2_000, "max_steps": 200},
-        "learning": {"eval_sequences": 300, "iterations": 100, "horizon": 10, "qace_budget_steps": 500,
-                     "max_seconds": 45.0, "qace_max_seconds": 60.0, "seeds": 3},
+        "learning": {
+            "eval_sequences": 300,
+            "iterations": 100,
+            "horizon": 10,
+            "qace_budget_steps": 500,
+            "max_seconds": 45.0,
+            "qace_max_seconds": 60.0,
+            "seeds": 3,
+        },
         "introspection": {"episodes": 5, "grid_episodes": 20, "timeout": 60.0, "k": 100},
-        "dprime": {"sequences": 100_000, "steps": 300, "eval_every": 50,
-                   "settings": ["lao:first_responders", "lao:blocks"]},
+        "dprime": {
+            "sequences": 100_000,
+            "steps": 300,
+            "eval_every": 50,
+            "settings": ["lao:first_responders", "lao:blocks"],
+        },
     }
     for name, values in expected.items():
         args = vars(_module(name).build_parser().parse([]))
@@ -117,7 +135,9 @@ def test_foundation_quick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsy
     info = data["info"]
     assert info["setup"] == "20 atoms, 5 capabilities, 1000 transitions, seed 0"
     assert info["mode"].startswith("--quick")
-    pooled = re.match(r"1000 transitions, (\d+) distinct states, (\d+) distinct \(s,c\), (\d+) blocks", info["D pooled"])
+    pooled = re.match(
+        r"1000 transitions, (\d+) distinct states, (\d+) distinct \(s,c\), (\d+) blocks", info["D pooled"]
+    )
     assert pooled and int(pooled[1]) <= 200 and int(pooled[1]) <= int(pooled[2]) <= 5 * 200
     assert info["D all-distinct"].startswith("1000 transitions, 1000 distinct states, 1000 distinct (s,c)")
     by = {(m["section"], m["metric"]): m for m in data["measures"]}
@@ -166,7 +186,10 @@ def test_agents_quick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: p
     text = capsys.readouterr().out
     rows = _table(text, "domain")
     assert [(r[0], r[1]) for r in rows] == [
-        ("first_responders", "1"), ("first_responders", "inf"), ("blocks", "1"), ("blocks", "inf"),
+        ("first_responders", "1"),
+        ("first_responders", "inf"),
+        ("blocks", "1"),
+        ("blocks", "inf"),
     ]
     for domain in ("first_responders", "blocks"):
         one, inf = (r for r in rows if r[0] == domain)

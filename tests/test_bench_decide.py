@@ -27,14 +27,49 @@ from capver.bench.decide import (
 )
 from tests.test_bench_learning import _tables  # the markdown tables of a text as (header, rows)
 
-MAIN_HEADER = ["setting", "method", "seeds", "properties", "decided (mean)", "observed (mean)", "confident (mean)",
-               "median steps to decide", "mean steps to decide", "median queries to decide",
-               "steps ÷ directed (both decided)", "steps ÷ directed (lower bound)", "decided only by this method",
-               "steps run (mean)", "learn s (mean)", "CPU s (mean)", "verdicts checked", "wrong observed",
-               "wrong confident"]
-CSV_HEADER = ["setting", "method", "seed", "budget", "name", "text", "kind", "decided_steps", "decided_queries",
-              "verdict", "tier", "run_steps", "run_queries", "run_stop", "run_seconds", "run_cpu_seconds",
-              "truth_holds", "wrong", "bound", "truth_violation"]
+MAIN_HEADER = [
+    "setting",
+    "method",
+    "seeds",
+    "properties",
+    "decided (mean)",
+    "observed (mean)",
+    "confident (mean)",
+    "median steps to decide",
+    "mean steps to decide",
+    "median queries to decide",
+    "steps ÷ directed (both decided)",
+    "steps ÷ directed (lower bound)",
+    "decided only by this method",
+    "steps run (mean)",
+    "learn s (mean)",
+    "CPU s (mean)",
+    "verdicts checked",
+    "wrong observed",
+    "wrong confident",
+]
+CSV_HEADER = [
+    "setting",
+    "method",
+    "seed",
+    "budget",
+    "name",
+    "text",
+    "kind",
+    "decided_steps",
+    "decided_queries",
+    "verdict",
+    "tier",
+    "run_steps",
+    "run_queries",
+    "run_stop",
+    "run_seconds",
+    "run_cpu_seconds",
+    "truth_holds",
+    "wrong",
+    "bound",
+    "truth_violation",
+]
 RATIO = re.compile(r"^(—|(>?)(\d+\.\d)× \((\d+)\))$")
 Row = dict[str, str]
 
@@ -70,7 +105,10 @@ def test_every_run_has_a_row_per_property_and_the_counts_add_up(quick: tuple[str
         for r in props:
             # One run: its numbers repeat on each of its properties.
             assert (r["run_steps"], r["run_queries"], r["run_stop"]) == (
-                props[0]["run_steps"], props[0]["run_queries"], props[0]["run_stop"])
+                props[0]["run_steps"],
+                props[0]["run_queries"],
+                props[0]["run_stop"],
+            )
             decided = r["decided_steps"] != ""
             assert decided == (r["tier"] in ("observed", "confident"))
             assert (r["decided_queries"] != "") == decided
@@ -162,19 +200,39 @@ def test_no_verdict_on_a_random_truth_is_wrong(quick: tuple[str, list[Row], Path
     for r in rows:
         if r["setting"] != RANDOM_TRUTHS:
             assert r["truth_holds"] == r["wrong"] == ""
-    assert "verdicts wrong of" in text and re.search(r"0 observed and 0 confident verdicts wrong of \d+ checked — met",
-                                                     text)
+    assert "verdicts wrong of" in text and re.search(
+        r"0 observed and 0 confident verdicts wrong of \d+ checked — met", text
+    )
 
 
 def _outcome(method: str, seed: int, name: str, steps: int | None, run: int = 100) -> Outcome:
-    return Outcome("s", method, seed, run, name, "", "reach", steps, None if steps is None else 1, "", "", run, 1, "",
-                   0.0, 0.0, None, None, float("nan"), float("nan"))
+    return Outcome(
+        "s",
+        method,
+        seed,
+        run,
+        name,
+        "",
+        "reach",
+        steps,
+        None if steps is None else 1,
+        "",
+        "",
+        run,
+        1,
+        "",
+        0.0,
+        0.0,
+        None,
+        None,
+        float("nan"),
+        float("nan"),
+    )
 
 
 def test_ratios_match_pairs_and_bound_the_undecided() -> None:
     directed = [_outcome(DIRECTED, 0, "a", 10), _outcome(DIRECTED, 0, "b", 20), _outcome(DIRECTED, 1, "a", None)]
-    other = [_outcome("mcqs-e", 0, "a", 30), _outcome("mcqs-e", 0, "b", None, run=100),
-             _outcome("mcqs-e", 1, "a", 5)]
+    other = [_outcome("mcqs-e", 0, "a", 30), _outcome("mcqs-e", 0, "b", None, run=100), _outcome("mcqs-e", 1, "a", 5)]
     both, bound, only = ratios(other, directed)
     assert (both.value, both.pairs, both.lower) == (3.0, 1, False)
     assert (bound.value, bound.pairs, bound.lower) == ((30 + 100) / 30, 2, True)

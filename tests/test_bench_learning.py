@@ -23,22 +23,72 @@ from capver.bench.learning.settings import DEFAULT_SETTINGS, QACE_SETTING, build
 
 SETTING = "lao:first_responders"
 ARGS = [
-    "--quick", "--jobs", "1", "--settings", SETTING, "--methods", "mcqs-s,random", "--seeds", "2",
-    "--ablation-methods", "mcqs-s", "--qace-methods", "mcqs-s", "--qace-every", "4", "--random-factor", "4",
+    "--quick",
+    "--jobs",
+    "1",
+    "--settings",
+    SETTING,
+    "--methods",
+    "mcqs-s,random",
+    "--seeds",
+    "2",
+    "--ablation-methods",
+    "mcqs-s",
+    "--qace-methods",
+    "mcqs-s",
+    "--qace-every",
+    "4",
+    "--random-factor",
+    "4",
 ]
 MAIN_HEADER = [
-    "setting", "method", "seeds", "budget", "steps", "time-capped",
-    "agr→90%", "agr→99%", "cov→90%", "cov→99%",
-    "R÷M agr 90%", "R÷M agr 99%", "R÷M cov 90%", "R÷M cov 99%", "R÷M @final cov",
-    "cov@budget", "final agr", "final cov", "exact VD", "learn s", "wall s", "final cov h̃", "exact VD h̃",
+    "setting",
+    "method",
+    "seeds",
+    "budget",
+    "steps",
+    "time-capped",
+    "agr→90%",
+    "agr→99%",
+    "cov→90%",
+    "cov→99%",
+    "R÷M agr 90%",
+    "R÷M agr 99%",
+    "R÷M cov 90%",
+    "R÷M cov 99%",
+    "R÷M @final cov",
+    "cov@budget",
+    "final agr",
+    "final cov",
+    "exact VD",
+    "learn s",
+    "wall s",
+    "final cov h̃",
+    "exact VD h̃",
     "R÷M @final cov h̃",
 ]
 QACE_HEADER = [
-    "method", "seeds", "reached ≤0.009", "steps at threshold", "executions at threshold", "learn s at threshold",
-    "best MAE", "steps at best", "learn s at best", "final MAE on tried (s,c)", "final MAE on applicable (s,c)",
-    "final (s,c) coverage", "steps run",
-    "h̃ reached ≤0.009", "h̃ steps at threshold", "h̃ executions at threshold", "h̃ s at threshold", "h̃ best MAE",
-    "h̃ final MAE", "h̃ final MAE on applicable (s,c)", "h̃ final MAE on tried (s,c)",
+    "method",
+    "seeds",
+    "reached ≤0.009",
+    "steps at threshold",
+    "executions at threshold",
+    "learn s at threshold",
+    "best MAE",
+    "steps at best",
+    "learn s at best",
+    "final MAE on tried (s,c)",
+    "final MAE on applicable (s,c)",
+    "final (s,c) coverage",
+    "steps run",
+    "h̃ reached ≤0.009",
+    "h̃ steps at threshold",
+    "h̃ executions at threshold",
+    "h̃ s at threshold",
+    "h̃ best MAE",
+    "h̃ final MAE",
+    "h̃ final MAE on applicable (s,c)",
+    "h̃ final MAE on tried (s,c)",
 ]
 Tables = list[tuple[list[str], list[dict[str, str]]]]
 RATIO = re.compile(r"^(>?\d+\.\d×|—)$")
@@ -113,7 +163,11 @@ def test_steps_to_threshold_agree_with_the_curves(tables: Tables, runs: list[dic
             for thr in (0.9, 0.99):
                 hits = []
                 for seed in ("0", "1"):
-                    pts = [r for r in runs if r["method"] == row["method"] and r["seed"] == seed and r["setting"] == SETTING]
+                    pts = [
+                        r
+                        for r in runs
+                        if r["method"] == row["method"] and r["seed"] == seed and r["setting"] == SETTING
+                    ]
                     hit = next((float(r["steps"]) for r in pts[1:] if float(r[metric]) >= thr), None)
                     if hit is not None:
                         hits.append(hit)
@@ -131,10 +185,13 @@ def _crossing(points: list[tuple[float, float]], target: float) -> float | None:
     return None
 
 
-@pytest.mark.parametrize(("column", "metric", "final"), [
-    ("R÷M @final cov", "coverage_agreement", "final cov"),
-    ("R÷M @final cov h̃", "coverage_agreement_tilde", "final cov h̃"),
-])
+@pytest.mark.parametrize(
+    ("column", "metric", "final"),
+    [
+        ("R÷M @final cov", "coverage_agreement", "final cov"),
+        ("R÷M @final cov h̃", "coverage_agreement_tilde", "final cov h̃"),
+    ],
+)
 def test_random_over_mcqs_at_the_final_level_follows_the_seed_mean_curves(
     tables: Tables, runs: list[dict[str, str]], column: str, metric: str, final: str
 ) -> None:
@@ -142,18 +199,27 @@ def test_random_over_mcqs_at_the_final_level_follows_the_seed_mean_curves(
     recomputed from runs.csv (seed means on the union of checkpoints)."""
 
     def mean_points(method: str) -> list[tuple[float, float]]:
-        per_seed = [[(float(r["steps"]), float(r[metric])) for r in runs
-                     if r["method"] == method and r["seed"] == seed and r["setting"] == SETTING and r[metric] != ""]
-                    for seed in ("0", "1")]
+        per_seed = [
+            [
+                (float(r["steps"]), float(r[metric]))
+                for r in runs
+                if r["method"] == method and r["seed"] == seed and r["setting"] == SETTING and r[metric] != ""
+            ]
+            for seed in ("0", "1")
+        ]
         grid = sorted({x for pts in per_seed for x, _ in pts})
-        return [(x, float(np.mean([np.interp(x, [p for p, _ in pts], [v for _, v in pts]) for pts in per_seed])))
-                for x in grid]
+        return [
+            (x, float(np.mean([np.interp(x, [p for p, _ in pts], [v for _, v in pts]) for pts in per_seed])))
+            for x in grid
+        ]
 
     row = next(r for r in tables[0][1] if r["method"] == "mcqs-s")
     mine, theirs = mean_points("mcqs-s"), mean_points("random")
     # The table rounds the target to 3 decimals; recompute it from the runs to stay exact.
-    finals = [float([r for r in runs if r["method"] == "mcqs-s" and r["seed"] == seed and r[metric] != ""][-1][metric])
-              for seed in ("0", "1")]
+    finals = [
+        float([r for r in runs if r["method"] == "mcqs-s" and r["seed"] == seed and r[metric] != ""][-1][metric])
+        for seed in ("0", "1")
+    ]
     target = float(np.mean(finals))
     assert abs(target - float(row[final].partition(" ± ")[0])) < 6e-4
     m, r = _crossing(mine, target), _crossing(theirs, target)
@@ -232,8 +298,11 @@ def test_qace_section(tables: Tables, runs: list[dict[str, str]]) -> None:
 
 
 def test_plots_are_written(out: Path) -> None:
-    for name in ("lao_first_responders_agreement.png", "lao_first_responders_coverage_agreement.png",
-                 "primitive_first_responders_mae.png"):
+    for name in (
+        "lao_first_responders_agreement.png",
+        "lao_first_responders_coverage_agreement.png",
+        "primitive_first_responders_mae.png",
+    ):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

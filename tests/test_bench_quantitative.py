@@ -31,8 +31,10 @@ def test_quick_run_records_every_engine_and_they_agree(tmp_path: Path, capsys: p
             assert float(r["load"]) >= 0
     by = {(r["query"], r["engine"]): r for r in rows}
     assert by[("Pmax", "sparse")]["answered_by"] == "sparse"
-    assert by[("Pmax", "sparse")]["guarantee"] in ("exact (rational)",
-                                                  "exact: floating result rounded and verified in rationals")
+    assert by[("Pmax", "sparse")]["guarantee"] in (
+        "exact (rational)",
+        "exact: floating result rounded and verified in rationals",
+    )
     assert by[("Pmax", "sparse")]["breakdown"].startswith("build ")
     assert by[("Pmax", "auto")]["answered_by"] in ("explicit", "sparse")
     if storm.available():

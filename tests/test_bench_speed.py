@@ -15,7 +15,9 @@ def test_speed_quick_times_every_method_and_phase(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     rows = list(csv.DictReader((out / "speed.csv").open()))
     assert {(r["method"], r["variant"]) for r in rows} == {
-        *((m, "default") for m in DEFAULT_METHODS), ("mcqs-e", "all-iterations")}
+        *((m, "default") for m in DEFAULT_METHODS),
+        ("mcqs-e", "all-iterations"),
+    }
     for r in rows:
         total = float(r["cpu_seconds"])
         phases = [float(r[f"{p}_seconds"]) for p in PHASES]
@@ -34,8 +36,21 @@ def test_speed_quick_times_every_method_and_phase(tmp_path: Path) -> None:
 
 
 def test_speed_converge_runs_to_the_rule_or_the_cpu_cap(tmp_path: Path) -> None:
-    proc = capver("bench", "speed", "--methods", "mcqs-e", "--steps", "20", "--converge", "1",
-                  "--eval-sequences", "20", "--out", str(tmp_path), timeout=120)
+    proc = capver(
+        "bench",
+        "speed",
+        "--methods",
+        "mcqs-e",
+        "--steps",
+        "20",
+        "--converge",
+        "1",
+        "--eval-sequences",
+        "20",
+        "--out",
+        str(tmp_path),
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     rows = [line.strip("|").split("|") for line in proc.stdout.splitlines() if line.startswith("| mcqs-e | 0 |")]
     assert len(rows) == 1
@@ -50,8 +65,19 @@ def test_reachable_closure_model_free_finds_a_subset_of_the_exact_one(tmp_path: 
     """``--reachable K`` as docs/results.md runs it (with fewer executions per pair): the
     model-free closure can only miss what the exact closure over the agent's policy
     and the domain's outcomes reaches."""
-    proc = capver("bench", "speed", "--methods", "random", "--steps", "20", "--reachable", "2",
-                  "--out", str(tmp_path / "speed"), timeout=300)
+    proc = capver(
+        "bench",
+        "speed",
+        "--methods",
+        "random",
+        "--steps",
+        "20",
+        "--reachable",
+        "2",
+        "--out",
+        str(tmp_path / "speed"),
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     rows = {}
     for line in proc.stdout.splitlines():

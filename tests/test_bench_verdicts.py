@@ -31,15 +31,45 @@ from capver.io.properties_text import parse_property
 from capver.settings import model_assessment
 
 TIERS = ["observed-holds", "observed-violated", "confident-holds", "confident-violated", "unconfirmed", "unknown"]
-TIER_HEADER = ["tier", "claims", "share of claims", "with no frontier pair", "wrong", "verdict ≠ truth's",
-               "in a run whose missing-mass event failed", "median ε̄", "median untried pairs", "median thin pairs",
-               "target"]
-BUDGET_HEADER = ["method", "budget", "runs", "claims", *TIERS, "observed wrong", "confident wrong (k = 10)",
-                 "confident ≠ truth's verdict", "runs with a confident claim", "runs with a wrong confident claim",
-                 "runs whose missing-mass event failed"]
+TIER_HEADER = [
+    "tier",
+    "claims",
+    "share of claims",
+    "with no frontier pair",
+    "wrong",
+    "verdict ≠ truth's",
+    "in a run whose missing-mass event failed",
+    "median ε̄",
+    "median untried pairs",
+    "median thin pairs",
+    "target",
+]
+BUDGET_HEADER = [
+    "method",
+    "budget",
+    "runs",
+    "claims",
+    *TIERS,
+    "observed wrong",
+    "confident wrong (k = 10)",
+    "confident ≠ truth's verdict",
+    "runs with a confident claim",
+    "runs with a wrong confident claim",
+    "runs whose missing-mass event failed",
+]
 TRUTH_HEADER = ["truth", "runs", "properties", "claims", *TIERS, "confident ≠ truth's verdict"]
-QUANT_HEADER = ["method", "budget", "runs", "bounds", "covered", "runs with a bound missing the truth",
-                "median width Pmax", "median width Pmin", "Pmax bounds of width ≤ 0.1", "Pmin bounds of width ≤ 0.1"]
+QUANT_HEADER = [
+    "method",
+    "budget",
+    "runs",
+    "bounds",
+    "covered",
+    "runs with a bound missing the truth",
+    "median width Pmax",
+    "median width Pmin",
+    "Pmax bounds of width ≤ 0.1",
+    "Pmin bounds of width ≤ 0.1",
+]
 QUICK_BUDGETS = (20, 300)
 METHODS = ("mcqs-e", "random")
 
@@ -124,8 +154,9 @@ def test_quick_table_matches_runs_csv(quick: tuple[str, list[Row], Path]) -> Non
         failed = str(sum(float(r["run_excess"]) > 0 for r in cs))
         assert t["in a run whose missing-mass event failed"] == (failed if confident else "—")
         with_frontier = confident or t["tier"] == "unconfirmed"
-        assert t["with no frontier pair"] == (str(sum(r["frontier_pairs"] == "0" for r in cs)) if with_frontier
-                                              else "—")
+        assert t["with no frontier pair"] == (
+            str(sum(r["frontier_pairs"] == "0" for r in cs)) if with_frontier else "—"
+        )
         assert t["median ε̄"] == (_median([float(r["epsilon"]) for r in cs]) if with_frontier else "—")
         if t["tier"] == "unconfirmed":
             assert t["median untried pairs"] == _median([int(r["untried"]) for r in cs])
@@ -146,11 +177,14 @@ def test_quick_table_matches_runs_csv(quick: tuple[str, list[Row], Path]) -> Non
         assert int(b["confident wrong (k = 10)"]) == sum(r["wrong"] == "1" for r in conf)
         assert int(b["confident ≠ truth's verdict"]) == sum(r["differs"] == "1" for r in conf)
         assert int(b["runs with a confident claim"]) == sum(
-            any(r["tier"].startswith("confident") for r in rs) for rs in runs.values())
+            any(r["tier"].startswith("confident") for r in rs) for rs in runs.values()
+        )
         assert int(b["runs with a wrong confident claim"]) == sum(
-            any(r["tier"].startswith("confident") and r["wrong"] == "1" for r in rs) for rs in runs.values())
+            any(r["tier"].startswith("confident") and r["wrong"] == "1" for r in rs) for rs in runs.values()
+        )
         assert int(b["runs whose missing-mass event failed"]) == sum(
-            float(rs[0]["run_excess"]) > 0 for rs in runs.values())
+            float(rs[0]["run_excess"]) > 0 for rs in runs.values()
+        )
 
     assert [t["truth"] for t in truth_rows] == list(TRUTHS)
     for t in truth_rows:
@@ -161,17 +195,25 @@ def test_quick_table_matches_runs_csv(quick: tuple[str, list[Row], Path]) -> Non
         assert [int(t[x]) for x in TIERS] == [sum(r["tier"] == x for r in cs) for x in TIERS]
 
     assert [(q["method"], q["budget"]) for q in quant_rows] == [
-        *((m, str(b)) for m in METHODS for b in QUICK_BUDGETS), ("all", "all")]
+        *((m, str(b)) for m in METHODS for b in QUICK_BUDGETS),
+        ("all", "all"),
+    ]
     missed_runs = set()
     for q in quant_rows:
         cs = [r for r in rows if q["method"] == "all" or (r["method"] == q["method"] and r["budget"] == q["budget"])]
         assert int(q["bounds"]) == 2 * len(cs)
-        covered = [(r, kind) for r in cs for kind in ("pmax", "pmin")
-                   if float(r[f"{kind}_lower"]) - 1e-9 <= float(r[f"{kind}_truth"]) <= float(r[f"{kind}_upper"]) + 1e-9]
+        covered = [
+            (r, kind)
+            for r in cs
+            for kind in ("pmax", "pmin")
+            if float(r[f"{kind}_lower"]) - 1e-9 <= float(r[f"{kind}_truth"]) <= float(r[f"{kind}_upper"]) + 1e-9
+        ]
         assert int(q["covered"]) == len(covered)
         missed = {(r["truth"], r["method"], r["budget"], r["seed"]) for r in cs} - {
-            (r["truth"], r["method"], r["budget"], r["seed"]) for r in cs
-            if all((r, k) in covered for k in ("pmax", "pmin"))}
+            (r["truth"], r["method"], r["budget"], r["seed"])
+            for r in cs
+            if all((r, k) in covered for k in ("pmax", "pmin"))
+        }
         missed_runs |= missed
         widths = {k: [float(r[f"{k}_upper"]) - float(r[f"{k}_lower"]) for r in cs] for k in ("pmax", "pmin")}
         assert q["median width Pmax"] == _median(widths["pmax"])
@@ -187,8 +229,11 @@ def test_quick_table_matches_runs_csv(quick: tuple[str, list[Row], Path]) -> Non
     n = len(TRUTHS) * len(METHODS) * len(QUICK_BUDGETS)
     assert f"- runs: {n};" in text
     assert "- observed claims wrong: 0 (target: 0) — met" in text
-    wrong_runs = {(r["truth"], r["method"], r["budget"], r["seed"]) for r in rows
-                  if r["tier"].startswith("confident") and r["wrong"] == "1"}
+    wrong_runs = {
+        (r["truth"], r["method"], r["budget"], r["seed"])
+        for r in rows
+        if r["tier"].startswith("confident") and r["wrong"] == "1"
+    }
     assert f"executions above the printed bound): {len(wrong_runs)} / {n} = {len(wrong_runs) / n:.4f}" in text
     assert f"misses the truth's value: {len(missed_runs)} / {n} = {len(missed_runs) / n:.4f}" in text
 
@@ -237,8 +282,9 @@ def test_unseen_excess_is_the_true_missing_mass_minus_epsilon() -> None:
     parsed, init = _truth("rare-side-effect")
     truth = model_assessment(parsed.model, init, "t").truth
     assert truth is not None
-    (clean, _), (chipped, _) = sorted(truth["pick-up-cup"].distribution(init).items(),
-                                      key=lambda kv: kv[1], reverse=True)
+    (clean, _), (chipped, _) = sorted(
+        truth["pick-up-cup"].distribution(init).items(), key=lambda kv: kv[1], reverse=True
+    )
     data = TransitionDataset(truth.vocabulary, truth.capabilities)
     data.add(Transition(init, "pick-up-cup", clean), count=40)
     bounds = SamplingBounds(data, 0.05)

@@ -73,7 +73,8 @@ def test_quick_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     # one check per run length, model, property and engine
     engines = verify_scale.available_engines()
     assert sorted({(c.steps, c.model, c.name, c.engine) for c in checks}) == sorted(
-        (n, m, name, e) for n in lengths for m in MODELS for name, _ in props for e in engines)
+        (n, m, name, e) for n in lengths for m in MODELS for name, _ in props for e in engines
+    )
     assert len(checks) == len(lengths) * len(MODELS) * len(props) * len(engines)
     for c in checks:
         assert c.status == "ok", c
@@ -147,30 +148,57 @@ def test_a_killed_check_has_its_time_and_rss(tmp_path: Path) -> None:
     assert done.status == "ok" and done.decided and done.seconds > 0 and done.maxrss_mib > c.maxrss_mib
 
 
-def _check(model: str, engine: str, verdict: str, *, exact: bool = True, kind: str = "E F", name: str = "p",
-           setting: str = "s", steps: int = 10) -> Check:
-    return Check(setting, steps, steps, model, name, "E [ F x ]", kind, engine, "ok", verdict, exact, 0.1, 0.1, 50.0,
-                 40.0, "")
+def _check(
+    model: str,
+    engine: str,
+    verdict: str,
+    *,
+    exact: bool = True,
+    kind: str = "E F",
+    name: str = "p",
+    setting: str = "s",
+    steps: int = 10,
+) -> Check:
+    return Check(
+        setting, steps, steps, model, name, "E [ F x ]", kind, engine, "ok", verdict, exact, 0.1, 0.1, 50.0, 40.0, ""
+    )
 
 
 def test_add_replaces_the_checks_measured_again() -> None:
     fr = "lao:first_responders"
-    old = [_check(m, e, "holds", setting=fr, name=n) for m in MODELS for n in ("heals z1", "never both dying")
-           for e in ("bdd", "ic3")]
-    new = [_check("h_or", "ic3", "fails", setting=fr, name="heals z1"),
-           _check("h_and", "auto", "holds", setting=fr, name="never both dying")]
+    old = [
+        _check(m, e, "holds", setting=fr, name=n)
+        for m in MODELS
+        for n in ("heals z1", "never both dying")
+        for e in ("bdd", "ic3")
+    ]
+    new = [
+        _check("h_or", "ic3", "fails", setting=fr, name="heals z1"),
+        _check("h_and", "auto", "holds", setting=fr, name="never both dying"),
+    ]
     both = verify_scale.merged(old, new)
     assert len(both) == len(old) + 1
     assert [c for c in both if c.engine == "ic3" and c.model == "h_or" and c.name == "heals z1"] == [new[0]]
     # in the order of the setting's properties, then of ENGINES
     assert [(c.model, c.name, c.engine) for c in both[:5]] == [
-        ("h_and", "never both dying", "bdd"), ("h_and", "never both dying", "ic3"),
-        ("h_and", "never both dying", "auto"), ("h_and", "heals z1", "bdd"), ("h_and", "heals z1", "ic3")]
+        ("h_and", "never both dying", "bdd"),
+        ("h_and", "never both dying", "ic3"),
+        ("h_and", "never both dying", "auto"),
+        ("h_and", "heals z1", "bdd"),
+        ("h_and", "heals z1", "ic3"),
+    ]
 
 
-@given(st.lists(st.tuples(st.sampled_from(MODELS), st.sampled_from(ENGINES), st.sampled_from(["holds", "fails"]),
-                          st.booleans()), min_size=1, max_size=8),
-       st.sampled_from(["E F", "A G", "E F<=3", "A G<=2"]))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(MODELS), st.sampled_from(ENGINES), st.sampled_from(["holds", "fails"]), st.booleans()
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.sampled_from(["E F", "A G", "E F<=3", "A G<=2"]),
+)
 def test_disagreement_is_an_error(specs: list[tuple[str, str, str, bool]], kind: str) -> None:
     """For all sets of checks: a model's verdict is the one its exact checks agree
     on, and the row has an error exactly when two exact verdicts of a model differ or
@@ -186,8 +214,9 @@ def test_disagreement_is_an_error(specs: list[tuple[str, str, str, bool]], kind:
         verdicts[m] = row.verdict(m)
         assert verdicts[m] == (None if not seen else seen.pop() if len(seen) == 1 else "DISAGREE")
     observed = "holds" if existential else "fails"
-    contradiction = (not disagree and verdicts["h_and"] == observed and verdicts["h_or"] is not None
-                     and verdicts["h_or"] != observed)
+    contradiction = (
+        not disagree and verdicts["h_and"] == observed and verdicts["h_or"] is not None and verdicts["h_or"] != observed
+    )
     assert bool(row.errors) == (disagree or contradiction)
     if not disagree and not contradiction:
         if verdicts["h_and"] == observed:
@@ -202,8 +231,9 @@ def test_disagreement_is_an_error(specs: list[tuple[str, str, str, bool]], kind:
 
 def test_lattice_verdicts() -> None:
     def row(kind: str, v_and: str, v_or: str) -> Row:
-        return Row("s", 10, "p", "x", kind, (_check("h_and", "bdd", v_and, kind=kind),
-                                             _check("h_or", "ic3", v_or, kind=kind)))
+        return Row(
+            "s", 10, "p", "x", kind, (_check("h_and", "bdd", v_and, kind=kind), _check("h_or", "ic3", v_or, kind=kind))
+        )
 
     assert row("E F", "holds", "holds").lattice == "holds (observed)"
     assert row("E F", "fails", "fails").lattice == "violated (on h∨)"

@@ -15,8 +15,22 @@ from tests.helpers.cli import capver
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cert") / "run"
-    res = capver("learn", "--agent", "primitive", "--domain", "first_responders", "--method", "random",
-                 "--max-steps", "40", "--eval-sequences", "5", "--out", str(out), "--quiet")
+    res = capver(
+        "learn",
+        "--agent",
+        "primitive",
+        "--domain",
+        "first_responders",
+        "--method",
+        "random",
+        "--max-steps",
+        "40",
+        "--eval-sequences",
+        "5",
+        "--out",
+        str(out),
+        "--quiet",
+    )
     assert res.returncode == 0, res.stderr
     return out
 

@@ -24,7 +24,6 @@ from tests.helpers.cli import capver, capver_command
 REPO = Path(__file__).resolve().parents[1]
 
 
-
 def one_line_error(res: subprocess.CompletedProcess[str], command: str) -> str:
     """The run failed with exit 2 and one ``capver CMD: error:`` line, no traceback."""
     assert res.returncode == 2, (res.returncode, res.stderr)
@@ -58,8 +57,9 @@ def test_resume_refuses_a_directory_capver_did_not_write_and_overwrites_nothing(
 
 def test_resume_into_the_package_source_is_refused(tmp_path: Path) -> None:
     before = sorted(p.name for p in (REPO / "capver").iterdir())
-    res = capver("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "10", "--out", "capver", "--resume",
-                 cwd=REPO)
+    res = capver(
+        "learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "10", "--out", "capver", "--resume", cwd=REPO
+    )
     one_line_error(res, "learn")
     assert sorted(p.name for p in (REPO / "capver").iterdir()) == before
 
@@ -73,8 +73,9 @@ def test_a_directory_holding_a_run_is_continued_only_with_resume(small_run: Path
 
 
 @pytest.mark.parametrize("command", [["build", "--out"], ["plot", "RUN", "--out"]])
-def test_output_files_that_exist_are_not_overwritten_without_force(tmp_path: Path, command: list[str],
-                                                                   small_run: Path) -> None:
+def test_output_files_that_exist_are_not_overwritten_without_force(
+    tmp_path: Path, command: list[str], small_run: Path
+) -> None:
     target = tmp_path / "mine.png"
     if command[0] == "build":
         target = tmp_path / "h_and.capm"
@@ -95,19 +96,34 @@ def test_output_files_that_exist_are_not_overwritten_without_force(tmp_path: Pat
 
 def test_a_failed_learn_creates_nothing_and_the_corrected_command_works(tmp_path: Path) -> None:
     d = tmp_path / "D"
-    err = one_line_error(capver("learn", "--agent", "lao", "--domain", "nosuch", "--max-steps", "10", "--out", str(d)),
-                         "learn")
+    err = one_line_error(
+        capver("learn", "--agent", "lao", "--domain", "nosuch", "--max-steps", "10", "--out", str(d)), "learn"
+    )
     assert "nosuch" in err and "blocks" in err
     assert not d.exists()
-    res = capver("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "10", "--eval-sequences", "5",
-                 "--out", str(d), "--quiet")
+    res = capver(
+        "learn",
+        "--agent",
+        "lao",
+        "--domain",
+        "blocks",
+        "--max-steps",
+        "10",
+        "--eval-sequences",
+        "5",
+        "--out",
+        str(d),
+        "--quiet",
+    )
     assert res.returncode == 0, res.stderr
 
 
 def test_resume_with_another_setting_names_the_field_that_differs(small_run: Path) -> None:
     out = small_run
-    err = one_line_error(capver("learn", "--agent", "lao", "--domain", "blocks", "--theta", "inf", "--out", str(out),
-                                "--resume"), "learn")
+    err = one_line_error(
+        capver("learn", "--agent", "lao", "--domain", "blocks", "--theta", "inf", "--out", str(out), "--resume"),
+        "learn",
+    )
     assert "--theta: the run has 1, given inf" in err
     assert "--domain" not in err  # only what differs
 
@@ -126,24 +142,68 @@ def test_non_positive_budgets_are_rejected_before_anything_is_written(tmp_path: 
 @pytest.mark.slow
 def test_learn_has_a_default_budget_and_resume_keeps_the_run_budget(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    assert capver("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "60", "--eval-sequences", "5",
-                  "--out", str(out), "--quiet").returncode == 0
+    assert (
+        capver(
+            "learn",
+            "--agent",
+            "lao",
+            "--domain",
+            "blocks",
+            "--max-steps",
+            "60",
+            "--eval-sequences",
+            "5",
+            "--out",
+            str(out),
+            "--quiet",
+        ).returncode
+        == 0
+    )
     assert json.loads((out / "run.json").read_text())["budget"]["max_steps"] == 60
     res = capver("learn", "--agent", "lao", "--domain", "blocks", "--out", str(out), "--resume", "--quiet")
     assert res.returncode == 0, res.stderr
     assert "step budget 60" in res.stdout
     assert int(curve(out)[-1]["steps"]) == 60  # nothing was learned past the stored budget
     # A new budget given on resume replaces the stored one and is stored in turn.
-    assert capver("learn", "--agent", "lao", "--domain", "blocks", "--out", str(out), "--resume", "--quiet",
-                  "--max-steps", "90").returncode == 0
+    assert (
+        capver(
+            "learn",
+            "--agent",
+            "lao",
+            "--domain",
+            "blocks",
+            "--out",
+            str(out),
+            "--resume",
+            "--quiet",
+            "--max-steps",
+            "90",
+        ).returncode
+        == 0
+    )
     assert json.loads((out / "run.json").read_text())["budget"]["max_steps"] == 90
     assert int(curve(out)[-1]["steps"]) == 90
     # With no budget at all, the documented default applies (on a small model-backed
     # agent, so that 2,000 steps take seconds).
     fresh = tmp_path / "fresh"
-    res = capver("learn", "--agent", "model", "--model", str(REPO / "models" / "toy_blocks.capm"),
-                 "--init", "ontable(a) ontable(b) clear(a) clear(b) handempty", "--method", "random",
-                 "--patience", "0", "--eval-sequences", "5", "--out", str(fresh), "--quiet")
+    res = capver(
+        "learn",
+        "--agent",
+        "model",
+        "--model",
+        str(REPO / "models" / "toy_blocks.capm"),
+        "--init",
+        "ontable(a) ontable(b) clear(a) clear(b) handempty",
+        "--method",
+        "random",
+        "--patience",
+        "0",
+        "--eval-sequences",
+        "5",
+        "--out",
+        str(fresh),
+        "--quiet",
+    )
     assert res.returncode == 0, res.stderr
     assert json.loads((fresh / "run.json").read_text())["budget"]["max_steps"] == 2000
     assert "step budget 2000" in res.stdout and int(curve(fresh)[-1]["steps"]) == 2000
@@ -176,8 +236,8 @@ def _wait_for_dataset(proc: subprocess.Popen[str] | subprocess.Popen[bytes], dat
     """Until the running learn has written ``size`` bytes of dataset (the deadline only
     keeps a broken run from hanging the suite)."""
     deadline = time.monotonic() + 600
-    while proc.poll() is None and time.monotonic() < deadline and not (
-        dataset.exists() and dataset.stat().st_size > size
+    while (
+        proc.poll() is None and time.monotonic() < deadline and not (dataset.exists() and dataset.stat().st_size > size)
     ):
         time.sleep(0.1)
     if not (dataset.exists() and dataset.stat().st_size > size):
@@ -192,11 +252,26 @@ def test_ctrl_c_ends_learn_with_one_line_saying_what_was_saved(tmp_path: Path) -
     # worker after some library set SIGINT to SIG_IGN, would pass the ignore on to
     # the child, and Python keeps an inherited SIG_IGN, so the Ctrl-C would never arrive.
     # So the child resets it and then execs capver in the same process.
-    argv = [*cmd, "learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "100000", "--patience", "0",
-            "--eval-sequences", "5", "--out", str(out)]
+    argv = [
+        *cmd,
+        "learn",
+        "--agent",
+        "lao",
+        "--domain",
+        "blocks",
+        "--max-steps",
+        "100000",
+        "--patience",
+        "0",
+        "--eval-sequences",
+        "5",
+        "--out",
+        str(out),
+    ]
     reset = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
-    proc = subprocess.Popen([sys.executable, "-c", reset, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", reset, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     # Ctrl-C once learning is under way, however long that takes: sent after a fixed
     # wait, it could land while a busy machine is still importing.
     _wait_for_dataset(proc, out / "dataset.jsonl", 20_000)
@@ -211,8 +286,21 @@ def test_ctrl_c_ends_learn_with_one_line_saying_what_was_saved(tmp_path: Path) -
 
 
 def test_learn_reports_learning_writing_and_total_time_and_plain_lines_off_a_terminal(tmp_path: Path) -> None:
-    res = capver("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "40", "--eval-sequences", "5",
-                 "--eval-every", "10", "--out", str(tmp_path / "run"))
+    res = capver(
+        "learn",
+        "--agent",
+        "lao",
+        "--domain",
+        "blocks",
+        "--max-steps",
+        "40",
+        "--eval-sequences",
+        "5",
+        "--eval-every",
+        "10",
+        "--out",
+        str(tmp_path / "run"),
+    )
     assert res.returncode == 0
     assert "learning " in res.stdout and "writing " in res.stdout and "total " in res.stdout
     assert "\r" not in res.stderr  # stderr is a pipe: no in-place redraws
@@ -256,12 +344,29 @@ def test_plot_into_an_unwritable_place_is_a_one_line_error(small_run: Path) -> N
 def test_queries_continue_after_kill_and_resume(tmp_path: Path) -> None:
     out = tmp_path / "run"
     cmd = capver_command()
-    argv = ["learn", "--agent", "lao", "--domain", "blocks", "--method", "mcqs-s", "--eval-sequences", "5",
-            "--eval-every", "1000", "--patience", "0", "--out", str(out), "--quiet"]
+    argv = [
+        "learn",
+        "--agent",
+        "lao",
+        "--domain",
+        "blocks",
+        "--method",
+        "mcqs-s",
+        "--eval-sequences",
+        "5",
+        "--eval-every",
+        "1000",
+        "--patience",
+        "0",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     # --eval-every 1000: no checkpoint is written between the start and the kill, so
     # the curve cannot be where the count comes from.
-    proc = subprocess.Popen(cmd + argv + ["--max-steps", "100000"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        cmd + argv + ["--max-steps", "100000"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     dataset = out / "dataset.jsonl"
     _wait_for_dataset(proc, dataset, 30_000)  # the kill must come after queries, not after a fixed time
     os.kill(proc.pid, signal.SIGKILL)
@@ -305,8 +410,9 @@ def test_plan_starts_from_the_model_s_own_initial_state_and_says_so(tmp_path: Pa
     assert "initial state: {ontable(a), ontable(b), clear(a), clear(b), handempty}" in res.stdout
     assert "solved" in res.stdout
     # --init still wins, and an empty model state is named as such
-    res = capver("plan", "models/toy_blocks.capm", "--goal", "on(a,b)", "--init", "holding(a) ontable(b) clear(b)",
-                 cwd=REPO)
+    res = capver(
+        "plan", "models/toy_blocks.capm", "--goal", "on(a,b)", "--init", "holding(a) ontable(b) clear(b)", cwd=REPO
+    )
     assert "starting from --init" in res.stdout and "initial state: {ontable(b), clear(b), holding(a)}" in res.stdout
 
 
@@ -331,8 +437,23 @@ def test_a_vocabulary_mismatch_names_the_first_model() -> None:
 
 def test_a_torn_last_record_is_reported_by_eval_and_repaired_quietly_by_resume(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    assert capver("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "20", "--eval-sequences", "5",
-                  "--out", str(out), "--quiet").returncode == 0
+    assert (
+        capver(
+            "learn",
+            "--agent",
+            "lao",
+            "--domain",
+            "blocks",
+            "--max-steps",
+            "20",
+            "--eval-sequences",
+            "5",
+            "--out",
+            str(out),
+            "--quiet",
+        ).returncode
+        == 0
+    )
     with open(out / "dataset.jsonl", "ab") as f:
         f.write(b'{"s": "1f", "c": "on(a')  # a write cut off by a kill
     res = capver("eval", str(out), "--reachability", "0")

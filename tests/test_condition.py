@@ -45,7 +45,9 @@ def small_conditions(draw: st.DrawFn, ctx: LogicContext) -> tuple[Condition, obj
         return Condition.pessimistic(ctx, block), lambda s: s in block
     if kind == "optimistic":
         universe = draw(st.frozensets(state, max_size=12))
-        block = draw(st.frozensets(st.sampled_from(sorted(universe)), max_size=len(universe))) if universe else frozenset()
+        block = (
+            draw(st.frozensets(st.sampled_from(sorted(universe)), max_size=len(universe))) if universe else frozenset()
+        )
         # ocond(S_φ) = ¬⋁_{s∈Φ_c∖S_φ} ℓ(s)
         return Condition.optimistic(ctx, block, universe), lambda s: s not in (universe - block)
     if kind == "formula":

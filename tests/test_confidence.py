@@ -110,8 +110,13 @@ def _learn_run(truth: CompoundModel, seed: int, queries: int) -> TransitionDatas
     """One independent MCQS-S run on the model-backed agent of ``truth``."""
     agent = ModelBackedAgent(truth)
     setting = Setting(
-        agent, agent.simulator(0), agent.representation(), tuple(truth.capabilities), tuple(range(8)),
-        ExecutionBudget(max_steps=2, theta=None), symbolic_states=True,
+        agent,
+        agent.simulator(0),
+        agent.representation(),
+        tuple(truth.capabilities),
+        tuple(range(8)),
+        ExecutionBudget(max_steps=2, theta=None),
+        symbolic_states=True,
     )
     cfg = LearnConfig(method="mcqs-s", max_queries=queries, patience=0, executions_per_query=3)
     learner = Learner(CTX, setting, cfg, np.random.default_rng([20261203, seed]))

@@ -110,8 +110,11 @@ class Engines:
         as many steps as states are reachable, where it is exact)."""
         prop = parse_property(text, self.model.vocabulary, tuple(self.model))
         k = self.bdd.count(self.bdd.reachable(self.init))
-        return [self.bdd.check(prop, self.init).holds, self.bdd.check(prop, self.init, counts=True).holds,
-                self.bmc.check(prop, self.init, bound=k).holds]
+        return [
+            self.bdd.check(prop, self.init).holds,
+            self.bdd.check(prop, self.init, counts=True).holds,
+            self.bmc.check(prop, self.init, bound=k).holds,
+        ]
 
     def quantitative(self, text: str) -> list[quantitative.QuantitativeResult]:
         prop = parse_property(text, self.model.vocabulary, tuple(self.model))

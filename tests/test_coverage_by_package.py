@@ -57,8 +57,14 @@ def measured(tmp_path: Path) -> Path:
     # A child process, so that this measurement does not disturb the one CI runs the
     # tests under; COVERAGE_* variables of that outer run are left out.
     env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE")}
-    subprocess.run([sys.executable, "-m", "coverage", "run", f"--data-file={data}", "--source=capver", "main.py"],
-                   cwd=tmp_path, env=env, check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "coverage", "run", f"--data-file={data}", "--source=capver", "main.py"],
+        cwd=tmp_path,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     return data
 
 
@@ -78,13 +84,25 @@ def test_each_package_counts_its_own_modules_and_the_total_is_coverages(measured
 
 
 def test_the_command_prints_the_table_and_names_a_missing_data_file(measured: Path, tmp_path: Path) -> None:
-    res = subprocess.run([sys.executable, str(SCRIPT), str(measured)], capture_output=True, text=True,
-                         cwd=tmp_path, check=False, timeout=120)
+    res = subprocess.run(
+        [sys.executable, str(SCRIPT), str(measured)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+        timeout=120,
+    )
     assert res.returncode == 0, res.stderr
     assert res.stdout.splitlines()[-1].split() == ["TOTAL", "8", "3", "62.5%"]
     missing = tmp_path / "none" / ".coverage"
-    res = subprocess.run([sys.executable, str(SCRIPT), str(missing)], capture_output=True, text=True,
-                         cwd=tmp_path, check=False, timeout=120)
+    res = subprocess.run(
+        [sys.executable, str(SCRIPT), str(missing)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+        timeout=120,
+    )
     assert res.returncode == 2
     assert str(missing) in res.stderr and "no coverage data file" in res.stderr
 

@@ -69,7 +69,13 @@ def test_alpha_of_the_initial_state(sim: CrafterSimulator, alpha: CrafterReprese
     assert x0.step == 0 and x0.player.pos == (32, 32) and len(x0.objects) == 69
     # World seed 0 starts on grass with a tree and a cow in view, by day, all vitals at 9.
     assert atoms(alpha, x0) == {
-        "near_tree", "near_cow", "daylight", "high_health", "high_food", "high_drink", "high_energy",
+        "near_tree",
+        "near_cow",
+        "daylight",
+        "high_health",
+        "high_food",
+        "high_drink",
+        "high_energy",
     }
 
 
@@ -89,9 +95,22 @@ def test_alpha_thresholds_bands_surroundings(sim: CrafterSimulator, alpha: Craft
     got = atoms(alpha, x)
     assert daylight(200) < 0.5
     assert got == {
-        "has_wood", "has_wood_2", "has_stone", "has_stone_2", "has_stone_3", "has_sapling", "has_wood_pickaxe",
-        "adjacent_table", "near_table", "near_water", "adjacent_zombie", "near_zombie",
-        "low_health", "high_drink", "high_energy", "unlocked_place_table",
+        "has_wood",
+        "has_wood_2",
+        "has_stone",
+        "has_stone_2",
+        "has_stone_3",
+        "has_sapling",
+        "has_wood_pickaxe",
+        "adjacent_table",
+        "near_table",
+        "near_water",
+        "adjacent_zombie",
+        "near_zombie",
+        "low_health",
+        "high_drink",
+        "high_energy",
+        "unlocked_place_table",
     } | ({"near_tree"} & got)
     assert "near_tree" in got  # the start's tree is still in view
     dead = with_inventory(x0, health=0)
@@ -184,8 +203,15 @@ def test_agent_collects_wood_from_the_start(sim: CrafterSimulator, alpha: Crafte
     vocab = alpha.vocabulary
     wood = crafter_capability("collect_wood")
     for seed in range(5):
-        ex = execute(agent, sim, alpha, wood, sim.initial_state, np.random.default_rng(seed),
-                     ExecutionBudget(max_steps=100, theta=None))
+        ex = execute(
+            agent,
+            sim,
+            alpha,
+            wood,
+            sim.initial_state,
+            np.random.default_rng(seed),
+            ExecutionBudget(max_steps=100, theta=None),
+        )
         assert ex.failure is None and ex.stop_reason == "done"
         assert 1 <= ex.steps <= 15
         assert wood.achieved(vocab, ex.transition.s_next)
@@ -218,8 +244,19 @@ def test_agent_gives_up_without_materials_and_places_a_table(
 @pytest.mark.slow
 def test_learn_crafter_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    r = capver("learn", "--agent", "crafter", "--method", "mcqs-s", "--max-steps", "300",
-               "--eval-sequences", "5", "--out", str(out))
+    r = capver(
+        "learn",
+        "--agent",
+        "crafter",
+        "--method",
+        "mcqs-s",
+        "--max-steps",
+        "300",
+        "--eval-sequences",
+        "5",
+        "--out",
+        str(out),
+    )
     assert r.returncode == 0, r.stderr
     assert "crafter mcqs-s: step budget 300" in r.stdout
     records = [json.loads(line) for line in (out / "dataset.jsonl").read_text().splitlines()]
@@ -252,10 +289,16 @@ def test_bench_threshold_steps_from_runs_csv(tmp_path: Path) -> None:
     path = tmp_path / "runs.csv"
     lines = ["setting,method,seed,steps,agreement,coverage_agreement,coverage_agreement_tilde"]
     for seed, late in ((0, 0.6), (1, 0.4)):  # seed means: mcqs-e 0.5 at 200, random 0.5 at 800
-        lines += [f"crafter,mcqs-e,{seed},0,0,0,", f"crafter,mcqs-e,{seed},100,0.2,0.1,",
-                  f"crafter,mcqs-e,{seed},200,{late},0.1,"]
-        lines += [f"crafter,random,{seed},0,0,0,", f"crafter,random,{seed},400,0.2,0.1,",
-                  f"crafter,random,{seed},800,{late},0.2,"]
+        lines += [
+            f"crafter,mcqs-e,{seed},0,0,0,",
+            f"crafter,mcqs-e,{seed},100,0.2,0.1,",
+            f"crafter,mcqs-e,{seed},200,{late},0.1,",
+        ]
+        lines += [
+            f"crafter,random,{seed},0,0,0,",
+            f"crafter,random,{seed},400,0.2,0.1,",
+            f"crafter,random,{seed},800,{late},0.2,",
+        ]
     path.write_text("\n".join(lines) + "\n")
     got = {(metric, method): steps for metric, method, steps, _ in threshold_steps(path, 0.5)}
     assert got[("agreement", "mcqs-e")] == pytest.approx(200)

@@ -62,9 +62,7 @@ class TestCounts:
         data = build(adds)
         for s in range(1 << N_ATOMS):
             for c in CAPS:
-                expected = {
-                    Effect(s2 & ~x, x & ~s2) for (x, y, s2, _, _) in adds if (x, y) == (s, c)
-                }
+                expected = {Effect(s2 & ~x, x & ~s2) for (x, y, s2, _, _) in adds if (x, y) == (s, c)}
                 assert data.effects(s, c) == frozenset(expected)
 
     @given(additions)

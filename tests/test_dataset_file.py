@@ -360,7 +360,9 @@ def test_unknown_format_version_and_foreign_files(tmp_path: Path) -> None:
     path = tmp_path / "v2.jsonl"
     header = {"format": "capver-dataset", "version": 2, "vocabulary": vocab.to_json()}
     path.write_text(json.dumps(header) + "\n")
-    with pytest.raises(DatasetError, match=r"v2.jsonl:1:\d+: unsupported format version 2; this capver reads version 1"):
+    with pytest.raises(
+        DatasetError, match=r"v2.jsonl:1:\d+: unsupported format version 2; this capver reads version 1"
+    ):
         load(path)
     with pytest.raises(DatasetError, match="unsupported format version 2"):
         DatasetWriter.open(path, vocab, resume=True)

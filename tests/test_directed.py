@@ -71,8 +71,15 @@ PROPS = ("A [ G !p0 ]", "E [ F p1 ]", "A [ G !(p2 & p3) ]", "E [ !p0 U<=3 p2 ]")
 def test_directed_verdicts_are_true_of_the_truth(seed: int, method: str) -> None:
     truth, rng = _truth(seed)
     init = int(rng.integers(16))
-    result = learn(model_assessment(truth, init, "random truth"), method=method, max_steps=3000, patience=0,
-                   seed=int(rng.integers(2**31)), properties=PROPS, epsilon=0.2)
+    result = learn(
+        model_assessment(truth, init, "random truth"),
+        method=method,
+        max_steps=3000,
+        patience=0,
+        seed=int(rng.integers(2**31)),
+        properties=PROPS,
+        epsilon=0.2,
+    )
     event = _missing_mass_event(truth, result.data, 0.05)
     assert len(result.properties) == len(PROPS)
     for status in result.properties:
@@ -95,8 +102,15 @@ def test_directed_verdicts_are_true_of_the_truth(seed: int, method: str) -> None
 
 def test_the_run_stops_when_every_property_is_decided_and_records_when() -> None:
     truth, _ = _truth(1)
-    result = learn(model_assessment(truth, 0, "t"), method="mcqs-e", max_steps=20_000, patience=0, seed=0,
-                   properties=['"safe": A [ G !p0 ]', '"reach": E [ F p3 ]'], epsilon=0.1)
+    result = learn(
+        model_assessment(truth, 0, "t"),
+        method="mcqs-e",
+        max_steps=20_000,
+        patience=0,
+        seed=0,
+        properties=['"safe": A [ G !p0 ]', '"reach": E [ F p3 ]'],
+        epsilon=0.1,
+    )
     assert result.progress.stop is StopReason.DECIDED
     assert [s.prop.name for s in result.properties] == ["safe", "reach"]
     assert all(s.decided and s.tier in ("observed", "confident") for s in result.properties)
@@ -129,8 +143,7 @@ def test_a_focus_that_restricts_nothing_changes_no_step(seed: int, s0: int) -> N
     lat = LatticeBuilder(a.ctx, data)
     caps = tuple(truth)
     plain = DistinguishingMDP(lat.pessimistic, lat.optimistic, data, caps, xi=1e-5)
-    focused = DistinguishingMDP(lat.pessimistic, lat.optimistic, data, caps, xi=1e-5,
-                                focus=Focus(lambda s: True, {}))
+    focused = DistinguishingMDP(lat.pessimistic, lat.optimistic, data, caps, xi=1e-5, focus=Focus(lambda s: True, {}))
     rho = ((s0, 1.0),)
     for c in caps:
         for which in (1, 2):
@@ -144,8 +157,9 @@ def test_outside_the_focus_no_disagreement_arises(seed: int, s0: int) -> None:
     data = synthetic.sample_dataset(truth, rng, n_transitions=int(rng.integers(0, 40)))
     a = model_assessment(truth, 0, "t")
     lat = LatticeBuilder(a.ctx, data)
-    mdp = DistinguishingMDP(lat.pessimistic, lat.optimistic, data, tuple(truth), xi=1e-5,
-                            focus=Focus(lambda s: False, {}))
+    mdp = DistinguishingMDP(
+        lat.pessimistic, lat.optimistic, data, tuple(truth), xi=1e-5, focus=Focus(lambda s: False, {})
+    )
     rho = ((s0, 1.0),)
     for c in truth:
         assert mdp.step_one(rho, c, 1) == mdp.step_one(rho, c, 2)
@@ -162,16 +176,24 @@ def test_a_bonus_at_a_relevant_pair_is_sent_to_the_sink_of_h1() -> None:
         data.add(Transition(s, c, s2))
     a = model_assessment(truth, 0, "t")
     lat = LatticeBuilder(a.ctx, data)
-    mdp = DistinguishingMDP(lat.pessimistic, lat.optimistic, data, tuple(truth), xi=0.0,
-                            focus=Focus(lambda x: True, {(s, c): 0.25}))
+    mdp = DistinguishingMDP(
+        lat.pessimistic, lat.optimistic, data, tuple(truth), xi=0.0, focus=Focus(lambda x: True, {(s, c): 0.25})
+    )
     out = dict(mdp.step_one(((s, 1.0),), c, 1))
     assert abs(out[-1] - 0.25) < 1e-12  # ⊥₁ holds exactly the bonus
 
 
 def test_quantitative_properties_are_decided_on_the_agents_bounds() -> None:
     truth, _ = _truth(1)
-    result = learn(model_assessment(truth, 0, "t"), method="mcqs-e", max_steps=30_000, patience=0, seed=0,
-                   properties=['"bound": P<=1 [ F<=2 p3 ]', '"value": Pmax=? [ F<=2 p3 ]'], width=0.5)
+    result = learn(
+        model_assessment(truth, 0, "t"),
+        method="mcqs-e",
+        max_steps=30_000,
+        patience=0,
+        seed=0,
+        properties=['"bound": P<=1 [ F<=2 p3 ]', '"value": Pmax=? [ F<=2 p3 ]'],
+        width=0.5,
+    )
     by_name = {s.prop.name: s for s in result.properties}
     # P<=1 holds for every agent: its upper bound 1 confirms it at once.
     assert by_name["bound"].decided and by_name["bound"].verdict == "holds"
@@ -191,8 +213,19 @@ def test_learn_properties_from_the_command_line_and_resume(tmp_path: Path) -> No
     props = tmp_path / "toy.props"
     props.write_text('"stack": E [ F on(a,b) ];\n"never both": A [ G !(holding(a) & holding(b)) ];\n', encoding="utf-8")
     out = tmp_path / "run"
-    common = ("learn", "--agent", "model", "--model", str(TOY), "--method", "mcqs-e", "--eval-sequences", "5",
-              "--out", str(out))
+    common = (
+        "learn",
+        "--agent",
+        "model",
+        "--model",
+        str(TOY),
+        "--method",
+        "mcqs-e",
+        "--eval-sequences",
+        "5",
+        "--out",
+        str(out),
+    )
     first = capver(*common, "--max-steps", "40", "--properties", str(props), "--epsilon", "0.3")
     assert first.returncode == 0, first.stderr
     assert "Properties (confident: error probability ≤ δ = 0.05, unseen effects ≤ ε = 0.3" in first.stdout
@@ -206,7 +239,7 @@ def test_learn_properties_from_the_command_line_and_resume(tmp_path: Path) -> No
     again = capver(*common, "--resume", "--max-steps", "4000")
     assert again.returncode == 0, again.stderr
     resumed = json.loads((out / "properties.json").read_text(encoding="utf-8"))
-    assert resumed["epsilon"] == 0.3 and resumed["history"][:len(before)] == before
+    assert resumed["epsilon"] == 0.3 and resumed["history"][: len(before)] == before
     for line in ("  stack: ", "  never both: "):
         assert line in again.stdout
     stack = next(p for p in resumed["properties"] if p["name"] == "stack")
@@ -221,8 +254,9 @@ def _tracker_on(seed: int, n: int) -> tuple[PropertyTracker, CompoundModel, Comp
     truth, rng = _truth(seed)
     data = synthetic.sample_dataset(truth, rng, n_transitions=n)
     lat = LatticeBuilder(truth.ctx, data)
-    props = parse_properties('"a": A [ G !(p0 & p1) ]; "b": E [ F p2 ]; "c": A [ G<=3 !p3 ]', truth.ctx.vocab,
-                             tuple(truth))
+    props = parse_properties(
+        '"a": A [ G !(p0 & p1) ]; "b": E [ F p2 ]; "c": A [ G<=3 !p3 ]', truth.ctx.vocab, tuple(truth)
+    )
     tracker = PropertyTracker(props, 0)
     return tracker, lat.pessimistic, lat.optimistic, data
 

@@ -50,9 +50,7 @@ def test_blocksworld_discovery_finds_every_grounding_of_every_changing_predicate
     caps = discover(sim, alpha, np.random.default_rng(0), n_walks=10, length=40)
     vocab = task.vocabulary
     assert {p for p, _ in caps.predicates} == {"on", "ontable", "clear", "holding", "handempty", "handfull"}
-    expected = {
-        Capability.for_intent((Literal(a, positive),)).name for a in vocab.atoms for positive in (True, False)
-    }
+    expected = {Capability.for_intent((Literal(a, positive),)).name for a in vocab.atoms for positive in (True, False)}
     assert {c.name for c in caps} == expected
     assert len(caps) == 2 * len(vocab) == 60
     assert "on(a,b)" in caps and "~handempty(robot)" in caps
@@ -64,7 +62,7 @@ def test_one_transition_generalises_to_all_groundings():
     vocab = task.vocabulary
     s = task.initial_state
     a = GroundAction("pick-up", ("b", "robot"))
-    (_, s2), = task.outcomes(s, a)
+    ((_, s2),) = task.outcomes(s, a)
     caps = CapabilitySet(vocab)
     new = caps.observe(Transition(s, str(a), s2))
     # pick-up(b) adds holding(b), handfull; deletes ontable(b), clear(b), handempty
@@ -77,7 +75,7 @@ def test_one_transition_generalises_to_all_groundings():
     assert tuple(new) == caps.capabilities
     # another grounding of the same predicates adds nothing
     a2 = GroundAction("pick-up", ("d", "robot"))
-    (_, s3), = task.outcomes(s, a2)
+    ((_, s3),) = task.outcomes(s, a2)
     assert caps.observe(Transition(s, str(a2), s3)) == []
     # an effect with a new predicate/polarity adds exactly its groundings
     put_back = caps.observe_effect(Effect(add=vocab.state(["ontable(b)"])))

@@ -336,8 +336,10 @@ def test_toy_blocks_file_reads_with_the_typed_vocabulary() -> None:
     assert h["stack-b-on-a"].rules == ()
     assert h.distribution(s0, "stack-b-on-a") == {}
     text = prose(dsl.emit(h, name=pm.name))
-    assert ("Rule 1: applies in 256 of the 2^11 = 2048 combinations of the 11 atoms (reachable or not); achieves "
-            "the intent with probability 3/4.") in text
+    assert (
+        "Rule 1: applies in 256 of the 2^11 = 2048 combinations of the 11 atoms (reachable or not); achieves "
+        "the intent with probability 3/4."
+    ) in text
     roundtrip(h, all_states=False)
 
 

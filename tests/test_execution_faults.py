@@ -58,7 +58,9 @@ def blocks() -> tuple[Any, ...]:
 
 def _first_acting(task: Any, sim: Any, alpha: Any, caps: Any) -> Any:
     for c in caps:
-        ex = execute(LAOAgent(task), sim, alpha, c, task.initial_state, np.random.default_rng(0), ExecutionBudget(theta=None))
+        ex = execute(
+            LAOAgent(task), sim, alpha, c, task.initial_state, np.random.default_rng(0), ExecutionBudget(theta=None)
+        )
         if ex.steps > 0 and not ex.failed:
             return c
     raise AssertionError("no capability acts from the initial state")
@@ -67,8 +69,15 @@ def _first_acting(task: Any, sim: Any, alpha: Any, caps: Any) -> Any:
 def test_a_simulator_fault_is_the_simulator_s(blocks: tuple[Any, ...]) -> None:
     task, sim, alpha, caps = blocks
     c = _first_acting(task, sim, alpha, caps)
-    ex = execute(LAOAgent(task), _BrokenStep(sim, 0), alpha, c, task.initial_state, np.random.default_rng(0),
-                 ExecutionBudget(theta=None))
+    ex = execute(
+        LAOAgent(task),
+        _BrokenStep(sim, 0),
+        alpha,
+        c,
+        task.initial_state,
+        np.random.default_rng(0),
+        ExecutionBudget(theta=None),
+    )
     assert ex.failure == "simulator raised RuntimeError: simulator crashed"
     assert ex.steps == 0
 
@@ -77,7 +86,14 @@ def test_an_alpha_fault_is_alpha_s(blocks: tuple[Any, ...]) -> None:
     task, sim, alpha, caps = blocks
     c = _first_acting(task, sim, alpha, caps)
     # α's first call (the start state) succeeds; the one after the first step raises.
-    ex = execute(LAOAgent(task), sim, _BrokenAlpha(alpha, 1), c, task.initial_state, np.random.default_rng(0),
-                 ExecutionBudget(theta=None))
+    ex = execute(
+        LAOAgent(task),
+        sim,
+        _BrokenAlpha(alpha, 1),
+        c,
+        task.initial_state,
+        np.random.default_rng(0),
+        ExecutionBudget(theta=None),
+    )
     assert ex.failure == "representation α raised KeyError: 'unknown pixel'"
     assert ex.steps == 1

@@ -73,12 +73,14 @@ class _Records:
         self.rows.append((t, steps, meta))
 
 
-def _learn(parallel: ParallelExecutions | None, method: str = "mcqs-s", seed: int = 5,
-           steps: int = 60) -> tuple[Learner, list[tuple[object, ...]]]:
+def _learn(
+    parallel: ParallelExecutions | None, method: str = "mcqs-s", seed: int = 5, steps: int = 60
+) -> tuple[Learner, list[tuple[object, ...]]]:
     """A run and its records, ending with the counters."""
     a = build_assessment(BLOCKS.agent, BLOCKS.args, np.random.default_rng(BLOCKS.seed))
-    config = LearnConfig.from_options(method, executions=3, iterations=10, horizon=4, xi_cap=1e-5, patience=0,
-                                      max_steps=steps)
+    config = LearnConfig.from_options(
+        method, executions=3, iterations=10, horizon=4, xi_cap=1e-5, patience=0, max_steps=steps
+    )
     sink = _Records()
     lr = Learner(a.ctx, a.setting, config, np.random.default_rng(seed), sink=sink, grow=a.grow, parallel=parallel)
     p = lr.run()
@@ -100,7 +102,9 @@ def test_every_executor_returns_results_in_the_order_of_the_items() -> None:
     seen: list[int] = []
     with LocalExecutor() as local, ThreadExecutor(3) as threads:
         assert local.map(_square, range(7)) == [x * x for x in range(7)]
-        assert threads.map(_square, list(range(20)), on_result=lambda i, r: seen.append(i)) == [x * x for x in range(20)]
+        assert threads.map(_square, list(range(20)), on_result=lambda i, r: seen.append(i)) == [
+            x * x for x in range(20)
+        ]
     assert sorted(seen) == list(range(20))
 
 
@@ -134,7 +138,8 @@ def test_a_seeded_execution_depends_on_its_entropy_alone() -> None:
     first = [execute_seeded(st, t) for t in tasks]
     again = [execute_seeded(other, t) for t in reversed(tasks)][::-1]
     assert [(r.execution.transition, r.execution.steps, r.state) for r in first] == [
-        (r.execution.transition, r.execution.steps, r.state) for r in again]
+        (r.execution.transition, r.execution.steps, r.state) for r in again
+    ]
     assert execute_seeded(st, SeededExecution(cap, x0, (1,))).execution.transition.s == x0
 
 
@@ -149,7 +154,8 @@ def test_dprime_of_one_chunk_is_the_sequential_dprime() -> None:
     assert _records(new) == _records(old) and new.simulator_steps == old.simulator_steps
     # The learner goes on from the same simulator state.
     assert a.setting.sim.step(a.setting.sim.available_actions()[0]) == b.setting.sim.step(
-        b.setting.sim.available_actions()[0])
+        b.setting.sim.available_actions()[0]
+    )
 
 
 def test_dprime_in_chunks_is_the_same_in_process_and_on_threads() -> None:
@@ -182,8 +188,26 @@ def test_the_default_learner_is_the_sequential_loop() -> None:
 
 @pytest.mark.slow
 def test_learn_rounds_on_the_command_line_are_the_same_for_any_concurrency(tmp_path: Path) -> None:
-    common = ("learn", "--agent", "lao", "--domain", "blocks", "--method", "random", "--max-steps", "40",
-              "--eval-sequences", "5", "--executions", "3", "--seed", "2", "--quiet", "--executor", "threads")
+    common = (
+        "learn",
+        "--agent",
+        "lao",
+        "--domain",
+        "blocks",
+        "--method",
+        "random",
+        "--max-steps",
+        "40",
+        "--eval-sequences",
+        "5",
+        "--executions",
+        "3",
+        "--seed",
+        "2",
+        "--quiet",
+        "--executor",
+        "threads",
+    )
     for n in ("1", "3"):
         r = capver(*common, "--concurrency", n, "--out", str(tmp_path / n), timeout=TIMEOUT)
         assert r.returncode == 0, r.stderr
@@ -198,8 +222,9 @@ def chat() -> Iterator[LocalChatServer]:
         yield srv
 
 
-def test_threads_overlap_llm_calls_and_change_nothing(chat: LocalChatServer, monkeypatch: pytest.MonkeyPatch,
-                                                       deadline: None) -> None:
+def test_threads_overlap_llm_calls_and_change_nothing(
+    chat: LocalChatServer, monkeypatch: pytest.MonkeyPatch, deadline: None
+) -> None:
     """n executions of the LLM agent with latency L per call: on N threads the calls
     overlap (the server counts how many it serves at once), with the same executions."""
     monkeypatch.setenv("CAPVER_LLM_BASE_URL", chat.base_url)
@@ -207,8 +232,10 @@ def test_threads_overlap_llm_calls_and_change_nothing(chat: LocalChatServer, mon
     monkeypatch.setenv("CAPVER_LLM_CACHE", "none")  # every call pays the latency
     spec = SettingSpec("llm", SettingArgs(layouts=4, step_cap=12, seed=0), 0)
     st = spec()
-    tasks = [SeededExecution(st.capabilities[j % len(st.capabilities)], st.initial_states[j % 4], (11, j, 0))
-             for j in range(8)]
+    tasks = [
+        SeededExecution(st.capabilities[j % len(st.capabilities)], st.initial_states[j % 4], (11, j, 0))
+        for j in range(8)
+    ]
     latency, n_threads = 0.05, 4
 
     def timed(executor: LocalExecutor | ThreadExecutor) -> tuple[list[object], float, int, int]:
@@ -218,8 +245,12 @@ def test_threads_overlap_llm_calls_and_change_nothing(chat: LocalChatServer, mon
             out = executor.map(execute_seeded, tasks, setup=spec)
         calls = chat.stats()["chat_requests"]
         assert sum(dict(r.usage)["calls"] for r in out) == chat.stats()["chat_requests"]  # each call accounted once
-        return [(r.execution.transition, r.execution.steps, r.execution.failure, r.state) for r in out], \
-            time.monotonic() - start, calls, chat.max_in_flight()
+        return (
+            [(r.execution.transition, r.execution.steps, r.execution.failure, r.state) for r in out],
+            time.monotonic() - start,
+            calls,
+            chat.max_in_flight(),
+        )
 
     seq, seq_wall, seq_calls, seq_at_once = timed(LocalExecutor())
     par, par_wall, par_calls, par_at_once = timed(ThreadExecutor(n_threads))
@@ -278,8 +309,23 @@ def test_ray_gives_the_local_results(ray_session: None, deadline: None) -> None:
 def test_bench_learning_on_threads_with_dprime_chunks_writes_the_local_table(tmp_path: Path) -> None:
     """The command-line path: --executor/--jobs/--eval-chunk change where the work
     runs, not runs.csv."""
-    argv = ["--quick", "--settings", SETTING, "--methods", "mcqs-s,random", "--seeds", "1", "--no-ablation",
-            "--no-qace", "--eval-sequences", "7", "--eval-chunk", "3", "--max-seconds", "0"]
+    argv = [
+        "--quick",
+        "--settings",
+        SETTING,
+        "--methods",
+        "mcqs-s,random",
+        "--seeds",
+        "1",
+        "--no-ablation",
+        "--no-qace",
+        "--eval-sequences",
+        "7",
+        "--eval-chunk",
+        "3",
+        "--max-seconds",
+        "0",
+    ]
 
     def rows(out: Path) -> list[dict[str, str]]:
         with open(out / "runs.csv", newline="") as f:
@@ -296,9 +342,28 @@ def test_capver_learn_on_ray_writes_the_run_of_threads(tmp_path: Path) -> None:
     """capver learn as typed, with its own Ray instance started from the command (not
     from a test fixture): D′ chunks and the rounds on two actors give the files the
     threads executor writes."""
-    common = ("learn", "--agent", "lao", "--domain", "blocks", "--method", "mcqs-s", "--max-steps", "30",
-              "--eval-sequences", "7", "--eval-chunk", "3", "--executions", "2", "--seed", "4", "--quiet",
-              "--concurrency", "2")
+    common = (
+        "learn",
+        "--agent",
+        "lao",
+        "--domain",
+        "blocks",
+        "--method",
+        "mcqs-s",
+        "--max-steps",
+        "30",
+        "--eval-sequences",
+        "7",
+        "--eval-chunk",
+        "3",
+        "--executions",
+        "2",
+        "--seed",
+        "4",
+        "--quiet",
+        "--concurrency",
+        "2",
+    )
     for executor in ("threads", "ray"):
         r = capver(*common, "--executor", executor, "--out", str(tmp_path / executor), timeout=TIMEOUT)
         assert r.returncode == 0, r.stdout + r.stderr

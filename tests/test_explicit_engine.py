@@ -48,9 +48,13 @@ def toy_model(with_stay: bool = True) -> CompoundModel:
     ctx = LogicContext(synthetic.propositional_vocabulary(2))
     a, b = 1, 2
     caps = [
-        CapabilityModel(Capability("go"), (Rule.make(_cond(ctx, a | b, 0), [(F(1, 3), Effect(a)), (F(2, 3), Effect(b))]),)),
+        CapabilityModel(
+            Capability("go"), (Rule.make(_cond(ctx, a | b, 0), [(F(1, 3), Effect(a)), (F(2, 3), Effect(b))]),)
+        ),
         CapabilityModel(Capability("stay"), (Rule.make(_cond(ctx, a | b, 0), [(1, Effect())]),)),
-        CapabilityModel(Capability("fix"), (Rule.make(_cond(ctx, a | b, b), [(F(1, 2), Effect(a)), (F(1, 2), Effect(0, b))]),)),
+        CapabilityModel(
+            Capability("fix"), (Rule.make(_cond(ctx, a | b, b), [(F(1, 2), Effect(a)), (F(1, 2), Effect(0, b))]),)
+        ),
     ]
     return CompoundModel(ctx, caps if with_stay else [caps[0], caps[2]])
 
@@ -61,12 +65,16 @@ def gamble_model() -> CompoundModel:
     ctx = LogicContext(synthetic.propositional_vocabulary(2))
     g, d = 1, 2
     start = _cond(ctx, g | d, 0)
-    return CompoundModel(ctx, [
-        CapabilityModel(Capability("safe"), (Rule.make(start, [(F(1, 2), Effect(g)), (F(1, 2), Effect(d))]),)),
-        CapabilityModel(
-            Capability("risky"), (Rule.make(start, [(F(1, 2), Effect(g)), (F(1, 4), Effect()), (F(1, 4), Effect(d))]),)
-        ),
-    ])
+    return CompoundModel(
+        ctx,
+        [
+            CapabilityModel(Capability("safe"), (Rule.make(start, [(F(1, 2), Effect(g)), (F(1, 2), Effect(d))]),)),
+            CapabilityModel(
+                Capability("risky"),
+                (Rule.make(start, [(F(1, 2), Effect(g)), (F(1, 4), Effect()), (F(1, 4), Effect(d))]),),
+            ),
+        ],
+    )
 
 
 def trap_model(ctx: LogicContext, rng: np.random.Generator) -> CompoundModel:
@@ -276,7 +284,9 @@ def test_robust_inner_maximisation_by_hand() -> None:
     # nature = max gives g its upper bound 3/4, the rest 1/4 to the better of stay
     # (value 3/4 after one step) and d (0): one step 3/4, two steps 3/4 + 1/4·3/4.
     iv: dict[tuple[State, str, State], ex.Interval] = {
-        (0, "risky", 1): (F(1, 4), F(3, 4)), (0, "risky", 0): (F(0), F(1, 2)), (0, "risky", 2): (F(0), F(1, 2)),
+        (0, "risky", 1): (F(1, 4), F(3, 4)),
+        (0, "risky", 0): (F(0), F(1, 2)),
+        (0, "risky", 2): (F(0), F(1, 2)),
     }
     assert ex.robust_pmax(m, 0, g, 1, iv) == F(3, 4)
     assert ex.robust_pmax(m, 0, g, 2, iv) == F(3, 4) + F(1, 4) * F(3, 4)

@@ -337,29 +337,38 @@ class TestRoundTrip:
         assert outs == {stacked: Fraction(3, 4), dropped: Fraction(1, 4)}  # (1 + 1/2)/2, (0 + 1/2)/2
         # stack-b-on-a has no rules: no prediction anywhere, so no action
         assert "stack-b-on-a" not in {a.name for a in task.ground_actions}
-        assert '1 capabilities have no rules (no prediction anywhere) and are not exported: "stack-b-on-a".' in " ".join(
-            line.lstrip("; ") for line in export.domain.splitlines())
+        assert (
+            '1 capabilities have no rules (no prediction anywhere) and are not exported: "stack-b-on-a".'
+            in " ".join(line.lstrip("; ") for line in export.domain.splitlines())
+        )
 
     def test_odd_names_subset_atoms_and_collisions(self, tmp_path: Path) -> None:
         vocab = Vocabulary.build(
-            [Predicate("On", ("Block", "Block")), Predicate("on", ("2d",)), Predicate("not-on", ()),
-             Predicate("and", ())],
+            [
+                Predicate("On", ("Block", "Block")),
+                Predicate("on", ("2d",)),
+                Predicate("not-on", ()),
+                Predicate("and", ()),
+            ],
             objects={"A": "Block", "a": "2d", "and": "Block"},
             types={"Block": "object", "2d": "Block"},
-            atoms=[Atom("On", ("A", "and")), Atom("On", ("and", "a")), Atom("on", ("a",)), Atom("not-on"),
-                   Atom("and")],
+            atoms=[Atom("On", ("A", "and")), Atom("On", ("and", "a")), Atom("on", ("a",)), Atom("not-on"), Atom("and")],
         )
         ctx = LogicContext(vocab)
         base = synthetic.random_model(ctx, np.random.default_rng(7), n_capabilities=3, total=True)
         intent = (Literal(Atom("On", ("A", "and"))), Literal(Atom("not-on"), False))
         caps = [Capability.for_intent(intent), Capability("c 1"), Capability("C-1")]
         model = CompoundModel(ctx, [CapabilityModel(cap, cm.rules) for cap, cm in zip(caps, base.values())])
-        export = exact_ppddl(model, name="Odd Model!", init=vocab.state(["and"]),
-                              goal=(Literal(Atom("not-on"), False),))
+        export = exact_ppddl(
+            model, name="Odd Model!", init=vocab.state(["and"]), goal=(Literal(Atom("not-on"), False),)
+        )
         names = export.names
         # ~not-on is not spelled not-not-on; since on is a predicate too, it is not-on-false
-        assert dict(names.actions) == {"On(A,and)&~not-on": "achieve-on-a-and-x-not-on-false", "c 1": "c-1",
-                                       "C-1": "c-1-2"}
+        assert dict(names.actions) == {
+            "On(A,and)&~not-on": "achieve-on-a-and-x-not-on-false",
+            "c 1": "c-1",
+            "C-1": "c-1-2",
+        }
         assert names.predicates["On"] == "on" and names.predicates["on"] == "on-2"
         assert names.predicates["and"] == "and-x-2"  # objects keep their names first
         assert names.objects["A"] == "a" and names.objects["a"] == "a-2" and names.objects["and"] == "and-x"
@@ -405,8 +414,7 @@ class TestIndependentTools:
 
         dparser, pparser = pddl_parsers
         for keep_negative in (False, True):
-            det = export_determinized(parsed.model, goal=goal, name=parsed.name,
-                                      negative_preconditions=keep_negative)
+            det = export_determinized(parsed.model, goal=goal, name=parsed.name, negative_preconditions=keep_negative)
             domain = dparser(det.domain)
             problem = pparser(det.problem)
             assert {a.name for a in domain.actions} == set(det.actions)
@@ -470,9 +478,7 @@ class TestIndependentTools:
 
     @settings(max_examples=8)
     @given(seed=seeds, n_atoms=st.integers(2, 5), walk=st.integers(0, 4))
-    def test_goals_reached_by_a_random_walk_are_planned_and_validated(
-        self, seed: int, n_atoms: int, walk: int
-    ) -> None:
+    def test_goals_reached_by_a_random_walk_are_planned_and_validated(self, seed: int, n_atoms: int, walk: int) -> None:
         vocab = synthetic.propositional_vocabulary(n_atoms)
         ctx = LogicContext(vocab)
         rng = np.random.default_rng(seed)
@@ -504,8 +510,9 @@ class TestDeterminization:
     def test_all_outcomes_on_learned_bounds(self, seed: int, n_atoms: int, keep_negative: bool) -> None:
         vocab = synthetic.propositional_vocabulary(n_atoms)
         for model in learned_bounds(vocab, seed, 25):
-            det = export_determinized(model, negative_preconditions=keep_negative,
-                                      goal=(Literal(vocab.atoms[0], False),))
+            det = export_determinized(
+                model, negative_preconditions=keep_negative, goal=(Literal(vocab.atoms[0], False),)
+            )
             assert (not det.twins) == keep_negative
             assert_determinization(model, det, range(1 << n_atoms))
 
@@ -534,8 +541,11 @@ class TestCommandLine:
     def test_writes_ppddl_only_by_default(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         rc, out, _ = run_cli(monkeypatch, [str(TOY), "--out", str(tmp_path / "o"), "--goal", "on(a,b)"])
         assert rc == 0
-        assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["capver-export.json", "domain.pddl",
-                                                                       "problem.pddl"]
+        assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [
+            "capver-export.json",
+            "domain.pddl",
+            "problem.pddl",
+        ]
         assert "exported 3 of 4 capabilities of 'toy-blocks' over 11 atoms" in out
         parsed = dsl.read(TOY)
         d = (tmp_path / "o" / "domain.pddl").read_text()
@@ -547,13 +557,27 @@ class TestCommandLine:
         assert "initial state from the (:init ...) of" in out
 
     def test_plan(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-        rc, out, _ = run_cli(monkeypatch, [
-            str(TOY), "--out", str(tmp_path), "--init", "ontable(a) ontable(b) clear(a) clear(b) handempty",
-            "--goal", "on(a,b)&handempty", "--plan",
-        ])
+        rc, out, _ = run_cli(
+            monkeypatch,
+            [
+                str(TOY),
+                "--out",
+                str(tmp_path),
+                "--init",
+                "ontable(a) ontable(b) clear(a) clear(b) handempty",
+                "--goal",
+                "on(a,b)&handempty",
+                "--plan",
+            ],
+        )
         assert rc == 0
         assert sorted(p.name for p in tmp_path.iterdir()) == [
-            "capver-export.json", "domain.pddl", "domain_det.pddl", "problem.pddl", "problem_det.pddl"]
+            "capver-export.json",
+            "domain.pddl",
+            "domain_det.pddl",
+            "problem.pddl",
+            "problem_det.pddl",
+        ]
         assert "pyperplan plan (2 steps" in out
         assert "capability 'pick-up-a'" in out and "capability 'stack-a-on-b'" in out
         assert "probability of this outcome chain: 9/16" in out

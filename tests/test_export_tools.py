@@ -78,8 +78,7 @@ _CACHE: dict[tuple[str, int], Any] = {}
 def learned(domain: str, which: str, steps: int) -> Learned:
     key = (domain, steps)
     if key not in _CACHE:
-        _CACHE[key] = capver.learn(capver.load_setting("lao", domain=domain), method="mcqs-e",
-                                   max_steps=steps, seed=0)
+        _CACHE[key] = capver.learn(capver.load_setting("lao", domain=domain), method="mcqs-e", max_steps=steps, seed=0)
     result = _CACHE[key]
     st = result.assessment.setting
     init = st.alpha(st.initial_states[0])
@@ -234,8 +233,9 @@ def check_pddlgym(case: Learned, directory: Path, limit: int = MAX_REACHABLE) ->
     export = export_pddlgym(model, init=case.init, goal=case.goal, name=case.which)
     dpath, _ = export.write(directory)
     with quiet():
-        env = PDDLEnv(str(dpath), str(directory / "problems"), dynamic_action_space=True,
-                      raise_error_on_invalid_action=True)
+        env = PDDLEnv(
+            str(dpath), str(directory / "problems"), dynamic_action_space=True, raise_error_on_invalid_action=True
+        )
         env.fix_problem_index(0)
         env.reset()
     names = Names(model, export)
@@ -279,9 +279,14 @@ def check_pddlgym(case: Learned, directory: Path, limit: int = MAX_REACHABLE) ->
             for s2 in expected:
                 if s2 not in seen:
                     seen.add(s2)
-                    todo.append(state.with_literals(frozenset(
-                        env.domain.predicates[a.predicate](*[_pg_object(env, o) for o in a.args])
-                        for a in (names.pddl[i] for i in range(len(vocab)) if s2 >> i & 1))))
+                    todo.append(
+                        state.with_literals(
+                            frozenset(
+                                env.domain.predicates[a.predicate](*[_pg_object(env, o) for o in a.args])
+                                for a in (names.pddl[i] for i in range(len(vocab)) if s2 >> i & 1)
+                            )
+                        )
+                    )
         if valid and compared < 400:  # one real step of the environment
             action = sorted(valid, key=str)[int(rng.integers(len(valid)))]
             with quiet():
@@ -342,9 +347,21 @@ def fast_downward(domain: Path, problem: Path, workdir: Path, timeout: float = 1
     driver = Path(up_fast_downward.__file__).parent / "downward" / "fast-downward.py"
     plan = workdir / "fd-plan.txt"
     res = subprocess.run(
-        [sys.executable, str(driver), "--plan-file", str(plan), str(domain), str(problem),
-         "--search", "astar(lmcut())"],
-        cwd=workdir, capture_output=True, text=True, timeout=timeout, check=False,
+        [
+            sys.executable,
+            str(driver),
+            "--plan-file",
+            str(plan),
+            str(domain),
+            str(problem),
+            "--search",
+            "astar(lmcut())",
+        ],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
     if res.returncode == 12:  # search exhausted: no plan
         return None
@@ -455,8 +472,9 @@ def test_learned_models_every_tool(domain: str, which: str, tmp_path: Path) -> N
     # state): 3 states there, and unified-planning (which reads the other three models)
     # is left out of that case to keep the slow tests within CI's time.
     big = (domain, which) == ("blocks", "h_or")
-    report = run_all_tools(learned(domain, which, 300), tmp_path, limit=3 if big else 25,
-                           plado=domain != "blocks", up=not big)
+    report = run_all_tools(
+        learned(domain, which, 300), tmp_path, limit=3 if big else 25, plado=domain != "blocks", up=not big
+    )
     assert report["pddlgym"] and (domain == "blocks" or report["plado"])
 
 
@@ -475,8 +493,21 @@ def capver_cli(argv: list[str]) -> tuple[int, str, str]:
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("run") / "fr"
-    rc, _, err = capver_cli(["learn", "--agent", "lao", "--domain", "first_responders", "--method", "mcqs-e",
-                             "--max-steps", "60", "--out", str(d)])
+    rc, _, err = capver_cli(
+        [
+            "learn",
+            "--agent",
+            "lao",
+            "--domain",
+            "first_responders",
+            "--method",
+            "mcqs-e",
+            "--max-steps",
+            "60",
+            "--out",
+            str(d),
+        ]
+    )
     assert rc == 0, err
     return d
 
@@ -496,8 +527,9 @@ def test_run_directory_export_is_solved_by_fast_downward_and_loaded_by_pddlgym(r
         assert plan is not None
     assert "bytes, " in text and " actions)" in text
     gym_out = tmp_path / "gym"
-    rc, _, err = capver_cli(["export", str(run_dir / "h_or.capm"), "--out", str(gym_out), "--goal", goal,
-                             "--flavor", "pddlgym"])
+    rc, _, err = capver_cli(
+        ["export", str(run_dir / "h_or.capm"), "--out", str(gym_out), "--goal", goal, "--flavor", "pddlgym"]
+    )
     assert rc == 0, err
     from pddlgym.core import PDDLEnv
 
@@ -506,8 +538,9 @@ def test_run_directory_export_is_solved_by_fast_downward_and_loaded_by_pddlgym(r
         obs, _ = env.reset()
     assert obs.literals
     # a second export into the same folder overwrites only capver's own files
-    rc, _, err = capver_cli(["export", str(run_dir / "h_or.capm"), "--out", str(gym_out), "--goal", goal,
-                             "--flavor", "pddlgym"])
+    rc, _, err = capver_cli(
+        ["export", str(run_dir / "h_or.capm"), "--out", str(gym_out), "--goal", goal, "--flavor", "pddlgym"]
+    )
     assert rc == 0, err
 
 
@@ -537,8 +570,7 @@ def test_foreign_files_are_never_overwritten(run_dir: Path, tmp_path: Path) -> N
 
 
 def test_empty_problem_only_when_asked(run_dir: Path, tmp_path: Path) -> None:
-    rc, out, err = capver_cli(["export", str(run_dir / "h_and.capm"), "--out", str(tmp_path / "o"),
-                               "--empty-problem"])
+    rc, out, err = capver_cli(["export", str(run_dir / "h_and.capm"), "--out", str(tmp_path / "o"), "--empty-problem"])
     assert rc == 0, err
     assert "(:goal (and))" in (tmp_path / "o" / "problem.pddl").read_text()
     assert "goal: none (--empty-problem)" in out

@@ -73,8 +73,7 @@ def test_the_known_limitation_is_a_success_drop_named_by_its_literal(robot) -> N
     vocab = result.h_and.vocabulary
     # The short condition of the low block is exactly "not charged" over the states tried.
     charged = 1 << vocab.index(Atom("charged"))
-    assert list(drop.condition.cover) and all(c.mask == charged and c.value == 0
-                                              for c in drop.condition.cover)
+    assert list(drop.condition.cover) and all(c.mask == charged and c.value == 0 for c in drop.condition.cover)
     words = finding_words(drop)
     assert words.startswith("grab: succeeds with probability at most ") and "when not charged (" in words
     assert words.endswith(f"it always did when charged, {drop.high_states} tried states)")
@@ -88,8 +87,11 @@ def test_the_known_side_effect_is_found_and_nothing_needed_is_called_one(robot) 
     (side,) = sides
     # It happens only where the door was shut and the robot charged: that is where h⋆ opens it.
     assert 0 < side.states < side.achieving
-    assert all(side.condition.holds(s) == (s & vocab.state(["charged"]) != 0 and not s & vocab.state(["door-open"]))
-               for s in range(1 << len(vocab)) if not s & vocab.state(["holding", "light"]))
+    assert all(
+        side.condition.holds(s) == (s & vocab.state(["charged"]) != 0 and not s & vocab.state(["door-open"]))
+        for s in range(1 << len(vocab))
+        if not s & vocab.state(["holding", "light"])
+    )
     words = finding_words(side)
     assert words.startswith("grab: also makes door-open true") and "which holding does not ask for" in words
 
@@ -98,7 +100,11 @@ def test_never_achieved_and_reliable_capabilities(robot) -> None:
     findings, _ = robot
     assert [f.capability.name for f in findings if isinstance(f, NeverAchieved)] == ["switch-on"]
     assert sorted(f.capability.name for f in findings if isinstance(f, Reliable)) == [
-        "charge", "discharge", "release", "shut"]
+        "charge",
+        "discharge",
+        "release",
+        "shut",
+    ]
     (never,) = _of(findings, NeverAchieved, "switch-on")
     assert finding_words(never).startswith("switch-on: never achieved light in any of the")
 
@@ -106,7 +112,7 @@ def test_never_achieved_and_reliable_capabilities(robot) -> None:
 def test_the_report_lists_the_findings_under_their_headings(robot) -> None:
     findings, result = robot
     text = capability_report(result.h_and, result.h_or, result.h_tilde, findings)
-    section = text[text.index("What the learned model reveals"):text.index("\n\n*")]
+    section = text[text.index("What the learned model reveals") : text.index("\n\n*")]
     assert "Capabilities never achieved: 1\n  - switch-on: never achieved light" in section
     assert "Side effects the intent does not ask for: 1\n  - grab: also makes door-open true" in section
     assert "Capabilities that always succeeded: 4" in section
@@ -117,8 +123,11 @@ def test_read_findings_gives_back_the_section(robot) -> None:
     text = capability_report(result.h_and, result.h_or, None, findings)
     groups = read_findings(text)
     assert groups is not None and [h for h, _ in groups] == [
-        "Capabilities never achieved: 1", "Conditions under which success drops: 1",
-        "Side effects the intent does not ask for: 1", "Capabilities that always succeeded: 4"]
+        "Capabilities never achieved: 1",
+        "Conditions under which success drops: 1",
+        "Side effects the intent does not ask for: 1",
+        "Capabilities that always succeeded: 4",
+    ]
     assert sum(len(items) for _, items in groups) == len(findings)
     assert read_findings(capability_report(result.h_and, result.h_or)) is None
 
@@ -133,8 +142,20 @@ def test_findings_are_read_off_h_and_only(robot) -> None:
 def test_capver_learn_writes_the_findings_into_report_txt(tmp_path: Path) -> None:
     model = tmp_path / "robot.capm"
     model.write_text(HIDDEN)
-    r = capver("learn", "--agent", "model", "--model", str(model), "--max-steps", "1500", "--eval-sequences", "10",
-               "--quiet", "--out", str(tmp_path / "run"))
+    r = capver(
+        "learn",
+        "--agent",
+        "model",
+        "--model",
+        str(model),
+        "--max-steps",
+        "1500",
+        "--eval-sequences",
+        "10",
+        "--quiet",
+        "--out",
+        str(tmp_path / "run"),
+    )
     assert r.returncode == 0, r.stderr
     report = (tmp_path / "run" / "report.txt").read_text()
     assert "- grab: succeeds with probability at most" in report and "when not charged" in report
@@ -159,13 +180,15 @@ def test_minigrid_rl_superstition_is_found_in_its_learned_model() -> None:
     # The habit shows where one state was seen fetching the key both with and without
     # opening the door; four executions per query (instead of two) see both outcomes
     # more often (docs/findings.md: found for seeds 0-3 this way).
-    result = learn(load_setting("minigrid-rl", seed=0, layouts=20), method="mcqs-s", max_steps=3000, seed=0,
-                   executions=4)
+    result = learn(
+        load_setting("minigrid-rl", seed=0, layouts=20), method="mcqs-s", max_steps=3000, seed=0, executions=4
+    )
     findings = run_findings(result.h_and, 0)
     vocab = result.h_and.vocabulary
     doors = [a for a in vocab.atoms if a.predicate == "open"]
-    opened = [f for f in _of(findings, SideEffect, "holding(key)")
-              if any(f.extra.add >> vocab.index(d) & 1 for d in doors)]  # type: ignore[attr-defined]
+    opened = [
+        f for f in _of(findings, SideEffect, "holding(key)") if any(f.extra.add >> vocab.index(d) & 1 for d in doors)
+    ]  # type: ignore[attr-defined]
     assert opened, [finding_words(f) for f in findings]  # type: ignore[arg-type]
     assert "holding(key): also makes open(door_" in finding_words(opened[0])  # type: ignore[arg-type]
     (drop,) = _of(findings, SuccessDrop, "holding(key)")

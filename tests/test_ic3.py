@@ -57,8 +57,14 @@ def safety_corpus(rng: np.random.Generator, model: CompoundModel) -> list[Proper
     for _ in range(2):
         a, b = (formula_text(random_formula(rng, vocab)) for _ in range(2))
         k = int(rng.integers(0, 5))
-        texts += [f"A [ G {a} ]", f"A [ G<={k} {a} ]", f"E [ F {a} ]", f"E [ F<={k} {a} ]",
-                  f"E [ ({a}) U ({b}) ]", f"E [ ({a}) U<={k} ({b}) ]"]
+        texts += [
+            f"A [ G {a} ]",
+            f"A [ G<={k} {a} ]",
+            f"E [ F {a} ]",
+            f"E [ F<={k} {a} ]",
+            f"E [ ({a}) U ({b}) ]",
+            f"E [ ({a}) U<={k} ({b}) ]",
+        ]
     if len(caps) > 1:
         some = sorted(set(rng.choice(caps, size=max(1, len(caps) // 2), replace=False).tolist()))
         a = formula_text(random_formula(rng, vocab))
@@ -130,8 +136,9 @@ def agree(model: CompoundModel, init: State, props: list[Property], bmc_depth: i
         assert res.witness is None and res.invariant is not None, prop.text
         inv = res.invariant
         assert check_property_invariant(model, init, prop, inv), (prop.text, inv.smtlib)
-        assert check_invariant(model, init, problem.safe, inv, hold=problem.hold,
-                               capabilities=problem.capabilities, bound=problem.bound)
+        assert check_invariant(
+            model, init, problem.safe, inv, hold=problem.hold, capabilities=problem.capabilities, bound=problem.bound
+        )
         assert Invariant.parse(inv.smtlib) == inv
         assert inv.nodes >= 1 and inv.literals >= inv.lemmas >= 1
         formula = inv.formula(model.ctx)
@@ -151,8 +158,9 @@ def tampered(model: CompoundModel, init: State, prop: Property, inv: Invariant) 
     cur = [z3.Bool(str(a)) for a in model.vocabulary.atoms]
     minterm = z3.And([x if init >> i & 1 else z3.Not(x) for i, x in enumerate(cur)])
     without_init = Invariant.of(z3.And(inv.expr(), z3.Not(minterm)))
-    assert "initiation" in invariant_failures(model, init, p.safe, without_init, hold=p.hold,
-                                              capabilities=p.capabilities, bound=p.bound)
+    assert "initiation" in invariant_failures(
+        model, init, p.safe, without_init, hold=p.hold, capabilities=p.capabilities, bound=p.bound
+    )
     bad = model.ctx.smt.find_model(model.ctx.smt.mgr.And(_smt(model, p.goal)))
     if bad is not None:
         g = model.ctx.smt.state_of(bad)
@@ -339,8 +347,20 @@ PROPERTY = "A [ G !(holding(a) & holding(b)) ]"
 @pytest.fixture(scope="module")
 def blocks_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("ic3") / "run"
-    res = capver("learn", "--agent", "lao", "--domain", "blocks", "--method", "mcqs-e", "--max-steps", "60",
-                 "--out", str(out), "--quiet")
+    res = capver(
+        "learn",
+        "--agent",
+        "lao",
+        "--domain",
+        "blocks",
+        "--method",
+        "mcqs-e",
+        "--max-steps",
+        "60",
+        "--out",
+        str(out),
+        "--quiet",
+    )
     assert res.returncode == 0, res.stderr
     # The pessimistic model: the arm holds one block at a time in every observed run.
     parsed = dsl.read(out / "h_and.capm")
@@ -440,8 +460,11 @@ def test_a_goal_no_state_satisfies_is_answered_without_a_search() -> None:
     true, which the certificate check accepts."""
     model = dsl.read(MODELS / "door_key.capm").model
     vocab, caps = model.vocabulary, list(model)
-    for text, expected in (("A [ G !(door-open & !door-open) ]", True), ("E [ F door-open & !door-open ]", False),
-                            ("A [ G<=4 true ]", True)):
+    for text, expected in (
+        ("A [ G !(door-open & !door-open) ]", True),
+        ("E [ F door-open & !door-open ]", False),
+        ("A [ G<=4 true ]", True),
+    ):
         prop = parse_property(text, vocab, caps)
         res = IC3Engine(model).check(prop, 0)
         assert res.holds is expected and res.witness is None

@@ -49,8 +49,13 @@ COOK = 8
 MATE = Chef((3, 1), NORTH)  # chef 2's start cell
 
 
-def kitchen(me: Chef, mate: Chef = MATE, pot: tuple[int, int] = (0, NOT_COOKING),
-            counters: tuple[tuple[tuple[int, int], str], ...] = (), delivered: int = 0) -> KitchenState:
+def kitchen(
+    me: Chef,
+    mate: Chef = MATE,
+    pot: tuple[int, int] = (0, NOT_COOKING),
+    counters: tuple[tuple[tuple[int, int], str], ...] = (),
+    delivered: int = 0,
+) -> KitchenState:
     return KitchenState((me, mate), (pot,), counters, delivered)
 
 
@@ -131,17 +136,32 @@ def test_counters_and_collisions() -> None:
 def test_representation_values() -> None:
     alpha = KitchenRepresentation(LAYOUT, COOK)
     assert len(alpha.vocabulary) == 25
-    x = kitchen(Chef((2, 1), NORTH, "dish"), Chef((1, 2), SOUTH, "onion"), pot=(3, 2),
-                counters=(((0, 2), "soup"), ((4, 2), "soup")), delivered=5)
+    x = kitchen(
+        Chef((2, 1), NORTH, "dish"),
+        Chef((1, 2), SOUTH, "onion"),
+        pot=(3, 2),
+        counters=(((0, 2), "soup"), ((4, 2), "soup")),
+        delivered=5,
+    )
     assert atoms(alpha, x) == {
-        "holding(me,dish)", "near(me,pot1)", "holding(mate,onion)", "near(mate,dishes)",
-        "onions(pot1,n3)", "cooking(pot1)", "on_counter(soup)", "served(n3)",
+        "holding(me,dish)",
+        "near(me,pot1)",
+        "holding(mate,onion)",
+        "near(mate,dishes)",
+        "onions(pot1,n3)",
+        "cooking(pot1)",
+        "on_counter(soup)",
+        "served(n3)",
     }
     ready = kitchen(Chef((1, 1), NORTH), Chef((3, 2), NORTH), pot=(3, COOK), delivered=1)
-    assert atoms(alpha, ready) == {"near(me,onions)", "near(mate,serving)", "onions(pot1,n3)", "ready(pot1)",
-                                   "served(n1)"}
-    assert atoms(alpha, kitchen(Chef((2, 2), NORTH), pot=(1, NOT_COOKING))) == {"near(mate,onions)",
-                                                                               "onions(pot1,n1)"}
+    assert atoms(alpha, ready) == {
+        "near(me,onions)",
+        "near(mate,serving)",
+        "onions(pot1,n3)",
+        "ready(pot1)",
+        "served(n1)",
+    }
+    assert atoms(alpha, kitchen(Chef((2, 2), NORTH), pot=(1, NOT_COOKING))) == {"near(mate,onions)", "onions(pot1,n1)"}
     two = load_layout("two_pots")
     assert len(KitchenRepresentation(two, COOK).vocabulary) == 32
 
@@ -217,8 +237,15 @@ def run_task(x0: KitchenState, task: str, seed: int = 0, teammate: str = "stay")
     sim = kitchen_simulator(teammate=teammate)
     alpha = KitchenRepresentation(LAYOUT, COOK)
     cap = next(c for c in kitchen_capabilities() if c.name == task)
-    ex = execute(PlanningChef(LAYOUT, COOK), sim, alpha, cap, x0, np.random.default_rng(seed),
-                 ExecutionBudget(max_steps=100, theta=None))
+    ex = execute(
+        PlanningChef(LAYOUT, COOK),
+        sim,
+        alpha,
+        cap,
+        x0,
+        np.random.default_rng(seed),
+        ExecutionBudget(max_steps=100, theta=None),
+    )
     x = sim.get_state()
     assert ex.transition.s_next == alpha(x)
     return ex.stop_reason, x, ex.steps
@@ -277,8 +304,9 @@ def test_unknown_capability_stops_at_once() -> None:
 
     sim = kitchen_simulator()
     alpha = KitchenRepresentation(LAYOUT, COOK)
-    ex = execute(PlanningChef(LAYOUT, COOK), sim, alpha, Capability("juggle"), start_state(LAYOUT),
-                 np.random.default_rng(0))
+    ex = execute(
+        PlanningChef(LAYOUT, COOK), sim, alpha, Capability("juggle"), start_state(LAYOUT), np.random.default_rng(0)
+    )
     assert ex.steps == 0 and "not a kitchen sub-task: 'juggle'" in ex.stop_reason
 
 
@@ -292,8 +320,21 @@ def has(data_vocab: list[str], s: State, atom: str) -> bool:
 @pytest.mark.slow
 def test_learn_overcooked_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    r = capver("learn", "--agent", "overcooked", "--method", "mcqs-s", "--max-steps", "400",
-               "--eval-sequences", "10", "--layouts", "5", "--out", str(out))
+    r = capver(
+        "learn",
+        "--agent",
+        "overcooked",
+        "--method",
+        "mcqs-s",
+        "--max-steps",
+        "400",
+        "--eval-sequences",
+        "10",
+        "--layouts",
+        "5",
+        "--out",
+        str(out),
+    )
     assert r.returncode == 0, r.stderr
     assert "overcooked:cramped_room mcqs-s: step budget 400" in r.stdout
     assert json.loads((out / "run.json").read_text())["agent"] == "overcooked"
@@ -312,8 +353,13 @@ def test_learn_overcooked_end_to_end(tmp_path: Path) -> None:
     def pot(s: State) -> int:
         return next((k + 1 for k, a in enumerate(counts) if has(names, s, a)), 0)
 
-    puts = [t for t, _ in pairs if t.c == "put_onion_in_pot" and has(names, t.s, "holding(me,onion)")
-            and not has(names, t.s_next, "holding(me,onion)")]
+    puts = [
+        t
+        for t, _ in pairs
+        if t.c == "put_onion_in_pot"
+        and has(names, t.s, "holding(me,onion)")
+        and not has(names, t.s_next, "holding(me,onion)")
+    ]
     assert puts and all(pot(t.s_next) > pot(t.s) for t in puts)
     h_and = (out / "h_and.capm").read_text()
     assert all(f"(:capability {name}" in h_and for name in SUBTASKS)

@@ -44,11 +44,7 @@ from tests.helpers.corpus import (
 def admitted(h: CompoundModel, n: int) -> set[Transition]:
     """T_h by asking ``admits`` about every ⟨s, c, s′⟩ of S × C × S."""
     return {
-        Transition(s, c, s2)
-        for c in h
-        for s in all_states(n)
-        for s2 in all_states(n)
-        if h.admits(Transition(s, c, s2))
+        Transition(s, c, s2) for c in h for s in all_states(n) for s2 in all_states(n) if h.admits(Transition(s, c, s2))
     }
 
 
@@ -69,9 +65,7 @@ def pooled_mle(data: TransitionDataset, c: str, block: frozenset[int]) -> dict[E
 
 
 def is_transition_complete(truth: CompoundModel, data: TransitionDataset) -> bool:
-    return all(
-        set(data.successors(s, c)) == set(truth.distribution(s, c)) for c in truth for s in data.states_of(c)
-    )
+    return all(set(data.successors(s, c)) == set(truth.distribution(s, c)) for c in truth for s in data.states_of(c))
 
 
 def is_effect_complete(truth: CompoundModel, data: TransitionDataset, n: int) -> bool:
@@ -103,7 +97,9 @@ class TestTheorem3:
                 assert set(h_and.distribution(s, c)) == set(data.successors(s, c))
 
     @given(sampled_worlds(max_atoms=4))
-    def test_optimistic_is_complete_and_predicts_only_at_untried_pairs(self, wd: tuple[World, TransitionDataset]) -> None:
+    def test_optimistic_is_complete_and_predicts_only_at_untried_pairs(
+        self, wd: tuple[World, TransitionDataset]
+    ) -> None:
         world, data = wd
         h_or = build_bounds(world.ctx, data).optimistic
         t_d = dataset_transitions(data)
@@ -286,8 +282,10 @@ class TestIncremental:
             for h in (builder.pessimistic, builder.optimistic):
                 for m in h.values():
                     for r in m.rules:
-                        assert all(ctx.bdd.evaluate(r.condition.bdd, s) == condition_holds(r.condition, s)
-                                   for s in all_states(world.n))
+                        assert all(
+                            ctx.bdd.evaluate(r.condition.bdd, s) == condition_holds(r.condition, s)
+                            for s in all_states(world.n)
+                        )
             pr = {
                 (c, s): (builder.pessimistic.distribution(s, c), builder.optimistic.distribution(s, c))
                 for c in world.truth

@@ -157,8 +157,9 @@ def _violation_probability(truth: CompoundModel, prop: Property, init: State, h:
     stay, _ = _sets(prop)
     if isinstance(prop.path, Until):
         hold, goal = prop.path.hold, prop.path.goal
-        ok = explicit.until(model, init, lambda s: holds(hold, s, VOCAB), lambda s: holds(goal, s, VOCAB), h,
-                            maximise=False, exact=True)
+        ok = explicit.until(
+            model, init, lambda s: holds(hold, s, VOCAB), lambda s: holds(goal, s, VOCAB), h, maximise=False, exact=True
+        )
         return float(1 - ok)
     return float(explicit.globally(model, init, stay, h, maximise=True, exact=True))
 
@@ -206,16 +207,22 @@ def _ladder(rare: Fraction) -> CompoundModel:
         jump.append(Rule.make(cond, [(1, Effect((3 << i) & 15, 0))]))
     done = Condition.formula(CTX, mgr.And(cur))
     stay = [Rule.make(done, [(1, Effect(0, 0))])]
-    return CompoundModel(CTX, [CapabilityModel(Capability("up"), (*up, *stay)),
-                               CapabilityModel(Capability("jump"), (*jump, *stay))])
+    return CompoundModel(
+        CTX, [CapabilityModel(Capability("up"), (*up, *stay)), CapabilityModel(Capability("jump"), (*jump, *stay))]
+    )
 
 
 def _texts(rng: np.random.Generator) -> list[str]:
     i, j = (int(x) for x in rng.choice(4, size=2, replace=False))
     k = int(rng.integers(0, 4))
     return [
-        f"E [ G !p{i} ]", f"E [ G<={k} p{i} | p{j} ]", f"A [ F p{i} ]", f"A [ F<={k} p{i} ]",
-        f"A [ !p{j} U p{i} ]", f"A [ p{j} U<={k} p{i} ]", f"E [ G p{i} => p{j} ] {{caps: c0, c1}}",
+        f"E [ G !p{i} ]",
+        f"E [ G<={k} p{i} | p{j} ]",
+        f"A [ F p{i} ]",
+        f"A [ F<={k} p{i} ]",
+        f"A [ !p{j} U p{i} ]",
+        f"A [ p{j} U<={k} p{i} ]",
+        f"E [ G p{i} => p{j} ] {{caps: c0, c1}}",
         f"A [ F p{i} & !p{j} ] {{caps: c1}}",
     ]
 
@@ -228,8 +235,9 @@ def _texts(rng: np.random.Generator) -> list[str]:
 def test_lasting_run_equals_the_brute_force_reference(seed: int) -> None:
     rng = np.random.default_rng(seed)
     # Partial random models: dead ends, which a lasting run may not use.
-    model = synthetic.random_model(CTX, rng, n_capabilities=3, max_rules=3, max_effects=3,
-                                   total=bool(rng.random() < 0.3))
+    model = synthetic.random_model(
+        CTX, rng, n_capabilities=3, max_rules=3, max_effects=3, total=bool(rng.random() < 0.3)
+    )
     init = int(rng.integers(16))
     engine = SymbolicEngine(model)
     for text in _texts(rng):
@@ -255,12 +263,14 @@ def _complete(truth: CompoundModel, h_or: CompoundModel, init: State) -> bool:
     gives an allowed capability there, h∨ gives too."""
     return all(
         set(truth[c].distribution(s)) <= (set(h_or[c].distribution(s)) if c in h_or else set())
-        for s in reachable_states(truth, [init]) for c in truth
+        for s in reachable_states(truth, [init])
+        for c in truth
     )
 
 
-def _check_verdict(v: LatticeVerdict, truth: CompoundModel, prop: Property, init: State,
-                   data: TransitionDataset, complete: bool) -> None:
+def _check_verdict(
+    v: LatticeVerdict, truth: CompoundModel, prop: Property, init: State, data: TransitionDataset, complete: bool
+) -> None:
     text = prop.text
     path = prop.path
     assert path is not None
@@ -315,8 +325,15 @@ def _missing_mass_event(truth: CompoundModel, data: TransitionDataset, delta: fl
     return True
 
 
-LADDER = ("A [ F p3 ]", "A [ !p3 U p3 ]", "A [ (p0 | !p1) U p3 ]", "E [ G !p3 ]", "E [ G<=5 !p3 ]",
-          "A [ F<=6 p3 ]", "A [ F p2 ] {caps: up}")
+LADDER = (
+    "A [ F p3 ]",
+    "A [ !p3 U p3 ]",
+    "A [ (p0 | !p1) U p3 ]",
+    "E [ G !p3 ]",
+    "E [ G<=5 !p3 ]",
+    "A [ F<=6 p3 ]",
+    "A [ F p2 ] {caps: up}",
+)
 
 
 @settings(max_examples=8, deadline=None)
@@ -331,8 +348,15 @@ def test_confident_lasting_verdicts_keep_their_stated_bound(seed: int, rare: Fra
     assessment = model_assessment(truth, init, "truth")
     agent_truth = assessment.truth
     assert agent_truth is not None
-    result = learn(assessment, method="mcqs-e", max_steps=3000, patience=0, seed=int(rng.integers(2**31)),
-                   properties=texts, epsilon=0.2)
+    result = learn(
+        assessment,
+        method="mcqs-e",
+        max_steps=3000,
+        patience=0,
+        seed=int(rng.integers(2**31)),
+        properties=texts,
+        epsilon=0.2,
+    )
     event = _missing_mass_event(agent_truth, result.data, 0.05)
     complete = _complete(agent_truth, result.h_or, init)
     for status in result.properties:
@@ -349,8 +373,10 @@ def test_confident_lasting_verdicts_keep_their_stated_bound(seed: int, rare: Fra
         h = conf.states if path.bound is None else min(conf.states, path.bound)
         bound = 1 - (1 - conf.epsilon) ** h
         if h:
-            assert (h, bound) in conf.violation or any(k == h and abs(b - bound) < 1e-12
-                                                       for k, b in conf.violation), (prop.text, conf.violation)
+            assert (h, bound) in conf.violation or any(k == h and abs(b - bound) < 1e-12 for k, b in conf.violation), (
+                prop.text,
+                conf.violation,
+            )
         assert _violation_probability(agent_truth, prop, init, h) <= bound + 1e-9, (prop.text, h, bound)
 
 

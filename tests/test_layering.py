@@ -99,7 +99,8 @@ def _walk(tree: ast.AST, runtime_only: bool) -> Iterator[ast.AST]:
 
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _is_module(name: str, package: Path) -> bool:
@@ -113,8 +114,10 @@ def violations(package: Path = PACKAGE) -> list[str]:
         mine = module_name(path, package)
         for line, target in capver_imports(path, package):
             if layer_of(target) > layer_of(mine):
-                found.append(f"{path.relative_to(package.parent)}:{line}: {mine} (layer {layer_of(mine)}) "
-                             f"imports {target} (layer {layer_of(target)})")
+                found.append(
+                    f"{path.relative_to(package.parent)}:{line}: {mine} (layer {layer_of(mine)}) "
+                    f"imports {target} (layer {layer_of(target)})"
+                )
     return found
 
 
@@ -214,7 +217,10 @@ def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
     # The checker itself must be able to fail: a core module importing an engine.
     fake = tmp_path / "capver"
     for rel, text in {
-        "__init__.py": "", "core/__init__.py": "", "engines/__init__.py": "", "engines/lattice.py": "",
+        "__init__.py": "",
+        "core/__init__.py": "",
+        "engines/__init__.py": "",
+        "engines/lattice.py": "",
         "core/probe.py": "import capver.errors\nfrom capver.engines.lattice import LatticeBuilder\n",
     }.items():
         (fake / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -229,7 +235,10 @@ def test_the_check_sees_import_cycles(tmp_path: Path) -> None:
     # function, one through three modules, and none from an import under TYPE_CHECKING.
     fake = tmp_path / "capver"
     for rel, text in {
-        "__init__.py": "", "core/__init__.py": "", "model/__init__.py": "", "engines/__init__.py": "",
+        "__init__.py": "",
+        "core/__init__.py": "",
+        "model/__init__.py": "",
+        "engines/__init__.py": "",
         "core/a.py": "import capver.core.b\n",
         "core/b.py": "import capver.errors\n\n\ndef f():\n    from capver.core import a\n",
         "engines/e1.py": "from capver.engines.e2 import X\n",
@@ -242,11 +251,13 @@ def test_the_check_sees_import_cycles(tmp_path: Path) -> None:
         (fake / rel).write_text(text, encoding="utf-8")
     assert violations(fake) == []
     assert import_cycles(fake) == {
-        frozenset({"capver.core.a", "capver.core.b"}):
-            "layer 1: capver.core.a -> capver.core.b (capver/core/a.py:1) -> capver.core.a (capver/core/b.py:5)",
-        frozenset({"capver.engines.e1", "capver.engines.e2", "capver.engines.e3"}):
-            "layer 5: capver.engines.e1 -> capver.engines.e2 (capver/engines/e1.py:1) "
-            "-> capver.engines.e3 (capver/engines/e2.py:2) -> capver.engines.e1 (capver/engines/e3.py:1)",
+        frozenset(
+            {"capver.core.a", "capver.core.b"}
+        ): "layer 1: capver.core.a -> capver.core.b (capver/core/a.py:1) -> capver.core.a (capver/core/b.py:5)",
+        frozenset(
+            {"capver.engines.e1", "capver.engines.e2", "capver.engines.e3"}
+        ): "layer 5: capver.engines.e1 -> capver.engines.e2 (capver/engines/e1.py:1) "
+        "-> capver.engines.e3 (capver/engines/e2.py:2) -> capver.engines.e1 (capver/engines/e3.py:1)",
     }
 
 

@@ -32,8 +32,13 @@ PLACES = ("l1", "l2")
 def _vocab() -> Vocabulary:
     objects = {**dict.fromkeys(VICTIMS, "victim"), **dict.fromkeys(PLACES, "location"), "m1": "medic"}
     return Vocabulary.build(
-        [Predicate("at", ("victim", "location")), Predicate("hurt", ("victim",)), Predicate("medic-at", ("medic", "location"))],
-        objects=objects, types={"victim": None, "location": None, "medic": None},
+        [
+            Predicate("at", ("victim", "location")),
+            Predicate("hurt", ("victim",)),
+            Predicate("medic-at", ("medic", "location")),
+        ],
+        objects=objects,
+        types={"victim": None, "location": None, "medic": None},
     )
 
 
@@ -60,9 +65,16 @@ def test_schema_of_primitive_and_intent_capabilities() -> None:
     assert si[0].capability(("z3", "l1")).name == "at(z3,l1)&~hurt(z3)"
 
 
-def _data(ctx: LogicContext, states: list[int], caps: list[tuple[str, str]], rng: np.random.Generator,
-          flaky: frozenset[tuple[str, str]] = frozenset()) -> TransitionDataset:
-    data = TransitionDataset(ctx.vocab, [Capability(f"treat({z},{lo})") for z, lo in itertools.product(VICTIMS, PLACES)])
+def _data(
+    ctx: LogicContext,
+    states: list[int],
+    caps: list[tuple[str, str]],
+    rng: np.random.Generator,
+    flaky: frozenset[tuple[str, str]] = frozenset(),
+) -> TransitionDataset:
+    data = TransitionDataset(
+        ctx.vocab, [Capability(f"treat({z},{lo})") for z, lo in itertools.product(VICTIMS, PLACES)]
+    )
     for s in states:
         for z, lo in caps:
             s2 = _treat(ctx, z, lo, s)
@@ -74,8 +86,9 @@ def _data(ctx: LogicContext, states: list[int], caps: list[tuple[str, str]], rng
 
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**16), n_states=st.integers(1, 40), n_caps=st.integers(1, 6), flaky=st.booleans())
-def test_lifted_h_tilde_lies_between_the_bounds_and_reads_back_exactly(seed: int, n_states: int, n_caps: int,
-                                                                        flaky: bool) -> None:
+def test_lifted_h_tilde_lies_between_the_bounds_and_reads_back_exactly(
+    seed: int, n_states: int, n_caps: int, flaky: bool
+) -> None:
     ctx = LogicContext(_vocab())
     rng = np.random.default_rng(seed)
     states = [int(x) for x in rng.integers(0, 1 << len(ctx.vocab), n_states)]
@@ -109,7 +122,7 @@ def test_lifted_rules_predict_an_untried_state_from_the_other_groundings() -> No
     assert not occ.kept_ground
     (lc,) = occ.lifted
     # The lifted rules are the true precondition over the parameters.
-    texts = {dsl.condition_text(r.condition).replace("\"", "") for r in lc.rules}
+    texts = {dsl.condition_text(r.condition).replace('"', "") for r in lc.rules}
     assert "(and (at ?v ?l) (hurt ?v) (medic-at m1 ?l))" in texts
     untried = [s for s in range(1 << len(v)) if data.count_sc(s, "treat(z3,l2)") == 0]
     right = sum(occ.model.distribution(s, "treat(z3,l2)") == {_treat(ctx, "z3", "l2", s): 1} for s in untried)
@@ -132,7 +145,9 @@ def test_a_grounding_that_contradicts_the_pooled_rules_keeps_its_ground_rules() 
     # Pooled, the healable lifted state has both outcomes; each grounding saw one, and
     # z2 was never seen healed at all (h∨ admits no healing for it anywhere).
     assert "the lifted rules predict 2 successor(s) where 1 were observed" in occ.kept_ground["treat(z1,l1)"]
-    assert occ.kept_ground["treat(z2,l1)"] == "the lifted rules predict the effect {not hurt(z2)}, never observed for it"
+    assert (
+        occ.kept_ground["treat(z2,l1)"] == "the lifted rules predict the effect {not hurt(z2)}, never observed for it"
+    )
     # Each keeps its ground rules where the lifted ones contradict its data, and the
     # lifted rules restricted to its observed effects elsewhere.
     assert occ.projected == {"treat(z1,l1)", "treat(z2,l1)"}
@@ -155,35 +170,55 @@ LIFTED_HEAD = """(define (capability-model m)
 
 
 def test_dsl_lifted_capability_grounds_each_binding() -> None:
-    text = LIFTED_HEAD + """  (:lifted-capability "treat(?v,?l)"
+    text = (
+        LIFTED_HEAD
+        + """  (:lifted-capability "treat(?v,?l)"
     :parameters (?v - victim ?l - location)
     :action (treat ?v ?l)
     :groundings ((z1 l1) (z2 l1))
     (:rule :when (and (at ?v ?l) (hurt ?v)) :effects (probabilistic 3/4 (not (hurt ?v)) 1/4 (and)))))
 """
+    )
     m = dsl.parse(text).model
     assert sorted(m) == ["treat(z1,l1)", "treat(z2,l1)"]
     v = m.vocabulary
     s = v.state(["at(z2,l1)", "hurt(z2)", "hurt(z1)"])
     assert m.distribution(s, "treat(z2,l1)") == {s & ~v.state(["hurt(z2)"]): 0.75, s: 0.25}
     assert m.distribution(s, "treat(z1,l1)") == {}
-    intent = LIFTED_HEAD + """  (:lifted-capability heal :parameters (?v - victim) :intent (not (hurt ?v))
+    intent = (
+        LIFTED_HEAD
+        + """  (:lifted-capability heal :parameters (?v - victim) :intent (not (hurt ?v))
     :groundings ((z1) (z2)) (:rule :when (hurt ?v) :effects (not (hurt ?v)))))
 """
+    )
     assert sorted(dsl.parse(intent).model) == ["~hurt(z1)", "~hurt(z2)"]
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ("(:capability c (:rule :when (hurt ?v) :effects (and)))", "parameter ?v outside a (:lifted-capability ...)"),
-    ("(:lifted-capability t :parameters (?v - victim) :action (t ?v) :groundings ((z1 l1)))",
-     "a grounding of 2 objects; expected one object for each of the 1 parameter"),
-    ("(:lifted-capability t :parameters (?v - victim) :action (t ?v) :groundings ((l1)))",
-     "object l1 has type location; expected an object of type victim for ?v"),
-    (("(:lifted-capability t :parameters (?v - victim) :action (t ?v) :groundings ((z1))"
-     " (:rule :when (hurt ?w) :effects (and)))"), "unknown parameter ?w"),
-    ("(:capability \"t(z1)\") (:lifted-capability t :parameters (?v - victim) :action (t ?v) :groundings ((z1)))",
-     "this grounding is capability \"t(z1)\", already declared"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("(:capability c (:rule :when (hurt ?v) :effects (and)))", "parameter ?v outside a (:lifted-capability ...)"),
+        (
+            "(:lifted-capability t :parameters (?v - victim) :action (t ?v) :groundings ((z1 l1)))",
+            "a grounding of 2 objects; expected one object for each of the 1 parameter",
+        ),
+        (
+            "(:lifted-capability t :parameters (?v - victim) :action (t ?v) :groundings ((l1)))",
+            "object l1 has type location; expected an object of type victim for ?v",
+        ),
+        (
+            (
+                "(:lifted-capability t :parameters (?v - victim) :action (t ?v) :groundings ((z1))"
+                " (:rule :when (hurt ?w) :effects (and)))"
+            ),
+            "unknown parameter ?w",
+        ),
+        (
+            '(:capability "t(z1)") (:lifted-capability t :parameters (?v - victim) :action (t ?v) :groundings ((z1)))',
+            'this grounding is capability "t(z1)", already declared',
+        ),
+    ],
+)
 def test_dsl_lifted_errors_name_the_place_and_what_was_expected(body: str, message: str) -> None:
     with pytest.raises(DSLSemanticError) as err:
         dsl.parse(LIFTED_HEAD + "  " + body + ")\n", filename="bad.capm")
@@ -211,8 +246,19 @@ def test_capver_learn_writes_the_lifted_model_and_certify_proves_it(tmp_path: Pa
     from tests.helpers.cli import capver
 
     run = tmp_path / "run"
-    res = capver("learn", "--agent", "primitive", "--domain", "first_responders", "--method", "random",
-                 "--max-steps", "120", "--out", str(run))
+    res = capver(
+        "learn",
+        "--agent",
+        "primitive",
+        "--domain",
+        "first_responders",
+        "--method",
+        "random",
+        "--max-steps",
+        "120",
+        "--out",
+        str(run),
+    )
     assert res.returncode == 0, res.stderr
     text = (run / "h_tilde.capm").read_text(encoding="utf-8")
     assert '(:lifted-capability "load-medical-unit(?m,?l,?v)"' in text

@@ -28,8 +28,10 @@ def _negations(text: str) -> list[str]:
 literals = st.builds(Literal, st.sampled_from(VOCAB.atoms), st.booleans())
 
 
-@given(st.lists(st.lists(literals, min_size=1, max_size=4, unique_by=lambda lit: lit.atom), min_size=1, max_size=3),
-       st.data())
+@given(
+    st.lists(st.lists(literals, min_size=1, max_size=4, unique_by=lambda lit: lit.atom), min_size=1, max_size=3),
+    st.data(),
+)
 def test_every_spelling_reads_back_as_written(dnf: list[list[Literal]], data: st.DataObject) -> None:
     parts = []
     for conj in dnf:
@@ -51,7 +53,8 @@ def test_a_state_is_the_set_of_atoms_it_lists(atoms: set[Atom]) -> None:
 
 def test_a_name_may_be_quoted_as_in_the_dsl() -> None:
     assert parse_conjunction('"on"(a, "b") ("clear" a)', VOCAB) == (
-        Literal(Atom("on", ("a", "b"))), Literal(Atom("clear", ("a",))),
+        Literal(Atom("on", ("a", "b"))),
+        Literal(Atom("clear", ("a",))),
     )
 
 

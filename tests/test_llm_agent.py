@@ -76,7 +76,9 @@ def _config(srv: LocalChatServer, **kw: object) -> LLMConfig:
 
 def _run(agent: LLMAgent, cap: str, layout: Layout = LAYOUT) -> Execution:
     sim = minigrid_simulator()
-    return execute(agent, sim, MiniGridRepresentation(), _cap(cap), start_state(layout), np.random.default_rng(0), BUDGET)
+    return execute(
+        agent, sim, MiniGridRepresentation(), _cap(cap), start_state(layout), np.random.default_rng(0), BUDGET
+    )
 
 
 def test_the_scripted_endpoint_drives_the_agent_to_its_intent(srv: LocalChatServer) -> None:
@@ -198,14 +200,26 @@ def test_the_cache_answers_a_second_run_without_requests(srv: LocalChatServer, t
 
 
 def test_configuration_from_the_environment(tmp_path: Path) -> None:
-    env = {"CAPVER_LLM_BASE_URL": "http://localhost:1/v1", "CAPVER_LLM_MODEL": "m", "CAPVER_LLM_API_KEY": "k",
-           "CAPVER_LLM_TEMPERATURE": "0.7", "CAPVER_LLM_CACHE": str(tmp_path)}
+    env = {
+        "CAPVER_LLM_BASE_URL": "http://localhost:1/v1",
+        "CAPVER_LLM_MODEL": "m",
+        "CAPVER_LLM_API_KEY": "k",
+        "CAPVER_LLM_TEMPERATURE": "0.7",
+        "CAPVER_LLM_CACHE": str(tmp_path),
+    }
     c = LLMConfig.from_environ(env, seed=3)
     assert (c.base_url, c.model, c.api_key, c.temperature, c.seed, c.cache_dir) == (
-        "http://localhost:1/v1", "m", "k", 0.7, 3, tmp_path)
+        "http://localhost:1/v1",
+        "m",
+        "k",
+        0.7,
+        3,
+        tmp_path,
+    )
     assert LLMConfig.from_environ({**env, "CAPVER_LLM_CACHE": "none"}).cache_dir is None
     assert LLMConfig.from_environ({**env, "CAPVER_LLM_CACHE": "", "XDG_CACHE_HOME": "/x"}).cache_dir == Path(
-        "/x/capver/llm")
+        "/x/capver/llm"
+    )
     with pytest.raises(LLMConfigError, match="CAPVER_LLM_BASE_URL is not set"):
         LLMConfig.from_environ({"CAPVER_LLM_MODEL": "m"})
     with pytest.raises(LLMConfigError, match="CAPVER_LLM_TEMPERATURE='hot'"):
@@ -225,14 +239,38 @@ def test_api_learn_on_the_llm_setting(srv: LocalChatServer, tmp_path: Path, monk
 
 
 def test_capver_learn_agent_llm_end_to_end_and_rerun_pays_nothing(srv: LocalChatServer, tmp_path: Path) -> None:
-    env = {**os.environ, "CAPVER_LLM_BASE_URL": srv.base_url, "CAPVER_LLM_MODEL": "scripted",
-           "CAPVER_LLM_CACHE": str(tmp_path / "cache")}
-    argv = ["learn", "--agent", "llm", "--layouts", "3", "--step-cap", "40", "--max-steps", "300",
-            "--eval-sequences", "3", "--eval-every", "150", "--quiet"]
+    env = {
+        **os.environ,
+        "CAPVER_LLM_BASE_URL": srv.base_url,
+        "CAPVER_LLM_MODEL": "scripted",
+        "CAPVER_LLM_CACHE": str(tmp_path / "cache"),
+    }
+    argv = [
+        "learn",
+        "--agent",
+        "llm",
+        "--layouts",
+        "3",
+        "--step-cap",
+        "40",
+        "--max-steps",
+        "300",
+        "--eval-sequences",
+        "3",
+        "--eval-every",
+        "150",
+        "--quiet",
+    ]
 
     def run(out: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(capver_command() + argv + ["--out", str(tmp_path / out)], env=env,
-                              capture_output=True, text=True, timeout=60, check=False)
+        return subprocess.run(
+            capver_command() + argv + ["--out", str(tmp_path / out)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
 
     first = run("a")
     assert first.returncode == 0, first.stderr
@@ -254,7 +292,13 @@ def test_capver_learn_agent_llm_end_to_end_and_rerun_pays_nothing(srv: LocalChat
 
 def test_capver_learn_agent_llm_without_an_endpoint_says_which_variable(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CAPVER_LLM_")}
-    r = subprocess.run([*capver_command(), "learn", "--agent", "llm", "--out", str(tmp_path / "run")], env=env,
-                       capture_output=True, text=True, timeout=60, check=False)
+    r = subprocess.run(
+        [*capver_command(), "learn", "--agent", "llm", "--out", str(tmp_path / "run")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert r.returncode != 0 and "CAPVER_LLM_BASE_URL is not set" in r.stderr + r.stdout
     assert not (tmp_path / "run").exists()

@@ -104,9 +104,7 @@ def room_at(cell: tuple[int, int], size: int) -> str | None:
 
 
 def door_states(x: MiniGridState) -> dict[str, str]:
-    return {
-        d: "open" if x.door_open[i] else "locked" if x.door_locked[i] else "closed" for i, d in enumerate(DOORS)
-    }
+    return {d: "open" if x.door_open[i] else "locked" if x.door_locked[i] else "closed" for i, d in enumerate(DOORS)}
 
 
 def rooms_reachable(start: str, doors: dict[str, str], passable: set[str]) -> set[str]:
@@ -168,8 +166,11 @@ def test_codec_for_prefers_the_state_api_over_deepcopy():
 
 
 @settings(max_examples=15)
-@given(seed=st.integers(0, 10_000), actions=st.lists(st.sampled_from(PRIMITIVE_ACTIONS), min_size=2, max_size=40),
-       cut=st.integers(0, 40))
+@given(
+    seed=st.integers(0, 10_000),
+    actions=st.lists(st.sampled_from(PRIMITIVE_ACTIONS), min_size=2, max_size=40),
+    cut=st.integers(0, 40),
+)
 def test_revert_then_replay_reproduces_the_trajectory(sim, seed, actions, cut):
     cut = min(cut, len(actions))
     sim.reset(seed=seed)
@@ -268,8 +269,12 @@ def test_alpha_of_a_hand_built_layout(alpha):
     )
     x = start_state(layout)
     expected = {
-        "open(door_n)", "locked(door_s)", "closed(door_w)", "closed(door_e)",
-        "in_room(agent,nw)", "in_room(key,ne)",
+        "open(door_n)",
+        "locked(door_s)",
+        "closed(door_w)",
+        "closed(door_e)",
+        "in_room(agent,nw)",
+        "in_room(key,ne)",
     }
     assert {str(a) for a in alpha.vocabulary.atoms_of(alpha(x))} == expected
     held = replace(x, key_pos=None, agent_pos=(4, 2))  # in the doorway, key in hand
@@ -435,8 +440,13 @@ def test_rl_agent_fetches_keys_only_from_its_trained_quadrants(sim, alpha, polic
 
 def test_rl_agent_declines_unfamiliar_intents_and_is_reproducible(sim, alpha, policy):
     x0 = start_state(generate_layout(np.random.default_rng(5), TRAINING_LAYOUTS))
-    ex = run(TabularRLAgent(policy), sim, alpha, cap("closed(door_n)" if door_states(x0)["door_n"] != "closed"
-                                                       else "closed(door_s)"), x0)
+    ex = run(
+        TabularRLAgent(policy),
+        sim,
+        alpha,
+        cap("closed(door_n)" if door_states(x0)["door_n"] != "closed" else "closed(door_s)"),
+        x0,
+    )
     assert ex.stop_reason == "unfamiliar situation" and ex.steps == 0
     odd = run(TabularRLAgent(policy), sim, alpha, Capability("odd", (Literal(Atom("on", ("a", "b"))),)), x0)
     assert odd.stop_reason.startswith("intent not understood") and odd.steps == 0

@@ -38,14 +38,25 @@ def _check_files(paths: list[Path]) -> None:
     assert not hits, "name the feature, paper or section instead of the tracker issue:\n" + "\n".join(hits)
 
 
-@pytest.mark.parametrize("text", ["(issue 12)", "issue 13, part 5", "Issue 14's E2", "issues 12 and 13",
-                                  "issue #7", "before\nissue 13", "the issue\n11 targets"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(issue 12)",
+        "issue 13, part 5",
+        "Issue 14's E2",
+        "issues 12 and 13",
+        "issue #7",
+        "before\nissue 13",
+        "the issue\n11 targets",
+    ],
+)
 def test_the_pattern_finds_tracker_numbers(text: str) -> None:
     assert _hits(text, "x")
 
 
-@pytest.mark.parametrize("text", ["attached to an issue", "tissue 3", "issue_12", "the issue's targets",
-                                  "section 4.2's E2"])
+@pytest.mark.parametrize(
+    "text", ["attached to an issue", "tissue 3", "issue_12", "the issue's targets", "section 4.2's E2"]
+)
 def test_the_pattern_leaves_other_words_alone(text: str) -> None:
     assert not _hits(text, "x")
 

@@ -35,7 +35,9 @@ def partitions(draw: st.DrawFn) -> tuple[LogicContext, list[frozenset[int]]]:
 @pytest.mark.parametrize("name", sorted(MINIMISERS))
 @settings(max_examples=60, deadline=None)
 @given(case=partitions())
-def test_every_minimiser_stays_in_the_lattice_and_is_exclusive(name: str, case: tuple[LogicContext, list[frozenset[int]]]) -> None:
+def test_every_minimiser_stays_in_the_lattice_and_is_exclusive(
+    name: str, case: tuple[LogicContext, list[frozenset[int]]]
+) -> None:
     ctx, blocks = case
     fs = MINIMISERS[name](ctx, blocks)
     assert fs is not None
@@ -50,7 +52,9 @@ def test_every_minimiser_stays_in_the_lattice_and_is_exclusive(name: str, case: 
 
 @settings(max_examples=40, deadline=None)
 @given(case=sampled_worlds(max_atoms=5, max_transitions=60), seed=st.integers(0, 2**16))
-def test_h_tilde_agrees_with_the_data_and_lies_between_the_bounds(case: tuple[object, TransitionDataset], seed: int) -> None:
+def test_h_tilde_agrees_with_the_data_and_lies_between_the_bounds(
+    case: tuple[object, TransitionDataset], seed: int
+) -> None:
     world, data = case
     bounds = build_bounds(world.ctx, data)  # type: ignore[attr-defined]
     h_and, h_or = bounds.pessimistic, bounds.optimistic
@@ -106,19 +110,37 @@ def test_h_tilde_is_a_function_of_the_data_and_the_seed() -> None:
     b = occam_model(h_and, np.random.default_rng(5))
     assert a.choices == b.choices
     assert [literals(r.condition) for r in a.model["go"].rules] == [literals(r.condition) for r in b.model["go"].rules]
-    assert all(r.condition.equivalent(q.condition) for r, q in zip(a.model["go"].rules, b.model["go"].rules, strict=True))
+    assert all(
+        r.condition.equivalent(q.condition) for r, q in zip(a.model["go"].rules, b.model["go"].rules, strict=True)
+    )
 
 
 def test_the_occam_benchmark_smoke_run(tmp_path: Path) -> None:
     from capver.bench.occam import main
 
-    argv = ["--quick", "--jobs", "1", "--size-settings", "minigrid-rl", "--heldout-domains", "first_responders",
-            "--qace-methods", "random", "--out", str(tmp_path)]
+    argv = [
+        "--quick",
+        "--jobs",
+        "1",
+        "--size-settings",
+        "minigrid-rl",
+        "--heldout-domains",
+        "first_responders",
+        "--qace-methods",
+        "random",
+        "--out",
+        str(tmp_path),
+    ]
     assert main(argv) == 0
     text = (tmp_path / "table.md").read_text(encoding="utf-8")
-    rows = [[c.strip() for c in line.strip("|\n").split("|")] for line in text.splitlines()
-            if line.startswith("| ") and not line.startswith("| setting") and not line.startswith("| method")
-            and not line.startswith("| hidden")]
+    rows = [
+        [c.strip() for c in line.strip("|\n").split("|")]
+        for line in text.splitlines()
+        if line.startswith("| ")
+        and not line.startswith("| setting")
+        and not line.startswith("| method")
+        and not line.startswith("| hidden")
+    ]
     size, qace, held = rows[0], rows[1:3], rows[3:]
     assert size[0] == "minigrid-rl" and size[-1] == size[-2] == "proved" and float(size[6]) <= float(size[4])
     for r in qace:  # on tried pairs h̃ is the data's MLE, exactly as h∧ (lifted h̃: the pooled MLE)

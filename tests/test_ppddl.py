@@ -141,27 +141,52 @@ def test_blocks_pick_up_and_stack():
     task = load_task("blocks", "problem1")
     s0 = task.initial_state
     assert names(task, s0) == {
-        "clear(a)", "clear(b)", "clear(c)", "clear(d)",
-        "ontable(a)", "ontable(b)", "ontable(c)", "ontable(d)", "handempty(robot)",
+        "clear(a)",
+        "clear(b)",
+        "clear(c)",
+        "clear(d)",
+        "ontable(a)",
+        "ontable(b)",
+        "ontable(c)",
+        "ontable(d)",
+        "handempty(robot)",
     }
     assert [str(a) for a in task.applicable(s0)] == [
-        "pick-up(a,robot)", "pick-up(b,robot)", "pick-up(c,robot)", "pick-up(d,robot)",
+        "pick-up(a,robot)",
+        "pick-up(b,robot)",
+        "pick-up(c,robot)",
+        "pick-up(d,robot)",
     ]
     pick = GroundAction("pick-up", ("a", "robot"))
     assert task.action_literal(pick) == Atom("pickup", ("a",))
     [(p, s1)] = task.outcomes(s0, pick)
     assert p == 1
     assert names(task, s1) == {
-        "clear(b)", "clear(c)", "clear(d)", "ontable(b)", "ontable(c)", "ontable(d)",
-        "holding(a)", "handfull(robot)",
+        "clear(b)",
+        "clear(c)",
+        "clear(d)",
+        "ontable(b)",
+        "ontable(c)",
+        "ontable(d)",
+        "holding(a)",
+        "handfull(robot)",
     }
     assert {str(a) for a in task.applicable(s1)} == {
-        "put-down(a,robot)", "stack(a,b,robot)", "stack(a,c,robot)", "stack(a,d,robot)",
+        "put-down(a,robot)",
+        "stack(a,b,robot)",
+        "stack(a,c,robot)",
+        "stack(a,d,robot)",
     }
     [(p, s2)] = task.outcomes(s1, GroundAction("stack", ("a", "b", "robot")))
     assert names(task, s2) == {
-        "clear(a)", "clear(c)", "clear(d)", "ontable(b)", "ontable(c)", "ontable(d)",
-        "on(a,b)", "handempty(robot)",
+        "clear(a)",
+        "clear(c)",
+        "clear(d)",
+        "ontable(b)",
+        "ontable(c)",
+        "ontable(d)",
+        "on(a,b)",
+        "handempty(robot)",
     }
     assert "unstack(a,b,robot)" in {str(a) for a in task.applicable(s2)}
     # Goal of problem1: (on d c) (on c b) (on b a), a conjunction of literals.
@@ -497,7 +522,9 @@ def test_action_predicate_declarations_are_checked():
         )
     assert info.value.line == 4
     with pytest.raises(PDDLSemanticError, match="only occur in action preconditions"):
-        parse_domain("(define (domain x) (:predicates (go)) (:actions go) (:action go :precondition (go) :effect (go)))")
+        parse_domain(
+            "(define (domain x) (:predicates (go)) (:actions go) (:action go :precondition (go) :effect (go)))"
+        )
 
 
 BALANCED = NEST_DOMAIN
@@ -507,9 +534,11 @@ BALANCED = NEST_DOMAIN
 @given(data=st.data())
 def test_mutated_sources_fail_with_a_location(data):
     """Deleting one parenthesis always breaks a domain; the error points into the file."""
-    positions = [i for i, ch in enumerate(BALANCED) if ch in "()" and ";" not in BALANCED[BALANCED.rfind("\n", 0, i):i]]
+    positions = [
+        i for i, ch in enumerate(BALANCED) if ch in "()" and ";" not in BALANCED[BALANCED.rfind("\n", 0, i) : i]
+    ]
     i = data.draw(st.sampled_from(positions))
-    text = BALANCED[:i] + BALANCED[i + 1:]
+    text = BALANCED[:i] + BALANCED[i + 1 :]
     with pytest.raises(SourceError) as info:
         parse_domain(text, "mut.pddl")
     err = info.value

@@ -26,7 +26,11 @@ from capver.envs.ppddl import BUNDLED, PPDDLTask, load_task
 @pytest.fixture(scope="module")
 def pgcore():
     # gym 0.26 prints an "unmaintained" banner and numpy deprecation warnings on import.
-    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    with (
+        warnings.catch_warnings(),
+        contextlib.redirect_stdout(io.StringIO()),
+        contextlib.redirect_stderr(io.StringIO()),
+    ):
         warnings.simplefilter("ignore")
         import pddlgym.core
     return pddlgym.core

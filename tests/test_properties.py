@@ -46,14 +46,32 @@ from capver.errors import PropertySemanticError, PropertySyntaxError, SourceErro
 from capver.io.properties_text import MAX_DEPTH, parse_properties, parse_property, read_properties
 
 VOCAB = synthetic.typed_vocabulary()
-CAPS = ("pick-up-a", "pick-up-b", "put-down-a", "put-down-b", "stack-a-b", "stack-b-a", "unstack-a-b", "unstack-b-a",
-        "on(a,b)")
+CAPS = (
+    "pick-up-a",
+    "pick-up-b",
+    "put-down-a",
+    "put-down-b",
+    "stack-a-b",
+    "stack-b-a",
+    "unstack-a-b",
+    "unstack-b-a",
+    "on(a,b)",
+)
 
 # Names that the printer must quote: keywords of the language, spaces, quotes,
 # names that are not identifiers.
 AWKWARD = Vocabulary.build(
-    [Predicate("F"), Predicate("true"), Predicate("x y"), Predicate("G", ("t",)), Predicate("U", ("t", "t")),
-     Predicate("caps"), Predicate("1"), Predicate("a.b-c"), Predicate("é")],
+    [
+        Predicate("F"),
+        Predicate("true"),
+        Predicate("x y"),
+        Predicate("G", ("t",)),
+        Predicate("U", ("t", "t")),
+        Predicate("caps"),
+        Predicate("1"),
+        Predicate("a.b-c"),
+        Predicate("é"),
+    ],
     objects={"E": "t", "false": "t", "o 1": "t", '"q"': "t"},
     types={"t": "object"},
 )
@@ -154,12 +172,14 @@ def test_binding_strength_and_grouping() -> None:
     goal = parse("E [ F clear(a) | clear(b) & !handempty => holding(a) => holding(b) ]").query
     assert goal == ExistsPath(Eventually(Implies(Or((a, And((b, Not(c))))), Implies(d, e))))
     assert parse("E [ F (clear(a) => clear(b)) => handempty ]").query == ExistsPath(
-        Eventually(Implies(Implies(a, b), c)))
+        Eventually(Implies(Implies(a, b), c))
+    )
     assert parse("E [ F clear(a) & clear(b) & handempty ]").query == ExistsPath(Eventually(And((a, b, c))))
     assert parse("E [ F (clear(a) & clear(b)) & handempty ]").query == ExistsPath(Eventually(And((And((a, b)), c))))
     # `U` binds loosest of all: its operands are whole state formulas.
     assert parse("E [ clear(a) => clear(b) U handempty | holding(a) ]").query == ExistsPath(
-        Until(Implies(a, b), Or((c, d))))
+        Until(Implies(a, b), Or((c, d)))
+    )
 
 
 def test_every_spelling_of_an_atom_is_the_same_atom() -> None:
@@ -174,21 +194,26 @@ def test_keywords_are_words_only_where_they_may_stand() -> None:
     assert parse_property("E [ F U(E, false) ]", AWKWARD, ()).query == ExistsPath(Eventually(atom))
     assert parse_property("E [ F F ]", AWKWARD, ()).query == ExistsPath(Eventually(AtomFormula(Atom("F"))))
     assert parse_property('E [ "F" U caps ]', AWKWARD, ()).query == ExistsPath(
-        Until(AtomFormula(Atom("F")), AtomFormula(Atom("caps"))))
+        Until(AtomFormula(Atom("F")), AtomFormula(Atom("caps")))
+    )
     assert parse_property('E [ F "true" ] {caps: caps}', AWKWARD, ["caps"]).capability_names == frozenset({"caps"})
     assert parse_property("E [ F true ]", AWKWARD, ()).query == ExistsPath(Eventually(Const(True)))
 
 
 def test_the_printer_quotes_what_must_be_quoted() -> None:
-    prop = Property("a \"b\"\n", ExistsPath(Until(AtomFormula(Atom("G", ("o 1",))), AtomFormula(Atom("true")), 2)),
-                    frozenset({"x y", "F"}))
+    prop = Property(
+        'a "b"\n',
+        ExistsPath(Until(AtomFormula(Atom("G", ("o 1",))), AtomFormula(Atom("true")), 2)),
+        frozenset({"x y", "F"}),
+    )
     assert to_text(prop) == '"a \\"b\\"\\n": E [ "G"("o 1") U<=2 "true" ] {caps: "F", "x y"}'
     assert parse_property(to_text(prop), AWKWARD, AWKWARD_CAPS) == prop
 
 
 def test_probabilities_are_printed_exactly() -> None:
-    assert [probability_text(Fraction(n, d)) for n, d in [(0, 1), (1, 1), (1, 2), (19, 20), (1, 3), (3, 40), (1, 1024)]] \
-        == ["0", "1", "0.5", "0.95", "1/3", "0.075", "0.0009765625"]
+    assert [
+        probability_text(Fraction(n, d)) for n, d in [(0, 1), (1, 1), (1, 2), (19, 20), (1, 3), (3, 40), (1, 1024)]
+    ] == ["0", "1", "0.5", "0.95", "1/3", "0.075", "0.0009765625"]
 
 
 # -- random properties read back from their printing --------------------------------------
@@ -199,16 +224,23 @@ def state_formulas(vocab: Vocabulary) -> st.SearchStrategy[StateFormula]:
 
     def extend(children: st.SearchStrategy[StateFormula]) -> st.SearchStrategy[StateFormula]:
         operands = st.lists(children, min_size=2, max_size=3).map(tuple)
-        return (st.builds(Not, children) | st.builds(And, operands) | st.builds(Or, operands)
-                | st.builds(Implies, children, children))
+        return (
+            st.builds(Not, children)
+            | st.builds(And, operands)
+            | st.builds(Or, operands)
+            | st.builds(Implies, children, children)
+        )
 
     return st.recursive(leaves, extend, max_leaves=10)
 
 
 def path_formulas(formulas: st.SearchStrategy[StateFormula]) -> st.SearchStrategy[PathFormula]:
     bounds = st.none() | st.integers(0, 10**6)
-    return (st.builds(Eventually, formulas, bounds) | st.builds(Globally, formulas, bounds)
-            | st.builds(Until, formulas, formulas, bounds))
+    return (
+        st.builds(Eventually, formulas, bounds)
+        | st.builds(Globally, formulas, bounds)
+        | st.builds(Until, formulas, formulas, bounds)
+    )
 
 
 def queries(vocab: Vocabulary) -> st.SearchStrategy[Query]:
@@ -216,9 +248,13 @@ def queries(vocab: Vocabulary) -> st.SearchStrategy[Query]:
     paths = path_formulas(formulas)
     optima = st.sampled_from(Optimum)
     probabilities = st.fractions(0, 1, max_denominator=10**4)
-    return (st.builds(ExistsPath, paths) | st.builds(ForallPath, paths) | st.builds(ProbabilityQuery, optima, paths)
-            | st.builds(ProbabilityBound, st.sampled_from(Comparison), probabilities, paths)
-            | st.builds(RewardQuery, optima, formulas))
+    return (
+        st.builds(ExistsPath, paths)
+        | st.builds(ForallPath, paths)
+        | st.builds(ProbabilityQuery, optima, paths)
+        | st.builds(ProbabilityBound, st.sampled_from(Comparison), probabilities, paths)
+        | st.builds(RewardQuery, optima, formulas)
+    )
 
 
 @given(st.data())
@@ -272,9 +308,19 @@ def test_holds_agrees_with_the_truth_table_on_every_state(formula: StateFormula)
 @pytest.mark.parametrize("text", [t for t in CORPUS if "{" not in t])
 def test_holds_on_the_corpus_formulas(text: str) -> None:
     query = parse(text).query
-    formulas = [query.target] if isinstance(query, RewardQuery) else [
-        f for f in (getattr(query.path, "hold", None), getattr(query.path, "goal", None),
-                    getattr(query.path, "invariant", None)) if f is not None]
+    formulas = (
+        [query.target]
+        if isinstance(query, RewardQuery)
+        else [
+            f
+            for f in (
+                getattr(query.path, "hold", None),
+                getattr(query.path, "goal", None),
+                getattr(query.path, "invariant", None),
+            )
+            if f is not None
+        ]
+    )
     for f in formulas:
         assert _holds_everywhere(f) == truth_table(f).tolist()
 
@@ -300,8 +346,11 @@ def test_atoms_of_formulas_paths_queries_and_properties() -> None:
 
 
 def test_temporal_operators_and_comparisons_are_enums() -> None:
-    assert (Eventually.operator, Globally.operator, Until.operator) == (Temporal.EVENTUALLY, Temporal.GLOBALLY,
-                                                                       Temporal.UNTIL)
+    assert (Eventually.operator, Globally.operator, Until.operator) == (
+        Temporal.EVENTUALLY,
+        Temporal.GLOBALLY,
+        Temporal.UNTIL,
+    )
     p = Until(Const(True), Const(False), 3)
     assert p.operator is Temporal.UNTIL
     half = Fraction(1, 2)
@@ -326,13 +375,19 @@ def test_the_ast_refuses_what_cannot_be_written() -> None:
 
 # -- mistakes -------------------------------------------------------------------------------
 
-PARTIAL = Vocabulary.build(VOCAB.predicates.values(), objects=dict(VOCAB.objects), types=dict(VOCAB.types),
-                           atoms=[Atom("on", ("a", "b")), Atom("handempty")])
+PARTIAL = Vocabulary.build(
+    VOCAB.predicates.values(),
+    objects=dict(VOCAB.objects),
+    types=dict(VOCAB.types),
+    atoms=[Atom("on", ("a", "b")), Atom("handempty")],
+)
 UNKNOWN_PREDICATE = "unknown predicate 'above'; expected one of ['clear', 'handempty', 'holding', 'on', 'ontable']"
 SOME_CAPS = "on(a,b), pick-up-a, pick-up-b, put-down-a, put-down-b, stack-a-b, stack-a-b-c, stack-b-a"
 EXPECT_FORMULA = "expected '!', '(', 'false', 'true', a name or a quoted name such as \"x-1\""
-EXPECT_PROPERTY = ("expected ';', 'A', 'E', 'P', 'Pmax', 'Pmin', 'R', 'Rmax', 'Rmin', a property name such as"
-                   ' "safe" or the end of the text')
+EXPECT_PROPERTY = (
+    "expected ';', 'A', 'E', 'P', 'Pmax', 'Pmin', 'R', 'Rmax', 'Rmin', a property name such as"
+    ' "safe" or the end of the text'
+)
 EXPECT_STEPS = "expected a number of capability executions: 0, 1, 2, ..."
 EXPECT_P = "expected a probability from 0 to 1 such as 0.95 or 2/3"
 
@@ -341,71 +396,177 @@ MISTAKES = [
     ("E [ F above(a,b) ]", PropertySemanticError, 1, 7, f"unknown atom above(a,b): {UNKNOWN_PREDICATE}"),
     ("E [ F on(a,c) ]", PropertySemanticError, 1, 7, "unknown atom on(a,c): unknown object 'c'"),
     ("A [ G !(on a) ]", PropertySemanticError, 1, 8, "unknown atom on(a): predicate 'on' takes 2 argument(s), got 1"),
-    ("E [ handempty U (clear a b) ]", PropertySemanticError, 1, 17,
-     "unknown atom clear(a,b): predicate 'clear' takes 1 argument(s), got 2"),
-    ("E [ F on(b,a) ]", PropertySemanticError, 1, 7,
-     "unknown atom on(b,a): the vocabulary has only some atoms of 'on', not this one"),
+    (
+        "E [ handempty U (clear a b) ]",
+        PropertySemanticError,
+        1,
+        17,
+        "unknown atom clear(a,b): predicate 'clear' takes 1 argument(s), got 2",
+    ),
+    (
+        "E [ F on(b,a) ]",
+        PropertySemanticError,
+        1,
+        7,
+        "unknown atom on(b,a): the vocabulary has only some atoms of 'on', not this one",
+    ),
     # unknown capabilities, with some the model has
-    ("E [ F on(a,b) ] {caps: pick-up-a, pickup-b}", PropertySemanticError, 1, 35,
-     f"unknown capability 'pickup-b'; did you mean 'pick-up-b'? the model has {SOME_CAPS}, ... (10 in all)"),
-    ('E [ F on(a,b) ] {caps: "fly"}', PropertySemanticError, 1, 24,
-     f"unknown capability 'fly'; the model has {SOME_CAPS}, ... (10 in all)"),
+    (
+        "E [ F on(a,b) ] {caps: pick-up-a, pickup-b}",
+        PropertySemanticError,
+        1,
+        35,
+        f"unknown capability 'pickup-b'; did you mean 'pick-up-b'? the model has {SOME_CAPS}, ... (10 in all)",
+    ),
+    (
+        'E [ F on(a,b) ] {caps: "fly"}',
+        PropertySemanticError,
+        1,
+        24,
+        f"unknown capability 'fly'; the model has {SOME_CAPS}, ... (10 in all)",
+    ),
     # probability bounds
     ("P>=1.5 [ F on(a,b) ]", PropertySemanticError, 1, 4, f"probability bound 1.5 is outside [0, 1]; {EXPECT_P}"),
     ("P<=-0.5 [ F on(a,b) ]", PropertySemanticError, 1, 4, f"probability bound -0.5 is outside [0, 1]; {EXPECT_P}"),
     ("P<4/3 [ F on(a,b) ]", PropertySemanticError, 1, 3, f"probability bound 4/3 is outside [0, 1]; {EXPECT_P}"),
     ("P>1/0 [ F on(a,b) ]", PropertySemanticError, 1, 3, f"probability bound 1/0 divides by zero; {EXPECT_P}"),
-    ("P=? [ F on(a,b) ]", PropertySemanticError, 1, 1,
-     "P=? is not one number: each scheduler has its own; expected Pmax=? or Pmin=?"),
+    (
+        "P=? [ F on(a,b) ]",
+        PropertySemanticError,
+        1,
+        1,
+        "P=? is not one number: each scheduler has its own; expected Pmax=? or Pmin=?",
+    ),
     # step bounds
     ("E [ F<=-1 on(a,b) ]", PropertySemanticError, 1, 8, f"step bound -1 is negative; {EXPECT_STEPS}"),
     ("A [ G<=2.5 on(a,b) ]", PropertySemanticError, 1, 8, f"step bound 2.5 is not a whole number; {EXPECT_STEPS}"),
-    ("E [ clear(a) U<=1/2 on(a,b) ]", PropertySemanticError, 1, 17,
-     f"step bound 1/2 is not a whole number; {EXPECT_STEPS}"),
-    ("Pmax=? [ F<=1e3 on(a,b) ]", PropertySemanticError, 1, 13, f"step bound 1e3 is not a whole number; {EXPECT_STEPS}"),
+    (
+        "E [ clear(a) U<=1/2 on(a,b) ]",
+        PropertySemanticError,
+        1,
+        17,
+        f"step bound 1/2 is not a whole number; {EXPECT_STEPS}",
+    ),
+    (
+        "Pmax=? [ F<=1e3 on(a,b) ]",
+        PropertySemanticError,
+        1,
+        13,
+        f"step bound 1e3 is not a whole number; {EXPECT_STEPS}",
+    ),
     # reward queries
-    ("R=? [ F on(a,b) ]", PropertySemanticError, 1, 1,
-     "R=? is not one number: each scheduler has its own; expected Rmax=? or Rmin=?"),
-    ("Rmin=? [ G on(a,b) ]", PropertySemanticError, 1, 10,
-     "Rmin=? counts capability executions until a state formula holds; expected F φ, got a G formula"),
-    ("Rmax=? [ handempty U on(a,b) ]", PropertySemanticError, 1, 10,
-     "Rmax=? counts capability executions until a state formula holds; expected F φ, got a U formula"),
-    ("Rmin=? [ F<=3 on(a,b) ]", PropertySemanticError, 1, 11,
-     ("Rmin=? counts capability executions until a state formula holds, however many it takes;"
-      " expected F φ without a step bound")),
+    (
+        "R=? [ F on(a,b) ]",
+        PropertySemanticError,
+        1,
+        1,
+        "R=? is not one number: each scheduler has its own; expected Rmax=? or Rmin=?",
+    ),
+    (
+        "Rmin=? [ G on(a,b) ]",
+        PropertySemanticError,
+        1,
+        10,
+        "Rmin=? counts capability executions until a state formula holds; expected F φ, got a G formula",
+    ),
+    (
+        "Rmax=? [ handempty U on(a,b) ]",
+        PropertySemanticError,
+        1,
+        10,
+        "Rmax=? counts capability executions until a state formula holds; expected F φ, got a U formula",
+    ),
+    (
+        "Rmin=? [ F<=3 on(a,b) ]",
+        PropertySemanticError,
+        1,
+        11,
+        (
+            "Rmin=? counts capability executions until a state formula holds, however many it takes;"
+            " expected F φ without a step bound"
+        ),
+    ),
     # names
-    ('"": E [ F on(a,b) ]', PropertySemanticError, 1, 1, 'empty property name; expected a name such as "safe", or none'),
-    ('E [ F "on\\q"(a,b) ]', PropertySyntaxError, 1, 10,
-     'malformed quoted name "on\\q": Invalid \\escape; expected a JSON string'),
+    (
+        '"": E [ F on(a,b) ]',
+        PropertySemanticError,
+        1,
+        1,
+        'empty property name; expected a name such as "safe", or none',
+    ),
+    (
+        'E [ F "on\\q"(a,b) ]',
+        PropertySyntaxError,
+        1,
+        10,
+        'malformed quoted name "on\\q": Invalid \\escape; expected a JSON string',
+    ),
     # syntax
     ("", PropertySyntaxError, 1, 1, "expected a property such as 'Pmax=? [ F goal ]', got none"),
     ("  // only a comment\n", PropertySyntaxError, 1, 20, "expected a property such as 'Pmax=? [ F goal ]', got none"),
-    ("E [ F on(a,b) ]; A [ G true ]", PropertySyntaxError, 1, 18,
-     "expected one property, got a second one (a .props file holds several)"),
-    ("E [ F on(a,b) ] A [ G true ]", PropertySyntaxError, 1, 17,
-     "unexpected 'A'; expected ';', '{' or the end of the text"),
+    (
+        "E [ F on(a,b) ]; A [ G true ]",
+        PropertySyntaxError,
+        1,
+        18,
+        "expected one property, got a second one (a .props file holds several)",
+    ),
+    (
+        "E [ F on(a,b) ] A [ G true ]",
+        PropertySyntaxError,
+        1,
+        17,
+        "unexpected 'A'; expected ';', '{' or the end of the text",
+    ),
     ("Pmax=? [ F on(a,b)", PropertySyntaxError, 1, 19, "unexpected end of the text; expected '&', '=>', ']' or '|'"),
     ("E [ F on(a,b) & ]", PropertySyntaxError, 1, 17, f"unexpected ']'; {EXPECT_FORMULA}"),
     ("E [ F on(a,b) U handempty ]", PropertySyntaxError, 1, 15, "unexpected 'U'; expected ']'"),
     ("E [ on(a,b) ]", PropertySyntaxError, 1, 13, "unexpected ']'; expected 'U'"),  # F or G is missing
-    ("E [ F (holding a & clear(b)) ]", PropertySyntaxError, 1, 18,
-     "unexpected '&'; expected ')', a name or a quoted name such as \"x-1\""),
-    ("Pmax=? [ F<3 on(a,b) ]", PropertySyntaxError, 1, 11,
-     "unexpected '<'; expected '!', '(', '<=', 'false', 'true', a name or a quoted name such as \"x-1\""),
+    (
+        "E [ F (holding a & clear(b)) ]",
+        PropertySyntaxError,
+        1,
+        18,
+        "unexpected '&'; expected ')', a name or a quoted name such as \"x-1\"",
+    ),
+    (
+        "Pmax=? [ F<3 on(a,b) ]",
+        PropertySyntaxError,
+        1,
+        11,
+        "unexpected '<'; expected '!', '(', '<=', 'false', 'true', a name or a quoted name such as \"x-1\"",
+    ),
     ("Pmax [ F on(a,b) ]", PropertySyntaxError, 1, 6, "unexpected '['; expected '=?'"),
     ("P>=p [ F on(a,b) ]", PropertySyntaxError, 1, 4, "unexpected 'p' (a name); expected a number"),
     ("safe: E [ F on(a,b) ]", PropertySyntaxError, 1, 1, f"unexpected 'safe' (a name); {EXPECT_PROPERTY}"),
-    ("E [ F on(a,b) ] {caps: }", PropertySyntaxError, 1, 24,
-     "unexpected '}'; expected a name or a quoted name such as \"x-1\""),
-    ("E [ F on(a,b) ] {capabilities: x}", PropertySyntaxError, 1, 18, "unexpected 'capabilities' (a name); expected 'caps'"),
-    ("E [ F " + "!" * (MAX_DEPTH + 5) + "handempty ]", PropertySemanticError, 1, 7 + MAX_DEPTH,
-     f"formula nested more than {MAX_DEPTH} deep; expected a shallower formula"),
+    (
+        "E [ F on(a,b) ] {caps: }",
+        PropertySyntaxError,
+        1,
+        24,
+        "unexpected '}'; expected a name or a quoted name such as \"x-1\"",
+    ),
+    (
+        "E [ F on(a,b) ] {capabilities: x}",
+        PropertySyntaxError,
+        1,
+        18,
+        "unexpected 'capabilities' (a name); expected 'caps'",
+    ),
+    (
+        "E [ F " + "!" * (MAX_DEPTH + 5) + "handempty ]",
+        PropertySemanticError,
+        1,
+        7 + MAX_DEPTH,
+        f"formula nested more than {MAX_DEPTH} deep; expected a shallower formula",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("text", "kind", "line", "column", "message"), MISTAKES)
-def test_mistakes_are_located_and_named(text: str, kind: type[SourceError], line: int, column: int,
-                                        message: str) -> None:
+def test_mistakes_are_located_and_named(
+    text: str, kind: type[SourceError], line: int, column: int, message: str
+) -> None:
     caps = (*CAPS, "stack-a-b-c")
     vocab = PARTIAL if "on(b,a)" in text else VOCAB
     with pytest.raises(kind) as info:
@@ -416,7 +577,7 @@ def test_mistakes_are_located_and_named(text: str, kind: type[SourceError], line
     assert first == f"--property:{line}:{column}: {message}"
     assert rest[-1].strip() == "^" and len(rest) == 2  # the source line, and a caret under the column
     shown_line = text.split("\n")[line - 1]
-    assert rest[0] == shown_line[max(column - 41, 0): column - 1 + 40]
+    assert rest[0] == shown_line[max(column - 41, 0) : column - 1 + 40]
     assert rest[1].index("^") == min(column - 1, 40)
 
 
@@ -477,19 +638,45 @@ def test_a_file_of_comments_holds_no_properties() -> None:
 @pytest.mark.parametrize(
     ("text", "line", "column", "message"),
     [
-        ('"a": E [ F on(a,b) ];\n"b": E [ F handempty ];\n"a": A [ G true ];\n', 3, 1,
-         'duplicate property name "a": the property on line 1 has it; expected a new name'),
-        ('E [ F on(a,b) ];\n  "p1": A [ G true ];\n', 2, 3,
-         'duplicate property name "p1": the unnamed property on line 1 is called so; expected a new name'),
-        ('"p2": E [ F on(a,b) ];\n\nA [ G true ];\n', 3, 1,
-         'unnamed property 2 is called "p2", but the property on line 1 has that name; expected a name for one of them'),
-        ('"a": E [ F on(a,b) ]\n"b": A [ G true ];\n', 2, 1,
-         """unexpected '"b"' (a property name such as "safe"); expected ';', '{' or the end of the file"""),
-        ('"a": E [ F on(a,b) ];\n"b": A [ G\n', 2, 11,
-         "unexpected end of the file; expected '!', '(', '<=', 'false', 'true', a name or a quoted name such as \"x-1\""),
-        ('"a": E [ F on(a,b) ];\n"b": A [ G true ] {caps: stack-a-b,\n  pickup-a};', 3, 3,
-         ("unknown capability 'pickup-a'; did you mean 'pick-up-a'? the model has on(a,b), pick-up-a, pick-up-b,"
-          " put-down-a, put-down-b, stack-a-b, stack-b-a, unstack-a-b, ... (9 in all)")),
+        (
+            '"a": E [ F on(a,b) ];\n"b": E [ F handempty ];\n"a": A [ G true ];\n',
+            3,
+            1,
+            'duplicate property name "a": the property on line 1 has it; expected a new name',
+        ),
+        (
+            'E [ F on(a,b) ];\n  "p1": A [ G true ];\n',
+            2,
+            3,
+            'duplicate property name "p1": the unnamed property on line 1 is called so; expected a new name',
+        ),
+        (
+            '"p2": E [ F on(a,b) ];\n\nA [ G true ];\n',
+            3,
+            1,
+            'unnamed property 2 is called "p2", but the property on line 1 has that name; expected a name for one of them',
+        ),
+        (
+            '"a": E [ F on(a,b) ]\n"b": A [ G true ];\n',
+            2,
+            1,
+            """unexpected '"b"' (a property name such as "safe"); expected ';', '{' or the end of the file""",
+        ),
+        (
+            '"a": E [ F on(a,b) ];\n"b": A [ G\n',
+            2,
+            11,
+            "unexpected end of the file; expected '!', '(', '<=', 'false', 'true', a name or a quoted name such as \"x-1\"",
+        ),
+        (
+            '"a": E [ F on(a,b) ];\n"b": A [ G true ] {caps: stack-a-b,\n  pickup-a};',
+            3,
+            3,
+            (
+                "unknown capability 'pickup-a'; did you mean 'pick-up-a'? the model has on(a,b), pick-up-a, pick-up-b,"
+                " put-down-a, put-down-b, stack-a-b, stack-b-a, unstack-a-b, ... (9 in all)"
+            ),
+        ),
     ],
 )
 def test_mistakes_in_a_props_file(text: str, line: int, column: int, message: str) -> None:

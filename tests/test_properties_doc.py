@@ -57,14 +57,35 @@ def examples() -> list[tuple[str, list[str]]]:
 
 def test_the_doc_has_an_example_per_operator() -> None:
     commands = " ".join(c for c, _ in examples())
-    for word in ("E [ F", "A [ G", "E [ G", "A [ F", " U ", "U<=", "F<=", "G<=", "Pmax=?", "Pmin=?", "P<=", "P<",
-                 "P>=", "P>", "Rmin=?", "Rmax=?", "{caps:", "true", "false", '"stacked":'):
+    for word in (
+        "E [ F",
+        "A [ G",
+        "E [ G",
+        "A [ F",
+        " U ",
+        "U<=",
+        "F<=",
+        "G<=",
+        "Pmax=?",
+        "Pmin=?",
+        "P<=",
+        "P<",
+        "P>=",
+        "P>",
+        "Rmin=?",
+        "Rmax=?",
+        "{caps:",
+        "true",
+        "false",
+        '"stacked":',
+    ):
         assert word in commands, word
 
 
 @pytest.mark.parametrize(("command", "expected"), examples(), ids=[c for c, _ in examples()])
-def test_each_example_prints_what_the_doc_shows(command: str, expected: list[str], monkeypatch: pytest.MonkeyPatch,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_each_example_prints_what_the_doc_shows(
+    command: str, expected: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     argv = shlex.split(command)
     assert argv[0] == "capver"
     if not storm.available():  # the default engine is then the explicit one, with the same exact values
@@ -92,8 +113,9 @@ def test_the_props_example_is_read_and_checked(tmp_path: Path, capsys: pytest.Ca
     assert len(blocks) == 1
     path = tmp_path / "blocks.props"
     path.write_text(blocks[0], encoding="utf-8")
-    code = cli.main(["verify", str(REPO / "models" / "toy_blocks.capm"), "--properties", str(path),
-                     "--engine", "explicit"])
+    code = cli.main(
+        ["verify", str(REPO / "models" / "toy_blocks.capm"), "--properties", str(path), "--engine", "explicit"]
+    )
     lines = [line for line in capsys.readouterr().out.splitlines() if not line.startswith(" ")]
     assert code == 0
     assert [line.split(":")[0] for line in lines] == ["exclusive", "stack soon", "p3"]

@@ -623,8 +623,10 @@ def counter_model(n: int) -> str:
         effect = " ".join([f"(b{i})"] + [f"(not (b{j}))" for j in range(i)])
         rules.append(f"    (:rule :when (and {cond}) :effects (and {effect}))")
     atoms = " ".join(f"(b{i})" for i in range(n))
-    return (f"(define (capability-model counter)\n  (:predicates {atoms} (overflow))\n  (:init (b0))\n"
-            "  (:capability increment\n    :intent (b0)\n" + "\n".join(rules) + "))\n")
+    return (
+        f"(define (capability-model counter)\n  (:predicates {atoms} (overflow))\n  (:init (b0))\n"
+        "  (:capability increment\n    :intent (b0)\n" + "\n".join(rules) + "))\n"
+    )
 
 
 @pytest.fixture
@@ -643,13 +645,25 @@ def test_auto_proves_by_ic3_where_the_reachable_set_is_large(counter: Path) -> N
     overflow never holds; its rings pass the budget and IC3, started beside it,
     proves it with the one-lemma invariant ¬overflow.  A one-step run is the BDD
     engine's first ring."""
-    res = capver("verify", str(counter), "--property", "A [ G !overflow ]", "--property", "E [ F b1 ]",
-                 "--property", "A [ G<=3 !b2 ]", "--json")
+    res = capver(
+        "verify",
+        str(counter),
+        "--property",
+        "A [ G !overflow ]",
+        "--property",
+        "E [ F b1 ]",
+        "--property",
+        "A [ G<=3 !b2 ]",
+        "--json",
+    )
     assert res.returncode == 1, res.stderr
     proof, run, bounded = _records(res.stdout)
     assert (proof["engine"], proof["verdict"]) == ("ic3", "holds")
-    assert proof["invariant"] == {"lemmas": 1, "literals": 1,
-                                  "smtlib": "(declare-fun overflow () Bool)\n(assert (not overflow))\n"}
+    assert proof["invariant"] == {
+        "lemmas": 1,
+        "literals": 1,
+        "smtlib": "(declare-fun overflow () Bool)\n(assert (not overflow))\n",
+    }
     assert proof["reason"] == "holds on the model (proved by an inductive invariant of 1 lemma, 1 literal)"
     assert (run["engine"], run["verdict"], len(run["witness"]["steps"])) == ("bdd", "holds", 1)  # type: ignore[index]
     # b2 first holds after 3 increments (b0 → b1 → b0 b1 → b2): a 3-step counterexample.
@@ -660,25 +674,52 @@ def test_auto_proves_by_ic3_where_the_reachable_set_is_large(counter: Path) -> N
     (lasting,) = _records(eg.stdout)
     assert (lasting["engine"], lasting["verdict"], len(lasting["witness"]["steps"])) == ("bmc", "holds", 2)  # type: ignore[index]
     text = capver("verify", str(counter), "--property", "A [ G !overflow ]")
-    assert text.stdout.splitlines() == [("p1: A [ G !overflow ] — HOLDS on the model (proved by an inductive "
-                                         "invariant of 1 lemma, 1 literal, engine ic3)")]
+    assert text.stdout.splitlines() == [
+        (
+            "p1: A [ G !overflow ] — HOLDS on the model (proved by an inductive "
+            "invariant of 1 lemma, 1 literal, engine ic3)"
+        )
+    ]
 
 
 def test_a_check_that_runs_out_of_time_says_what_to_try(counter: Path) -> None:
     """The BDD engine alone cannot walk 2^20 rings in 0.5 s: one line on stderr names
     the property, the model, the engine and what to try; the other property is still
     checked; exit status 4."""
-    res = capver("verify", str(counter), "--engine", "bdd", "--timeout", "0.5", "--property", "A [ G !overflow ]",
-                 "--property", "E [ F b1 ]")
+    res = capver(
+        "verify",
+        str(counter),
+        "--engine",
+        "bdd",
+        "--timeout",
+        "0.5",
+        "--property",
+        "A [ G !overflow ]",
+        "--property",
+        "E [ F b1 ]",
+    )
     assert res.returncode == 4, res.stdout + res.stderr
-    assert res.stderr.splitlines() == [(
-        "capver verify: error: p1: no verdict on the model within --timeout 0.5 s (bdd still running, stopped); "
-        "try --engine auto, or --engine ic3 (proves invariants without the reachable set), or a bounded property "
-        "(e.g. G<=10, F<=10) with --engine bmc, or a larger --timeout than 0.5 s")]
+    assert res.stderr.splitlines() == [
+        (
+            "capver verify: error: p1: no verdict on the model within --timeout 0.5 s (bdd still running, stopped); "
+            "try --engine auto, or --engine ic3 (proves invariants without the reachable set), or a bounded property "
+            "(e.g. G<=10, F<=10) with --engine bmc, or a larger --timeout than 0.5 s"
+        )
+    ]
     assert res.stdout.startswith("p2: E [ F b1 ] — HOLDS on the model")
     # A violated property outranks the timeout in the exit status.
-    res = capver("verify", str(counter), "--engine", "bdd", "--timeout", "0.5", "--property", "A [ G !overflow ]",
-                 "--property", "A [ G !b1 ]")
+    res = capver(
+        "verify",
+        str(counter),
+        "--engine",
+        "bdd",
+        "--timeout",
+        "0.5",
+        "--property",
+        "A [ G !overflow ]",
+        "--property",
+        "A [ G !b1 ]",
+    )
     assert res.returncode == 1 and "p1: no verdict" in res.stderr
     for bad in ("0", "-1", "soon"):
         refused = capver("verify", str(counter), "--timeout", bad, "--property", "E [ F b1 ]")
@@ -707,8 +748,9 @@ def test_save_keeps_the_earlier_verdict_of_a_property_that_ran_out_of_time(count
     assert "the invariant of A [ G !overflow ] on h_or.capm is not recorded" in first.stderr
     saved = json.loads((counter_run / "verdicts.json").read_text(encoding="utf-8"))["verdicts"]
     assert [(r["engine"], r["verdict"]) for r in saved] == [("bdd", "holds"), ("ic3", "holds")]
-    second = capver("verify", str(counter_run), "--model-kind", "or", *props, "--save", "--engine", "bdd",
-                    "--timeout", "0.5")
+    second = capver(
+        "verify", str(counter_run), "--model-kind", "or", *props, "--save", "--engine", "bdd", "--timeout", "0.5"
+    )
     assert second.returncode == 4, second.stdout + second.stderr
     kept = json.loads((counter_run / "verdicts.json").read_text(encoding="utf-8"))["verdicts"]
     assert kept[0]["engine"] == "bdd" and "rechecked" not in kept[0]
@@ -724,8 +766,11 @@ def test_a_frontier_too_large_to_enumerate_leaves_the_verdict_unconfirmed(counte
     res = capver("verify", str(counter_run), "--property", "A [ G !overflow ]", "--timeout", "8", "--json")
     assert res.returncode == 3, res.stdout + res.stderr
     (record,) = _records(res.stdout)
-    assert (record["verdict"], record["tier"], record["engines"]) == ("unconfirmed", "unconfirmed",
-                                                                      {"h_and": "ic3", "h_or": "ic3"})
+    assert (record["verdict"], record["tier"], record["engines"]) == (
+        "unconfirmed",
+        "unconfirmed",
+        {"h_and": "ic3", "h_or": "ic3"},
+    )
     assert record["reason"] == "holds on h∨, but the data do not bound its unseen effects"
     conf = record["confidence"]
     assert conf["frontier_complete"] is False and conf["frontier_states"] == LARGE_RINGS + 1
@@ -741,15 +786,17 @@ def test_a_tier_that_runs_out_of_time_is_unconfirmed() -> None:
     model = dsl.parse(counter_model(4)).model
     vocab, caps = model.vocabulary, list(model)
     for text, exists, reason in (
-            ("A [ G !overflow ]", False, ("holds on h∨, but h∨'s frontier not computed within --timeout 8 s: "
-                                         "unconfirmed")),
-            ("E [ F overflow & !overflow ]", True, ("impossible on h∨, but h∨'s frontier not computed within "
-                                                   "--timeout 8 s: unconfirmed"))):
+        ("A [ G !overflow ]", False, ("holds on h∨, but h∨'s frontier not computed within --timeout 8 s: unconfirmed")),
+        (
+            "E [ F overflow & !overflow ]",
+            True,
+            ("impossible on h∨, but h∨'s frontier not computed within --timeout 8 s: unconfirmed"),
+        ),
+    ):
         query, _ = qualitative_query(parse_property(text, vocab, caps))
         result = QualitativeResult(holds=not exists)
         v = without_frontier(query, result, result, None, 8.0)
-        assert (v.verdict, v.tier, v.reason, v.confidence) == (AgentVerdict.UNCONFIRMED, Tier.UNCONFIRMED, reason,
-                                                               None)
+        assert (v.verdict, v.tier, v.reason, v.confidence) == (AgentVerdict.UNCONFIRMED, Tier.UNCONFIRMED, reason, None)
     query, _ = qualitative_query(parse_property("A [ F overflow ]", vocab, caps))
     v = without_frontier(query, QualitativeResult(holds=True), QualitativeResult(holds=False), None, 8.0)
     assert (v.verdict, v.tier) == (AgentVerdict.UNKNOWN, Tier.UNKNOWN)

@@ -74,7 +74,7 @@ def setup_commands() -> list[str]:
     """The two set-up commands: the indented lines of the set-up section."""
     text = README.read_text(encoding="utf-8")
     start = text.index("## Set-up")
-    section = text[start:text.index("\n## ", start)]
+    section = text[start : text.index("\n## ", start)]
     return [line.strip() for line in section.splitlines() if line.startswith("    ")]
 
 
@@ -91,8 +91,14 @@ def test_the_setup_command_learns_first_responders(tmp_path: Path) -> None:
     """The first set-up command's capver part, as written (the install part is what CI does)."""
     learn = setup_commands()[0].split("&& ")[-1]
     argv = shlex.split(learn)
-    res = subprocess.run([sys.executable, "-m", "capver", *argv[1:]], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=TIMEOUT, check=False)
+    res = subprocess.run(
+        [sys.executable, "-m", "capver", *argv[1:]],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     assert "step budget 1500" in res.stdout
     assert (tmp_path / "runs" / "demo" / "h_and.capm").exists()
@@ -106,8 +112,11 @@ LINKED_DOCS = (README, USAGE, ROOT / "docs" / "results.md", ROOT / "docs" / "arc
 def heading_anchor(heading: str) -> str:
     """GitHub's anchor of a heading: lower case, spaces to hyphens, punctuation dropped
     (letters, digits and combining marks such as the tilde of h̃ stay)."""
-    kept = [c for c in heading.strip().lower()
-            if c in " -_" or unicodedata.category(c)[0] in "LN" or unicodedata.category(c) == "Mn"]
+    kept = [
+        c
+        for c in heading.strip().lower()
+        if c in " -_" or unicodedata.category(c)[0] in "LN" or unicodedata.category(c) == "Mn"
+    ]
     return "".join("-" if c == " " else c for c in kept)
 
 
@@ -122,10 +131,14 @@ def anchors(path: Path) -> set[str]:
 
 
 def test_heading_anchors_follow_github() -> None:
-    assert heading_anchor(" Readable, generalising models: the Occam model h̃ (`capver bench occam`)") == \
-        "readable-generalising-models-the-occam-model-h̃-capver-bench-occam"
-    assert heading_anchor("Verdicts about the agent, and what each licenses") == \
-        "verdicts-about-the-agent-and-what-each-licenses"
+    assert (
+        heading_anchor(" Readable, generalising models: the Occam model h̃ (`capver bench occam`)")
+        == "readable-generalising-models-the-occam-model-h̃-capver-bench-occam"
+    )
+    assert (
+        heading_anchor("Verdicts about the agent, and what each licenses")
+        == "verdicts-about-the-agent-and-what-each-licenses"
+    )
 
 
 @pytest.mark.parametrize("doc", LINKED_DOCS, ids=lambda p: p.name)
@@ -213,8 +226,9 @@ def run_console(text: str, cwd: Path, env: dict[str, str]) -> str:
     for i, (command, shown) in enumerate(steps):
         if command == "echo $?":
             continue  # checked with the command before it
-        res = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True,
-                             timeout=TIMEOUT, check=False)
+        res = subprocess.run(
+            ["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False
+        )
         out = res.stdout + res.stderr
         status = steps[i + 1] if i + 1 < len(steps) and steps[i + 1][0] == "echo $?" else None
         expected = int(status[1][0]) if status else 0
@@ -234,8 +248,15 @@ def run_bash(text: str, cwd: Path, env: dict[str, str]) -> str:
     if "CAPVER_LLM_BASE_URL" in env:  # the tests' server stands in for the user's endpoint
         lines = [line for line in lines if not LLM_EXPORT.match(line)]
     commands = [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
-    res = subprocess.run(["bash", "-c", "\n".join(["set -eo pipefail", *lines])], cwd=cwd, env=env,
-                         capture_output=True, text=True, timeout=TIMEOUT * len(commands), check=False)
+    res = subprocess.run(
+        ["bash", "-c", "\n".join(["set -eo pipefail", *lines])],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT * len(commands),
+        check=False,
+    )
     out = res.stdout + res.stderr
     assert res.returncode == 0, f"{text}\nexit status {res.returncode}\n{out[-3000:]}"
     return out
@@ -249,10 +270,15 @@ def run_section(section: Section, cwd: Path) -> str:
             from tests.helpers.llm_server import LocalChatServer
 
             srv = stack.enter_context(LocalChatServer())
-            env |= {"CAPVER_LLM_BASE_URL": srv.base_url, "CAPVER_LLM_MODEL": "scripted",
-                    "CAPVER_LLM_CACHE": str(cwd / "llm-cache")}
-        return "\n".join(run_console(text, cwd, env) if lang == "console" else run_bash(text, cwd, env)
-                         for lang, text in section.blocks)
+            env |= {
+                "CAPVER_LLM_BASE_URL": srv.base_url,
+                "CAPVER_LLM_MODEL": "scripted",
+                "CAPVER_LLM_CACHE": str(cwd / "llm-cache"),
+            }
+        return "\n".join(
+            run_console(text, cwd, env) if lang == "console" else run_bash(text, cwd, env)
+            for lang, text in section.blocks
+        )
 
 
 # -- what the sections wrote ----------------------------------------------------------------
@@ -325,9 +351,10 @@ def test_the_checked_sections_exist_and_every_command_has_an_example() -> None:
     assert [c for c in COMMANDS if not re.search(rf"^(\$ )?capver {c} ", usage, flags=re.MULTILINE)] == []
 
 
-@pytest.mark.parametrize("section", [pytest.param(s, id=f"{s.doc}: {s.heading}",
-                                                  marks=() if s.key in FAST else pytest.mark.slow)
-                                     for s in SECTIONS])
+@pytest.mark.parametrize(
+    "section",
+    [pytest.param(s, id=f"{s.doc}: {s.heading}", marks=() if s.key in FAST else pytest.mark.slow) for s in SECTIONS],
+)
 def test_every_block_runs_as_written(section: Section, tmp_path: Path) -> None:
     out = run_section(section, tmp_path)
     check = CHECKS.get(section.key)

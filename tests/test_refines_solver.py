@@ -23,11 +23,14 @@ def fresh_solver_refines(h1: CompoundModel, h2: CompoundModel) -> relations.Verd
     ctx = h1.ctx
     smt = ctx.smt
     for c, m1 in h1.items():
-        query = smt.mgr.And(relations.transition_formula(ctx, m1), smt.mgr.Not(relations.transition_formula(ctx, h2.get(c))))
+        query = smt.mgr.And(
+            relations.transition_formula(ctx, m1), smt.mgr.Not(relations.transition_formula(ctx, h2.get(c)))
+        )
         model = smt.find_model(query)
         if model is not None:
-            return relations.Verdict(False, Transition(smt.state_of(model, smt.cur), c, smt.state_of(model, smt.nxt)),
-                                  tuple(h1))
+            return relations.Verdict(
+                False, Transition(smt.state_of(model, smt.cur), c, smt.state_of(model, smt.nxt)), tuple(h1)
+            )
     return relations.Verdict(True, None, tuple(h1))
 
 
@@ -36,8 +39,13 @@ def fresh_solver_refines(h1: CompoundModel, h2: CompoundModel) -> relations.Verd
 def test_shared_solver_gives_the_fresh_solvers_verdicts_and_counterexamples(wd) -> None:  # type: ignore[no-untyped-def]
     world, data = wd
     b = build_bounds(world.ctx, data)
-    pairs = [(b.pessimistic, b.optimistic), (b.optimistic, b.pessimistic), (world.truth, b.pessimistic),
-             (b.pessimistic, world.truth), (b.optimistic, world.truth)]
+    pairs = [
+        (b.pessimistic, b.optimistic),
+        (b.optimistic, b.pessimistic),
+        (world.truth, b.pessimistic),
+        (b.pessimistic, world.truth),
+        (b.optimistic, world.truth),
+    ]
     for h1, h2 in pairs:
         before = fresh_solver_refines(h1, h2)
         got = relations.refines(h1, h2)

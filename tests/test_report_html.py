@@ -110,8 +110,18 @@ def test_curve_is_inline_svg_and_the_summary_is_the_last_checkpoint() -> None:
 
 
 def test_curve_rows_are_checked() -> None:
-    rows = [{"method": "m", "seed": "0", "steps": "10", "queries": "2", "transitions": "5", "agreement": "0.5",
-             "coverage_agreement": "0.25", "exact_vd": ""}]
+    rows = [
+        {
+            "method": "m",
+            "seed": "0",
+            "steps": "10",
+            "queries": "2",
+            "transitions": "5",
+            "agreement": "0.5",
+            "coverage_agreement": "0.25",
+            "exact_vd": "",
+        }
+    ]
     assert curve_points(rows, "c.csv") == [CurvePoint("m", 10, 2, 5, 0.5, 0.25, None)]
     with pytest.raises(Exception, match=r"c.csv: row 2: agreement 'high' is not a number"):
         curve_points([{**rows[0], "agreement": "high"}], "c.csv")
@@ -183,8 +193,20 @@ def test_a_broken_curve_or_model_is_one_line_error(tmp_path: Path, capsys: pytes
 @pytest.fixture(scope="module")
 def learned_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("report") / "run"
-    argv = ["learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "60", "--eval-sequences", "10",
-            "--out", str(out), "--quiet"]
+    argv = [
+        "learn",
+        "--agent",
+        "lao",
+        "--domain",
+        "blocks",
+        "--max-steps",
+        "60",
+        "--eval-sequences",
+        "10",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     assert main(argv) == 0
     assert main(["report", str(out)]) == 0
     return out
@@ -215,8 +237,10 @@ def _need(ok: bool, why: str) -> None:
 def _chromium() -> tuple[str, str]:
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     driver = shutil.which("chromedriver")
-    _need(browser is not None and driver is not None,
-          "needs Debian's chromium and chromium-driver: apt-get install -y chromium chromium-driver")
+    _need(
+        browser is not None and driver is not None,
+        "needs Debian's chromium and chromium-driver: apt-get install -y chromium chromium-driver",
+    )
     assert browser is not None and driver is not None
     return browser, driver
 
@@ -234,8 +258,14 @@ def test_the_page_in_headless_chromium(learned_run: Path, tmp_path: Path) -> Non
 
     options = webdriver.ChromeOptions()
     options.binary_location = browser
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1280,1400", "--hide-scrollbars"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,1400",
+        "--hide-scrollbars",
+    ):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     # An explicit driver path: selenium then has no reason to download one.

@@ -51,15 +51,18 @@ def _brute_status(data: TransitionDataset, h_or, cap: Capability, n: int) -> tup
         kind = Achievement.UNTRIED
     elif all(holds):
         kind = Achievement.ONLY_WHERE_HELD
-    elif any(not cap.achieved(vocab, s) and any(cap.achieved(vocab, s2) for s2 in data.successors(s, cap.name))
-             for s in tried):
+    elif any(
+        not cap.achieved(vocab, s) and any(cap.achieved(vocab, s2) for s2 in data.successors(s, cap.name))
+        for s in tried
+    ):
         kind = Achievement.ACHIEVED
     else:
         kind = Achievement.NOT_ACHIEVED
     possible = cap.name in h_or and any(
-        not cap.achieved(vocab, s) and any(p > 0 and cap.achieved(vocab, s2)
-                                           for s2, p in brute_distribution(h_or[cap.name], s).items())
-        for s in all_states(n))
+        not cap.achieved(vocab, s)
+        and any(p > 0 and cap.achieved(vocab, s2) for s2, p in brute_distribution(h_or[cap.name], s).items())
+        for s in all_states(n)
+    )
     return kind, possible
 
 
@@ -79,7 +82,10 @@ def test_labels_are_what_the_data_and_every_state_of_h_or_show(wd) -> None:  # t
 
 
 def _labels(text: str) -> dict[str, str]:
-    return {m.group(1): m.group(2) for m in re.finditer(r"^\* (\S+): intent .*? — (.*?)(?:; tried in .*)?$", text, re.MULTILINE)}
+    return {
+        m.group(1): m.group(2)
+        for m in re.finditer(r"^\* (\S+): intent .*? — (.*?)(?:; tried in .*)?$", text, re.MULTILINE)
+    }
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -133,13 +139,17 @@ GRAB = Capability("grab", (Literal(Atom("holding"), True),))
 
 def test_a_success_drop_reads_never_succeeds_when_then_where_it_always_did() -> None:
     f = frozenset
-    rows = [("grab", f({"charged"}), f({"charged", "holding"})),
-            ("grab", f({"charged", "door"}), f({"charged", "door", "holding"})),
-            ("grab", f(), f()), ("grab", f({"door"}), f({"door"}))]
+    rows = [
+        ("grab", f({"charged"}), f({"charged", "holding"})),
+        ("grab", f({"charged", "door"}), f({"charged", "door", "holding"})),
+        ("grab", f(), f()),
+        ("grab", f({"door"}), f({"door"})),
+    ]
     h_and = build_bounds(CTX, _data(rows, [GRAB])).pessimistic
     (drop,) = [x for x in find(h_and, np.random.default_rng(0)) if isinstance(x, SuccessDrop)]
-    assert finding_words(drop) == ("grab: never succeeds when not charged (2 tried states; it always did when "
-                                   "charged, 2 tried states)")
+    assert finding_words(drop) == (
+        "grab: never succeeds when not charged (2 tried states; it always did when charged, 2 tried states)"
+    )
 
 
 def _formula(mask: int, value: int) -> Condition:
@@ -148,16 +158,21 @@ def _formula(mask: int, value: int) -> Condition:
 
 def test_a_partial_drop_gives_its_probabilities() -> None:
     drop = SuccessDrop(GRAB, Fraction(3, 4), 3, Fraction(1, 4), 2, _formula(CHARGED, 0), _formula(CHARGED, CHARGED))
-    assert finding_words(drop) == ("grab: succeeds with probability at most 1/4 when not charged (2 tried states; "
-                                   "it did with probability at least 3/4 when charged, 3 tried states)")
+    assert finding_words(drop) == (
+        "grab: succeeds with probability at most 1/4 when not charged (2 tried states; "
+        "it did with probability at least 3/4 when charged, 3 tried states)"
+    )
 
 
 def test_a_rule_where_the_intent_already_holds_is_never_a_tautology() -> None:
     only = Rule(_formula(HOLDING, HOLDING), ((Fraction(1), Effect()),))
     assert explain.rule_words(GRAB, only) == "applies only where holding already holds: nothing changes"
-    more = Rule(_formula(HOLDING | CHARGED, HOLDING), ((Fraction(1, 2), Effect()), (Fraction(1, 2), Effect(delete=HOLDING))))
-    assert explain.rule_words(GRAB, more) == ("applies only where holding already holds and not charged: undoes "
-                                              "holding with probability 1/2")
+    more = Rule(
+        _formula(HOLDING | CHARGED, HOLDING), ((Fraction(1, 2), Effect()), (Fraction(1, 2), Effect(delete=HOLDING)))
+    )
+    assert explain.rule_words(GRAB, more) == (
+        "applies only where holding already holds and not charged: undoes holding with probability 1/2"
+    )
 
 
 def test_cover_prefix_cuts_at_a_literal_and_counts_what_it_left_out() -> None:
@@ -196,8 +211,11 @@ def test_long_rule_conditions_say_what_was_left_out_and_where_it_is(tmp_path: Pa
         cover = isop_of_interval(len(vocab), r.condition.states, tried - r.condition.states)
         # "those where f" picks out exactly this rule's states among the tried ones.
         assert {s for s in tried if any(s & c.mask == c.value for c in cover)} == set(r.condition.states)
-        m = re.search(r" … \((\d+) of its (\d+) literals left out here; the whole condition is rule (\d+) of "
-                      r"capability (\S+) in h_and\.capm\)$", line)
+        m = re.search(
+            r" … \((\d+) of its (\d+) literals left out here; the whole condition is rule (\d+) of "
+            r"capability (\S+) in h_and\.capm\)$",
+            line,
+        )
         total = sum(c.mask.bit_count() for c in cover)
         if m is None:
             assert line.endswith(cover_words(vocab.atoms, cover))
@@ -216,12 +234,14 @@ def test_rule_comments_count_atom_combinations_and_say_so() -> None:
     r = Rule(_formula(CHARGED, CHARGED), ((Fraction(1), Effect(add=HOLDING)),))
     count = sum(1 for s in range(8) if s & CHARGED)
     assert rule_summary(CTX, GRAB, r).startswith(
-        f"applies in {count} of the 2^3 = 8 combinations of the 3 atoms (reachable or not)")
+        f"applies in {count} of the 2^3 = 8 combinations of the 3 atoms (reachable or not)"
+    )
 
 
 @pytest.fixture(scope="module")
 def blocks_lifted():  # type: ignore[no-untyped-def]
     from capver.api import learn, load_setting
+
     result = learn(load_setting("lao", domain="blocks"), method="mcqs-e", max_steps=120, seed=0)
     return result, run_lifted_model(result.h_and, result.data, 0)
 
@@ -239,14 +259,15 @@ def test_tilde_blocks_name_the_block_of_h_tilde_capm_with_the_rules(blocks_lifte
         name = m.group(2)
         head = f"(:lifted-capability {dsl.quote(name)}" if m.group(1) else f"(:capability {dsl.quote(name)}"
         assert head in text, block
-        body = text[text.index(head):].split("\n\n", 1)[0]
+        body = text[text.index(head) :].split("\n\n", 1)[0]
         assert body.count("(:rule") == len(lifted.model[c].rules), c
 
 
 def test_report_of_a_learned_run_has_no_cut_or_tautological_text(blocks_lifted) -> None:  # type: ignore[no-untyped-def]
     result, lifted = blocks_lifted
-    text = capability_report(result.h_and, result.h_or, lifted.model, find(result.h_and, np.random.default_rng(0)),
-                             tilde_blocks(lifted))
+    text = capability_report(
+        result.h_and, result.h_or, lifted.model, find(result.h_and, np.random.default_rng(0)), tilde_blocks(lifted)
+    )
     assert "..." not in text and "achievable" not in text and "success drops to" not in text
     for m in re.finditer(r"(\S+) already holds when (.*)", text):
         assert m.group(2) != m.group(1)
@@ -260,6 +281,7 @@ def test_report_of_a_learned_run_has_no_cut_or_tautological_text(blocks_lifted) 
 
 def test_phases_keep_the_printed_seconds_and_add_them_up() -> None:
     import io
+
     out = io.StringIO()
     report = ProgressReport("x", stream=out)
     for what in ("a", "b", "c"):
@@ -277,23 +299,46 @@ def test_phases_keep_the_printed_seconds_and_add_them_up() -> None:
 @pytest.mark.slow
 def test_learn_summary_leads_with_coverage_agreement_and_adds_up(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    res = capver("learn", "--agent", "lao", "--domain", "blocks", "--method", "mcqs-e", "--max-steps", "40",
-                 "--eval-sequences", "5", "--eval-every", "10", "--out", str(run))
+    res = capver(
+        "learn",
+        "--agent",
+        "lao",
+        "--domain",
+        "blocks",
+        "--method",
+        "mcqs-e",
+        "--max-steps",
+        "40",
+        "--eval-sequences",
+        "5",
+        "--eval-every",
+        "10",
+        "--out",
+        str(run),
+    )
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     assert lines[0].startswith("lao:blocks/problem1 mcqs-e: step budget 40; ")
     assert lines[1].startswith("  coverage agreement ") and "the share of the agent's behaviour" in lines[1]
     assert lines[2].startswith("  paper agreement 1 − VD_s ") and "only transitions the learner saw" in lines[2]
-    m = re.fullmatch(r"  time: set-up (\d+\.\d) s, learning (\d+\.\d) s, writing (\d+\.\d) s "
-                     r"\(the (\d+) output phases above\), total (\d+\.\d) s", lines[3])
+    m = re.fullmatch(
+        r"  time: set-up (\d+\.\d) s, learning (\d+\.\d) s, writing (\d+\.\d) s "
+        r"\(the (\d+) output phases above\), total (\d+\.\d) s",
+        lines[3],
+    )
     assert m is not None, lines[3]
     setup, learning, writing, total = (float(m.group(i)) for i in (1, 2, 3, 5))
     assert round(setup + learning + writing, 1) == total
     done = [float(x) for x in re.findall(r": done in (\d+\.\d) s", res.stderr)]
     phases = int(m.group(4))
     assert phases >= 6 and round(sum(done[-phases:]), 1) == writing
-    for what in ("plotting curve.png", "writing h_and.capm, h_or.capm and h_tilde.capm", "reading the findings off h∧",
-                 "writing report.txt", "certifying h∧ ⪯ h̃ ⪯ h∨"):
+    for what in (
+        "plotting curve.png",
+        "writing h_and.capm, h_or.capm and h_tilde.capm",
+        "reading the findings off h∧",
+        "writing report.txt",
+        "certifying h∧ ⪯ h̃ ⪯ h∨",
+    ):
         assert f"capver learn: {what}" in res.stderr
     nxt = lines[4]
     assert nxt.startswith(f"Wrote {run}/") and f"capver report {run}" in nxt
@@ -310,10 +355,13 @@ def test_learn_summary_leads_with_coverage_agreement_and_adds_up(tmp_path: Path)
 
 def test_quiet_summary_does_not_point_at_lines_it_did_not_print() -> None:
     from capver.commands.learn import summary_text
+
     last = {"coverage_agreement": 0.25, "coverage_agreement_tilde": 0.5, "agreement": 0.99, "exact_vd": ""}
     loud = summary_text(last, Path("r"), 0.5, 1.0, 2.0, 7, "E [ F p ]")
     quiet = summary_text(last, Path("r"), 0.5, 1.0, 2.0, 7, "E [ F p ]", quiet=True)
     assert "(the 7 output phases above), total 3.5 s" in loud and "(the 7 output phases), total 3.5 s" in quiet
-    assert loud.splitlines()[0] == ("  coverage agreement 0.250 (h̃ 0.500): the share of the agent's behaviour in the "
-                                    "evaluation dataset D′ that the model predicts")
+    assert loud.splitlines()[0] == (
+        "  coverage agreement 0.250 (h̃ 0.500): the share of the agent's behaviour in the "
+        "evaluation dataset D′ that the model predicts"
+    )
     assert "exact VD" not in loud and 'capver verify r --property "E [ F p ]"' in loud

@@ -48,7 +48,9 @@ def test_eval_reproduces_the_learn_scores_and_e3_is_exact_on_a_deterministic_age
 
 def test_eval_reports_exact_vd_when_the_truth_is_known(tmp_path: Path) -> None:
     out = tmp_path / "primitive"
-    last = _learn(out, "--agent", "primitive", "--domain", "first_responders", "--method", "random", "--max-steps", "40")
+    last = _learn(
+        out, "--agent", "primitive", "--domain", "first_responders", "--method", "random", "--max-steps", "40"
+    )
     assert main(["eval", str(out), "--reachability", "0"]) == 0
     scores = json.loads((out / "evaluation.json").read_text())
     assert 0.0 < scores["exact_vd"] <= 1.0
@@ -69,7 +71,19 @@ def test_resume_refuses_another_setting_and_keeps_the_data(tmp_path: Path, capsy
     out = tmp_path / "run"
     _learn(out, "--agent", "lao", "--domain", "blocks", "--method", "random", "--max-steps", "30")
     before = (out / "dataset.jsonl").read_bytes()
-    argv = ["learn", "--agent", "lao", "--domain", "tireworld", "--out", str(out), "--resume", "--quiet", "--max-steps", "60"]
+    argv = [
+        "learn",
+        "--agent",
+        "lao",
+        "--domain",
+        "tireworld",
+        "--out",
+        str(out),
+        "--resume",
+        "--quiet",
+        "--max-steps",
+        "60",
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err
     # The refusal names the one option that differs, with both values.
@@ -101,18 +115,26 @@ def _model_world(seed: int) -> tuple[CompoundModel, Setting]:
     truth = random_model(ctx, rng, n_capabilities=3, max_rules=2, max_effects=2, total=True)
     agent = ModelBackedAgent(truth)
     setting = Setting(
-        agent, agent.simulator(0), agent.representation(), tuple(truth.capabilities), tuple(range(16)),
-        ExecutionBudget(max_steps=2, theta=None), symbolic_states=True,
+        agent,
+        agent.simulator(0),
+        agent.representation(),
+        tuple(truth.capabilities),
+        tuple(range(16)),
+        ExecutionBudget(max_steps=2, theta=None),
+        symbolic_states=True,
     )
     return agent.true_model, setting
 
 
 def _wrong(truth: CompoundModel) -> CompoundModel:
     """Every rule of the truth with its effects replaced by "turn atom 0 on"."""
-    return CompoundModel(truth.ctx, [
-        CapabilityModel(m.capability, tuple(Rule.make(r.condition, [(1, Effect(1, 0))]) for r in m.rules))
-        for m in truth.values()
-    ])
+    return CompoundModel(
+        truth.ctx,
+        [
+            CapabilityModel(m.capability, tuple(Rule.make(r.condition, [(1, Effect(1, 0))]) for r in m.rules))
+            for m in truth.values()
+        ],
+    )
 
 
 @settings(max_examples=15, deadline=None)
@@ -126,6 +148,8 @@ def test_e3_accuracy_is_one_for_the_true_model(seed: int) -> None:
 @pytest.mark.parametrize("seed", range(4))
 def test_e3_accuracy_drops_for_a_wrong_model(seed: int) -> None:
     truth, setting = _model_world(seed)
-    worse = reachability_accuracy(_wrong(truth), setting, np.random.default_rng(seed), n_sequences=10, length=3, executions=10)
+    worse = reachability_accuracy(
+        _wrong(truth), setting, np.random.default_rng(seed), n_sequences=10, length=3, executions=10
+    )
     assert worse.sequences == 10
     assert worse.accuracy < 0.9

@@ -50,8 +50,9 @@ BUDGET = ExecutionBudget(max_steps=12, theta=None)
 def scene(support: dict[str, str], far: tuple[str, ...] = ()) -> TabletopState:
     """A state with the given supports (default: on the table), objects near the robot
     unless listed in ``far``."""
-    return TabletopState(tuple(FAR if o in far else NEAR for o in CONFIG.objects),
-                         tuple(support.get(b, TABLE) for b in CONFIG.blocks))
+    return TabletopState(
+        tuple(FAR if o in far else NEAR for o in CONFIG.objects), tuple(support.get(b, TABLE) for b in CONFIG.blocks)
+    )
 
 
 def cap(name: str) -> Capability:
@@ -70,8 +71,13 @@ def _clean(request: pytest.FixtureRequest) -> None:
 
 
 def _agent(srv: LocalChatServer, **kw: object) -> SayCanAgent:
-    base: dict[str, object] = {"base_url": srv.base_url, "model": "scripted", "timeout": 2.0, "backoff": 0.0,
-                               "cache_dir": None}
+    base: dict[str, object] = {
+        "base_url": srv.base_url,
+        "model": "scripted",
+        "timeout": 2.0,
+        "backoff": 0.0,
+        "cache_dir": None,
+    }
     base.update(kw)
     return SayCanAgent(CONFIG, LLMConfig(**base))  # type: ignore[arg-type]
 
@@ -146,14 +152,21 @@ def test_skills_fail_more_often_out_of_reach_and_reset_reseeds() -> None:
 def test_parse_scores() -> None:
     cands = ["pick(red_block)", "place(red_block, blue_bowl)", DONE]
     assert parse_scores('{"pick(red_block)": 0.9, "done": 0.1}', cands) == {
-        "pick(red_block)": 0.9, "place(red_block, blue_bowl)": 0.0, DONE: 0.1}
+        "pick(red_block)": 0.9,
+        "place(red_block, blue_bowl)": 0.0,
+        DONE: 0.1,
+    }
     # Inside prose or a code fence, nested under "scores", spaces and case ignored.
     reply = 'Sure.\n```json\n{"scores": {"PLACE(red_block,blue_bowl)": 1, "fly()": 0.5}}\n```'
     assert parse_scores(reply, cands)["place(red_block, blue_bowl)"] == 1.0
-    for bad, words in [("I would pick the red block", "no JSON object"), ('{"pick(red_block)": 0.9', "no JSON"),
-                       ('{"pick(red_block)": "high"}', "expected a number in [0, 1]"),
-                       ('{"pick(red_block)": 1.5}', "expected a number"), ('{"fly": 1}', "none of the candidate"),
-                       ("[1, 2]", "no JSON object")]:
+    for bad, words in [
+        ("I would pick the red block", "no JSON object"),
+        ('{"pick(red_block)": 0.9', "no JSON"),
+        ('{"pick(red_block)": "high"}', "expected a number in [0, 1]"),
+        ('{"pick(red_block)": 1.5}', "expected a number"),
+        ('{"fly": 1}', "none of the candidate"),
+        ("[1, 2]", "no JSON object"),
+    ]:
         with pytest.raises(LLMReplyError, match="malformed reply"):
             parse_scores(bad, cands)
         with pytest.raises(LLMReplyError, match=words.replace("[", r"\[").replace("]", r"\]")):
@@ -161,8 +174,10 @@ def test_parse_scores() -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.lists(st.floats(0, 1), min_size=len(all_skills(CONFIG)) + 1,
-                                             max_size=len(all_skills(CONFIG)) + 1))
+@given(
+    st.integers(0, 2**32 - 1),
+    st.lists(st.floats(0, 1), min_size=len(all_skills(CONFIG)) + 1, max_size=len(all_skills(CONFIG)) + 1),
+)
 def test_the_affordance_never_lets_an_infeasible_skill_through(seed: int, say: list[float]) -> None:
     rng = np.random.default_rng(seed)
     x = random_scene(CONFIG, rng)
@@ -219,7 +234,9 @@ def test_a_bad_reply_fails_the_execution_and_the_next_one_runs(srv: LocalChatSer
     agent = _agent(srv)
     srv.control(faults=["ok", fault])
     bad = _run(agent, f"put_in({R},{YELLOW})", scene({}))
-    assert bad.failed and bad.failure is not None and "LLMReplyError" in bad.failure and "malformed reply" in bad.failure
+    assert (
+        bad.failed and bad.failure is not None and "LLMReplyError" in bad.failure and "malformed reply" in bad.failure
+    )
     assert bad.steps == 1
     good = _run(agent, f"put_in({R},{YELLOW})", scene({}), seed=3)
     assert good.failure is None and good.stop_reason == "done"
@@ -227,11 +244,33 @@ def test_a_bad_reply_fails_the_execution_and_the_next_one_runs(srv: LocalChatSer
 
 @pytest.mark.slow
 def test_capver_learn_agent_tabletop_llm_end_to_end(srv: LocalChatServer, tmp_path: Path) -> None:
-    env = {**os.environ, "CAPVER_LLM_BASE_URL": srv.base_url, "CAPVER_LLM_MODEL": "scripted",
-           "CAPVER_LLM_CACHE": str(tmp_path / "cache")}
+    env = {
+        **os.environ,
+        "CAPVER_LLM_BASE_URL": srv.base_url,
+        "CAPVER_LLM_MODEL": "scripted",
+        "CAPVER_LLM_CACHE": str(tmp_path / "cache"),
+    }
     srv.control(faults=(["ok"] * 60 + ["malformed"] + ["ok"] * 60 + ["illegal"]) * 30)
-    argv = ["learn", "--agent", "tabletop-llm", "--method", "mcqs-s", "--layouts", "5", "--step-cap", "12",
-            "--max-steps", "600", "--eval-sequences", "5", "--eval-every", "300", "--quiet", "--out", str(tmp_path / "a")]
+    argv = [
+        "learn",
+        "--agent",
+        "tabletop-llm",
+        "--method",
+        "mcqs-s",
+        "--layouts",
+        "5",
+        "--step-cap",
+        "12",
+        "--max-steps",
+        "600",
+        "--eval-sequences",
+        "5",
+        "--eval-every",
+        "300",
+        "--quiet",
+        "--out",
+        str(tmp_path / "a"),
+    ]
     r = subprocess.run(capver_command() + argv, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert r.returncode == 0, r.stderr
     assert "tabletop-llm mcqs-s" in r.stdout and "LLM calls" in r.stdout

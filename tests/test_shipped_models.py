@@ -34,7 +34,6 @@ MINIGRID_INIT = "open(door_e) open(door_s) locked(door_n) locked(door_w) in_room
 RUNS = {"first_responders_lao": [], "minigrid_rl": ["--init", MINIGRID_INIT]}
 
 
-
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_the_shipped_certificates_recheck(name: str) -> None:
     res = capver("certify", str(LEARNED / name))
@@ -45,11 +44,14 @@ def test_the_shipped_certificates_recheck(name: str) -> None:
 # The tiers the tables of docs/results.md give: these short runs back no confident safety verdict.
 TIERS = {
     "first_responders_lao": {
-        "heals z1": ("holds", "observed"), "both victims healthy": ("holds", "observed"),
-        "never both dying": ("unconfirmed", "unconfirmed"), "the hospital stays": ("unconfirmed", "unconfirmed"),
+        "heals z1": ("holds", "observed"),
+        "both victims healthy": ("holds", "observed"),
+        "never both dying": ("unconfirmed", "unconfirmed"),
+        "the hospital stays": ("unconfirmed", "unconfirmed"),
     },
     "minigrid_rl": {
-        "fetches the key": ("unknown", "unknown"), "reaches the north-east room": ("unknown", "unknown"),
+        "fetches the key": ("unknown", "unknown"),
+        "reaches the north-east room": ("unknown", "unknown"),
         "a door is never open and locked": ("unknown", "unknown"),
         "never unlocks the west door": ("unconfirmed", "unconfirmed"),
     },

@@ -56,17 +56,29 @@ def transitions(mdp: sparse.SparseMDP) -> dict[tuple[State, str | None], dict[St
 
 
 def explicit_transitions(mdp: ex.ExplicitMDP) -> dict[tuple[State, str | None], dict[State, Fraction]]:
-    return {(mdp.states[s], ch.capability): {mdp.states[t]: p for t, p in ch.successors}
-            for s, cs in enumerate(mdp.choices) for ch in cs}
+    return {
+        (mdp.states[s], ch.capability): {mdp.states[t]: p for t, p in ch.successors}
+        for s, cs in enumerate(mdp.choices)
+        for ch in cs
+    }
 
 
 def toggles(n: int) -> CompoundModel:
     """n atoms; capability t_i sets atom i with probability 1/2 while it is false (and
     does nothing otherwise): all 2^n states are reachable from the empty one."""
     ctx = LogicContext(synthetic.propositional_vocabulary(n))
-    caps = [CapabilityModel(Capability(f"t{i}"), (Rule.make(Condition.formula(ctx, ctx.smt.mgr.Not(ctx.smt.cur[i])),
-                                                            [(F(1, 2), Effect(1 << i)), (F(1, 2), Effect())]),))
-            for i in range(n)]
+    caps = [
+        CapabilityModel(
+            Capability(f"t{i}"),
+            (
+                Rule.make(
+                    Condition.formula(ctx, ctx.smt.mgr.Not(ctx.smt.cur[i])),
+                    [(F(1, 2), Effect(1 << i)), (F(1, 2), Effect())],
+                ),
+            ),
+        )
+        for i in range(n)
+    ]
     return CompoundModel(ctx, caps)
 
 
@@ -228,8 +240,9 @@ def test_auto_picks_by_the_models_size() -> None:
     r = quantitative.check(prop, big, 0, auto)
     assert (r.engine, r.guarantee, r.value) == ("sparse", quantitative.EXACT, F(3, 4))
     assert auto.choices[(id(big), 0)] == "sparse"
-    prop = parse_property(f"Pmax=? [ F {small.vocabulary.atoms[0]} & {small.vocabulary.atoms[2]} ]",
-                          small.vocabulary, tuple(small))
+    prop = parse_property(
+        f"Pmax=? [ F {small.vocabulary.atoms[0]} & {small.vocabulary.atoms[2]} ]", small.vocabulary, tuple(small)
+    )
     r = quantitative.check(prop, small, 0, auto)
     assert (r.engine, r.guarantee, r.value) == ("explicit", quantitative.EXACT, 1)
     # The threshold is what decides: lowered below 8 states, the small model goes to sparse.
@@ -237,14 +250,17 @@ def test_auto_picks_by_the_models_size() -> None:
     assert quantitative.check(prop, small, 0, low).engine == "sparse"
 
 
-@pytest.mark.parametrize(("engine", "guarantee"), [
-    ("sparse", "exact: floating result rounded and verified in rationals"),
-    ("explicit", "exact (rational)"),
-    ("auto", "exact (rational)"),
-])
-def test_verify_names_the_engine_and_its_guarantee(engine: str, guarantee: str,
-                                                   capsys: pytest.CaptureFixture[str],
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("engine", "guarantee"),
+    [
+        ("sparse", "exact: floating result rounded and verified in rationals"),
+        ("explicit", "exact (rational)"),
+        ("auto", "exact (rational)"),
+    ],
+)
+def test_verify_names_the_engine_and_its_guarantee(
+    engine: str, guarantee: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from pathlib import Path
 
     monkeypatch.chdir(Path(__file__).resolve().parents[1])

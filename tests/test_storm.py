@@ -90,11 +90,19 @@ def check_everything(model: CompoundModel, init: State, cube: Cube, bounds: Sequ
     for maximise in (True, False):
         opt = "max" if maximise else "min"
         for k in bounds:
-            assert_agree(sm.values(f"P{opt}=? [F<={k} {target}]"), mdp,
-                         ex.bounded_reach_values(mdp, goal, k, maximise=maximise, exact=True))
-        assert_agree(sm.values(f"P{opt}=? [F {target}]"), mdp, ex.reach_values(mdp, goal, maximise=maximise, exact=True))
-        assert_agree(sm.values(f'R{{"executions"}}{opt}=? [F {target}]'), mdp,
-                     ex.executions_values(mdp, goal, maximise=maximise, exact=True))
+            assert_agree(
+                sm.values(f"P{opt}=? [F<={k} {target}]"),
+                mdp,
+                ex.bounded_reach_values(mdp, goal, k, maximise=maximise, exact=True),
+            )
+        assert_agree(
+            sm.values(f"P{opt}=? [F {target}]"), mdp, ex.reach_values(mdp, goal, maximise=maximise, exact=True)
+        )
+        assert_agree(
+            sm.values(f'R{{"executions"}}{opt}=? [F {target}]'),
+            mdp,
+            ex.executions_values(mdp, goal, maximise=maximise, exact=True),
+        )
         n += (len(bounds) + 2) * len(mdp)
         assert sm.globally(f"!({target})", 2, maximise=maximise) == ex.globally(
             model, init, lambda s: not cube.holds(s), 2, maximise=maximise
@@ -182,8 +190,20 @@ def test_shipped_models() -> None:
 @pytest.fixture(scope="module")
 def learned_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("storm") / "run"
-    argv = ["learn", "--agent", "lao", "--domain", "first_responders", "--max-steps", "100",
-            "--eval-sequences", "10", "--out", str(out), "--quiet"]
+    argv = [
+        "learn",
+        "--agent",
+        "lao",
+        "--domain",
+        "first_responders",
+        "--max-steps",
+        "100",
+        "--eval-sequences",
+        "10",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     assert cli.main(argv) == 0
     return out
 
@@ -226,7 +246,12 @@ def test_keywords_and_odd_names() -> None:
     caps = [
         CapabilityModel(
             Capability(c),
-            (Rule.make(Condition.formula(ctx, ctx.smt.cube(Cube(1 << i, 0))), [(F(1, 2), Effect(1 << i)), (F(1, 2), Effect())]),),
+            (
+                Rule.make(
+                    Condition.formula(ctx, ctx.smt.cube(Cube(1 << i, 0))),
+                    [(F(1, 2), Effect(1 << i)), (F(1, 2), Effect())],
+                ),
+            ),
         )
         for i, c in enumerate(names)
     ]

@@ -92,8 +92,9 @@ def test_resume_leaves_an_evaluation_json_capver_did_not_write(small_run: Path, 
     out = tmp_path / "run"
     shutil.copytree(small_run, out)
     (out / "evaluation.json").write_text('{"my": "notes", "transitions": 1}\n', encoding="utf-8")
-    res = capver("learn", "--agent", "lao", "--domain", "blocks", "--out", str(out), "--resume", "--quiet",
-                 "--max-steps", "45")
+    res = capver(
+        "learn", "--agent", "lao", "--domain", "blocks", "--out", str(out), "--resume", "--quiet", "--max-steps", "45"
+    )
     assert res.returncode == 0, res.stderr
     assert (out / "evaluation.json").read_text(encoding="utf-8") == '{"my": "notes", "transitions": 1}\n'
 
@@ -119,8 +120,10 @@ def test_report_replaces_its_own_page_and_refuses_a_foreign_one(small_run: Path,
     assert capver("report", str(out)).returncode == 0
     assert page.read_text(encoding="utf-8") != legacy
     # Someone else's file is still refused, and kept.
-    for foreign in ("<html><head><title>my notes</title></head></html>\n",
-                    "<!DOCTYPE html>\n<p>capver report: my own page</p>\n"):
+    for foreign in (
+        "<html><head><title>my notes</title></head></html>\n",
+        "<!DOCTYPE html>\n<p>capver report: my own page</p>\n",
+    ):
         page.write_text(foreign, encoding="utf-8")
         err = one_line_error(capver("report", str(out)), "report")
         assert "capver does not overwrite files it did not create" in err and "--force" in err
@@ -135,8 +138,7 @@ def test_report_replaces_its_own_page_and_refuses_a_foreign_one(small_run: Path,
 
 
 @settings(max_examples=60, deadline=None)
-@given(agent=st.text(min_size=1, max_size=20), domain=st.text(min_size=1, max_size=20),
-       other=st.text(max_size=300))
+@given(agent=st.text(min_size=1, max_size=20), domain=st.text(min_size=1, max_size=20), other=st.text(max_size=300))
 def test_every_rendered_page_is_recognised_and_other_text_is_not(agent: str, domain: str, other: str) -> None:
     """For all manifests (names with <, &, quotes ...), the page render() writes is
     capver's; text without the mark and without render's opening is not."""
@@ -180,8 +182,9 @@ def test_build_writes_both_bounds(tmp_path: Path) -> None:
     assert "h∧ ⪯ h∨ proved" in res.stderr
     # Both bounds of the same capabilities, and not the same model twice.
     assert h_and.model.keys() == h_or.model.keys()
-    assert (tmp_path / "models" / "h_and.capm").read_text(encoding="utf-8").split("\n", 1)[1] != \
-        (tmp_path / "models" / "h_or.capm").read_text(encoding="utf-8").split("\n", 1)[1]
+    assert (tmp_path / "models" / "h_and.capm").read_text(encoding="utf-8").split("\n", 1)[1] != (
+        tmp_path / "models" / "h_or.capm"
+    ).read_text(encoding="utf-8").split("\n", 1)[1]
     printed = capver("build").stdout
     assert "; Capability model pessimistic" in printed and "; Capability model optimistic" in printed
     only = capver("build", "--which", "pessimistic", "--out", str(tmp_path / "one"))
@@ -238,7 +241,9 @@ def test_certify_help_names_write() -> None:
     description = " ".join(text.split("positional arguments:")[0].split("\n", 2)[-1].split())
     assert "with --write certify the models as they are now" in description
     options = " ".join(text.split("options:")[1].split())
-    assert "--write instead of re-checking: certify the models as they are now and write RUN/certificate.json" in options
+    assert (
+        "--write instead of re-checking: certify the models as they are now and write RUN/certificate.json" in options
+    )
     assert "Exit status: 0" in text
 
 
@@ -265,7 +270,7 @@ def test_plan_prints_the_outcome_probability_as_export_does(tmp_path: Path) -> N
 
 def fast_downward_lines() -> list[str]:
     text = DOC.read_text(encoding="utf-8")
-    section = text[text.index("## The Fast Downward line"):text.index("## README lines to change")]
+    section = text[text.index("## The Fast Downward line") : text.index("## README lines to change")]
     return [line.strip() for line in section.splitlines() if line.startswith("    ")]
 
 
@@ -282,8 +287,15 @@ def test_the_fast_downward_line_leaves_no_file_in_the_current_directory(tmp_path
     lines = fast_downward_lines()
     assert len(lines) == 2 and "--plan-file runs/blocks-pddl-h_and.plan" in lines[1]
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    res = subprocess.run(["bash", "-c", "\n".join(["set -e", *lines])], cwd=tmp_path, env=env, capture_output=True,
-                         text=True, timeout=600, check=False)
+    res = subprocess.run(
+        ["bash", "-c", "\n".join(["set -e", *lines])],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     assert "Solution found" in res.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == before == ["runs"]

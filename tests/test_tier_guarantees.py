@@ -74,8 +74,15 @@ def _properties(ctx: LogicContext, caps: tuple[str, ...]) -> Iterator[Property]:
     n = len(ctx.vocab)
     for i in range(n):
         j = (i + 1) % n
-        for text in (f"E [ F p{i} ]", f"E [ F<=2 p{i} ]", f"E [ !p{j} U p{i} ]", f"E [ !p{j} U<=3 p{i} ]",
-                     f"A [ G !p{i} ]", f"A [ G<=3 !p{i} ]", f"A [ G (p{i} | !p{j}) ]"):
+        for text in (
+            f"E [ F p{i} ]",
+            f"E [ F<=2 p{i} ]",
+            f"E [ !p{j} U p{i} ]",
+            f"E [ !p{j} U<=3 p{i} ]",
+            f"A [ G !p{i} ]",
+            f"A [ G<=3 !p{i} ]",
+            f"A [ G (p{i} | !p{j}) ]",
+        ):
             yield parse_property(text, ctx.vocab, caps)
 
 
@@ -107,8 +114,9 @@ def _reading(prop: Property, ctx: LogicContext) -> Reading:
     return Reading(lambda s: True, lambda s: holds(goal_e, s, vocab), path.bound, True)
 
 
-def _sampled(truth: CompoundModel, init: State, rng: np.random.Generator, lo: int, hi: int,
-             p_skip: float) -> TransitionDataset:
+def _sampled(
+    truth: CompoundModel, init: State, rng: np.random.Generator, lo: int, hi: int, p_skip: float
+) -> TransitionDataset:
     """Executions of the truth at its reachable pairs: each pair is tried lo…hi times
     (or, with probability ``p_skip``, never), the executions of all pairs shuffled so
     that first-trial ranks and epochs interleave as in a real run."""
@@ -157,9 +165,16 @@ def _pmax_within(truth: CompoundModel, init: State, r: Reading, k: int) -> Fract
     states = sorted(reachable_states(truth, [init]))
     v = {s: Fraction(int(r.goal(s))) for s in states}
     for _ in range(k):
-        v = {s: Fraction(1) if r.goal(s) else (
-            max(sum((p * v[s2] for s2, p in truth.distribution(s, c).items()), Fraction(0)) for c in truth)
-            if r.hold(s) else Fraction(0)) for s in states}
+        v = {
+            s: Fraction(1)
+            if r.goal(s)
+            else (
+                max(sum((p * v[s2] for s2, p in truth.distribution(s, c).items()), Fraction(0)) for c in truth)
+                if r.hold(s)
+                else Fraction(0)
+            )
+            for s in states
+        }
     return v[init]
 
 
@@ -170,8 +185,9 @@ def _caps(prop: Property, model: CompoundModel) -> tuple[str, ...]:
 # -- 1. observed tier -----------------------------------------------------------------
 
 
-def _check_observed(v: LatticeVerdict, prop: Property, r: Reading, truth: CompoundModel,
-                    data: TransitionDataset, init: State) -> None:
+def _check_observed(
+    v: LatticeVerdict, prop: Property, r: Reading, truth: CompoundModel, data: TransitionDataset, init: State
+) -> None:
     """An observed verdict is the truth's exact verdict, and its witness is a run the
     truth can take: every step observed (so in T_h∧ = T_D ⊆ T_h⋆) and of positive
     probability under the truth, ending in a goal state after hold states, within the
@@ -205,8 +221,9 @@ def _check_observed(v: LatticeVerdict, prop: Property, r: Reading, truth: Compou
 def test_observed_tier_is_the_truths_verdict_with_a_replayable_witness(seed: int, steps: int) -> None:
     rng = np.random.default_rng(seed)
     ctx, truth, init = _truth(rng, 4)
-    result = learn(model_assessment(truth, init, "random truth"), method="mcqs-s", max_steps=steps,
-                   seed=int(rng.integers(2**31)))
+    result = learn(
+        model_assessment(truth, init, "random truth"), method="mcqs-s", max_steps=steps, seed=int(rng.integers(2**31))
+    )
     observed = 0
     for prop in _properties(ctx, tuple(truth)):
         v = decide(prop, result.h_and, result.h_or, result.data, init)
@@ -243,8 +260,10 @@ def _check_epoch(mu: Fraction, order: int, outcomes: int, delta: float) -> None:
     level = pair_delta(delta, order) / 2 * share(outcomes)
     assert _epsilon(order, outcomes, 0, delta) == 1.0
     m = _first_failure(mu, order, outcomes, delta)
-    assert all(_epsilon(order, outcomes, k + 1, delta) <= _epsilon(order, outcomes, k, delta)
-               for k in range(max(0, m - 3), m + 3))
+    assert all(
+        _epsilon(order, outcomes, k + 1, delta) <= _epsilon(order, outcomes, k, delta)
+        for k in range(max(0, m - 3), m + 3)
+    )
     assert (1 - mu) ** m < Fraction(level), (mu, order, outcomes, delta, m)
 
 
@@ -259,10 +278,15 @@ def test_single_epoch_failure_probability_on_a_grid(delta: float) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.integers(1, 2000).flatmap(lambda d: st.tuples(st.integers(1, d), st.just(d))),
-       st.floats(1e-12, 0.999), st.integers(1, 200), st.integers(1, 30))
-def test_single_epoch_failure_probability_is_below_its_level(mu_nd: tuple[int, int], delta: float, order: int,
-                                                             outcomes: int) -> None:
+@given(
+    st.integers(1, 2000).flatmap(lambda d: st.tuples(st.integers(1, d), st.just(d))),
+    st.floats(1e-12, 0.999),
+    st.integers(1, 200),
+    st.integers(1, 30),
+)
+def test_single_epoch_failure_probability_is_below_its_level(
+    mu_nd: tuple[int, int], delta: float, order: int, outcomes: int
+) -> None:
     _check_epoch(Fraction(*mu_nd), order, outcomes, delta)
 
 
@@ -387,8 +411,9 @@ def _adaptive_run(rng: np.random.Generator, delta: float, sampler: str, check_bo
 @pytest.mark.parametrize("sampler", ["max-epsilon", "least-tried"])
 @pytest.mark.parametrize("delta", [0.05, 0.5, 0.9])
 def test_missing_mass_bound_holds_at_every_time_under_adaptive_sampling(delta: float, sampler: str) -> None:
-    failures = sum(_adaptive_run(np.random.default_rng([seed, 7]), delta, sampler, seed % 25 == 0)
-                   for seed in range(RUNS))
+    failures = sum(
+        _adaptive_run(np.random.default_rng([seed, 7]), delta, sampler, seed % 25 == 0) for seed in range(RUNS)
+    )
     share_failed = failures / RUNS
     print(f"δ={delta} {sampler}: {failures}/{RUNS} runs with a failure (share {share_failed:.3f})")
     assert share_failed <= delta
@@ -412,13 +437,22 @@ def test_confident_tier_assumes_the_declared_capabilities_are_the_agents() -> No
         data = TransitionDataset(ctx.vocab, declared)
         data.add(Transition(0, "c0", 0), count=200)
         b = build_bounds(ctx, data)
-        tiers.append(decide(parse_property("A [ G !p0 ]", ctx.vocab, ("c0",)), b.pessimistic, b.optimistic,
-                            data, 0).tier)
+        tiers.append(
+            decide(parse_property("A [ G !p0 ]", ctx.vocab, ("c0",)), b.pessimistic, b.optimistic, data, 0).tier
+        )
     assert tiers == [Tier.CONFIDENT, Tier.UNCONFIRMED]
 
 
-def _check_confident(v: LatticeVerdict, prop: Property, r: Reading, truth: CompoundModel, h_or: CompoundModel,
-                     data: TransitionDataset, init: State, delta: float) -> str:
+def _check_confident(
+    v: LatticeVerdict,
+    prop: Property,
+    r: Reading,
+    truth: CompoundModel,
+    h_or: CompoundModel,
+    data: TransitionDataset,
+    init: State,
+    delta: float,
+) -> str:
     """The confident tier's implication on one instance: if every frontier pair's
     true unseen mass is ≤ its ε (the missing-mass event, checked exactly), then for
     every k the truth's exact Pmax of a violation within k executions is ≤ the printed
@@ -436,8 +470,14 @@ def _check_confident(v: LatticeVerdict, prop: Property, r: Reading, truth: Compo
     assert conf.epsilon == max(eps.values(), default=0.0)
     if any(_unseen(truth, data, s, c) > e for (s, c), e in eps.items()):
         return "event failed (vacuous)"
-    escape = max((sum((p for s2, p in truth.distribution(s, c).items() if s2 not in h_or.distribution(s, c)),
-                      Fraction(0)) for s in frontier for c in caps), default=Fraction(0))
+    escape = max(
+        (
+            sum((p for s2, p in truth.distribution(s, c).items() if s2 not in h_or.distribution(s, c)), Fraction(0))
+            for s in frontier
+            for c in caps
+        ),
+        default=Fraction(0),
+    )
     worst = Fraction(0)
     for k, printed in conf.violation:
         steps = k if r.bound is None else min(k, r.bound)
@@ -466,10 +506,12 @@ def _confident_instances(seed: int, lo: int, delta: float, threshold: float) -> 
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(1, 15), st.sampled_from([0.05, 0.5, 0.9]),
-       st.sampled_from([0.3, 0.5, 0.7]))
-def test_confident_verdicts_bound_every_scheduler_when_the_event_holds(seed: int, lo: int, delta: float,
-                                                                      threshold: float) -> None:
+@given(
+    st.integers(0, 2**32 - 1), st.integers(1, 15), st.sampled_from([0.05, 0.5, 0.9]), st.sampled_from([0.3, 0.5, 0.7])
+)
+def test_confident_verdicts_bound_every_scheduler_when_the_event_holds(
+    seed: int, lo: int, delta: float, threshold: float
+) -> None:
     for outcome in _confident_instances(seed, lo, delta, threshold):
         event(outcome)
 
@@ -489,9 +531,19 @@ def test_confident_checks_are_not_vacuous() -> None:
 # -- 4. unconfirmed / unknown ----------------------------------------------------------
 
 
-def _check_unconfirmed(v: LatticeVerdict, prop: Property, r: Reading, truth: CompoundModel,
-                       h_and: CompoundModel, h_or: CompoundModel, data: TransitionDataset, init: State,
-                       delta: float, threshold: float, max_queries: int) -> None:
+def _check_unconfirmed(
+    v: LatticeVerdict,
+    prop: Property,
+    r: Reading,
+    truth: CompoundModel,
+    h_and: CompoundModel,
+    h_or: CompoundModel,
+    data: TransitionDataset,
+    init: State,
+    delta: float,
+    threshold: float,
+    max_queries: int,
+) -> None:
     """An unconfirmed verdict claims nothing about the agent; what it lists must be
     right: its counts, its queries (frontier pairs that are untried or whose ε exceeds
     the threshold), and the executions each query needs — that many repeats of one
@@ -521,8 +573,9 @@ def _check_unconfirmed(v: LatticeVerdict, prop: Property, r: Reading, truth: Com
         for q in conf.queries:
             _execute(after, truth, q.state, q.capability, q.executions)
         b = build_bounds(h_or.ctx, after)
-        again = decide(prop, b.pessimistic, b.optimistic, after, init, delta=delta, epsilon=threshold,
-                       max_queries=max_queries)
+        again = decide(
+            prop, b.pessimistic, b.optimistic, after, init, delta=delta, epsilon=threshold, max_queries=max_queries
+        )
         assert again.tier is Tier.CONFIDENT, (prop.text, again.reason)
 
 
@@ -539,21 +592,40 @@ def _execute(data: TransitionDataset, truth: CompoundModel, s: State, c: str, n:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(1, 15), st.sampled_from([0.05, 0.5]),
-       st.sampled_from([0.05, 0.3]), st.sampled_from([0.0, 0.3]), st.integers(1, 6))
-def test_unconfirmed_queries_are_what_would_confirm(seed: int, lo: int, delta: float, threshold: float,
-                                                    p_skip: float, max_queries: int) -> None:
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 15),
+    st.sampled_from([0.05, 0.5]),
+    st.sampled_from([0.05, 0.3]),
+    st.sampled_from([0.0, 0.3]),
+    st.integers(1, 6),
+)
+def test_unconfirmed_queries_are_what_would_confirm(
+    seed: int, lo: int, delta: float, threshold: float, p_skip: float, max_queries: int
+) -> None:
     rng = np.random.default_rng(seed)
     ctx, truth, init = _truth(rng, 3)
     data = _sampled(truth, init, rng, lo, 2 * lo, p_skip)
     b = build_bounds(ctx, data)
     for prop in _properties(ctx, tuple(truth)):
-        v = decide(prop, b.pessimistic, b.optimistic, data, init, delta=delta, epsilon=threshold,
-                   max_queries=max_queries)
+        v = decide(
+            prop, b.pessimistic, b.optimistic, data, init, delta=delta, epsilon=threshold, max_queries=max_queries
+        )
         if v.tier is Tier.UNCONFIRMED:
             event("unconfirmed")
-            _check_unconfirmed(v, prop, _reading(prop, ctx), truth, b.pessimistic, b.optimistic, data, init,
-                               delta, threshold, max_queries)
+            _check_unconfirmed(
+                v,
+                prop,
+                _reading(prop, ctx),
+                truth,
+                b.pessimistic,
+                b.optimistic,
+                data,
+                init,
+                delta,
+                threshold,
+                max_queries,
+            )
         elif v.tier is Tier.UNKNOWN:
             # h∧ and h∨ disagree: no claim, no confidence; the decisive query, if any, is
             # an untried step of h∨'s witness.
@@ -567,8 +639,7 @@ def test_unconfirmed_queries_are_what_would_confirm(seed: int, lo: int, delta: f
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from([(0.05, 0.05), (0.5, 0.3)]))
-def test_unconfirmed_queries_executed_as_listed_all_reach_the_threshold(seed: int,
-                                                                        levels: tuple[float, float]) -> None:
+def test_unconfirmed_queries_executed_as_listed_all_reach_the_threshold(seed: int, levels: tuple[float, float]) -> None:
     # The docstring's reading: the verdict lists "the queries that would confirm it
     # with how many executions each still needs".  Executing all of them, in the listed
     # order, must bring each listed pair's ε to the threshold.
@@ -592,8 +663,9 @@ def test_unconfirmed_queries_executed_as_listed_all_reach_the_threshold(seed: in
 
 @settings(max_examples=200, deadline=None)
 @given(st.floats(1e-6, 0.999), st.floats(1e-9, 0.999), st.integers(1, 10_000), st.integers(1, 50))
-def test_executions_for_is_the_least_run_that_reaches_epsilon(epsilon: float, delta: float, order: int,
-                                                             outcomes: int) -> None:
+def test_executions_for_is_the_least_run_that_reaches_epsilon(
+    epsilon: float, delta: float, order: int, outcomes: int
+) -> None:
     m = executions_for(epsilon, delta, order, outcomes)
     assert _epsilon(order, outcomes, m, delta) <= epsilon
     assert m == 1 or _epsilon(order, outcomes, m - 1, delta) > epsilon
@@ -601,13 +673,24 @@ def test_executions_for_is_the_least_run_that_reaches_epsilon(epsilon: float, de
 
 # -- the registry's entries for the tiers ----------------------------------------------
 
-TIERS = {"Observed tier", "Missing-mass bound (anytime, adaptive)", "Confident tier", "Unconfirmed / unknown",
-         "Two-sided bounds on the agent's values", "Property-directed synthesis"}
+TIERS = {
+    "Observed tier",
+    "Missing-mass bound (anytime, adaptive)",
+    "Confident tier",
+    "Unconfirmed / unknown",
+    "Two-sided bounds on the agent's values",
+    "Property-directed synthesis",
+}
 
 
 def test_the_registry_has_one_complete_entry_per_tier() -> None:
-    out = subprocess.run([sys.executable, str(ROOT / "proofs" / "check_theorems.py"), "--list", "tiers"],
-                         cwd=ROOT, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "proofs" / "check_theorems.py"), "--list", "tiers"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     entries = json.loads(out.stdout)
     keys = [ob["key"] for ob in entries]
     assert sorted(keys) == sorted(TIERS)

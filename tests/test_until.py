@@ -57,8 +57,9 @@ def _graph(model: CompoundModel, init: State) -> dict[State, list[list[tuple[Sta
     return out
 
 
-def _bounded(graph: dict[State, list[list[tuple[State, Fraction]]]], hold: Cube, goal: Cube, k: int,
-             maximise: bool) -> dict[State, Fraction]:
+def _bounded(
+    graph: dict[State, list[list[tuple[State, Fraction]]]], hold: Cube, goal: Cube, k: int, maximise: bool
+) -> dict[State, Fraction]:
     """V(s, j) = 1 on ψ, 0 on ¬φ ∧ ¬ψ or with no step left, else the best choice's
     average of V(·, j − 1)."""
     pick = max if maximise else min
@@ -76,8 +77,9 @@ def _bounded(graph: dict[State, list[list[tuple[State, Fraction]]]], hold: Cube,
     return {s: v(s, k) for s in graph}
 
 
-def _chain_value(graph: dict[State, list[list[tuple[State, Fraction]]]], policy: dict[State, int], hold: Cube,
-                 goal: Cube) -> dict[State, Fraction]:
+def _chain_value(
+    graph: dict[State, list[list[tuple[State, Fraction]]]], policy: dict[State, int], hold: Cube, goal: Cube
+) -> dict[State, Fraction]:
     """P(φ U ψ) in the Markov chain of a memoryless scheduler: 1 on ψ, 0 where ψ cannot
     be reached through φ ∧ ¬ψ states, else the unique solution of x = P x + b (by
     Gauss–Jordan over Fractions)."""
@@ -119,8 +121,9 @@ def _chain_value(graph: dict[State, list[list[tuple[State, Fraction]]]], policy:
     return value
 
 
-def _unbounded(graph: dict[State, list[list[tuple[State, Fraction]]]], hold: Cube, goal: Cube,
-               maximise: bool) -> dict[State, Fraction]:
+def _unbounded(
+    graph: dict[State, list[list[tuple[State, Fraction]]]], hold: Cube, goal: Cube, maximise: bool
+) -> dict[State, Fraction]:
     """The extreme over every memoryless deterministic scheduler, state by state."""
     pick = max if maximise else min
     states = sorted(graph)
@@ -171,8 +174,9 @@ def _tiny_case(seed: int) -> tuple[CompoundModel, State, Cube, Cube]:
     return model, init, hold, goal
 
 
-def _values(mdp: ex.ExplicitMDP, hold: Cube, goal: Cube, bound: int | None, maximise: bool,
-            exact: bool = True) -> dict[State, ex.Value]:
+def _values(
+    mdp: ex.ExplicitMDP, hold: Cube, goal: Cube, bound: int | None, maximise: bool, exact: bool = True
+) -> dict[State, ex.Value]:
     got = ex.until_values(mdp, mdp.mask(hold.holds), mdp.mask(goal.holds), bound, maximise=maximise, exact=exact)
     return dict(zip(mdp.states, got, strict=True))
 
@@ -205,8 +209,11 @@ def test_f_is_true_until_and_false_goal_is_zero(seed: int, n_atoms: int, kind: s
     nowhere = [False] * len(mdp)
     for maximise in (True, False):
         for k in (0, 2, None):
-            f = (ex.reach_values(mdp, goal, maximise=maximise, exact=True) if k is None
-                 else ex.bounded_reach_values(mdp, goal, k, maximise=maximise, exact=True))
+            f = (
+                ex.reach_values(mdp, goal, maximise=maximise, exact=True)
+                if k is None
+                else ex.bounded_reach_values(mdp, goal, k, maximise=maximise, exact=True)
+            )
             assert ex.until_values(mdp, everywhere, goal, k, maximise=maximise, exact=True) == f
             assert set(ex.until_values(mdp, goal, nowhere, k, maximise=maximise, exact=True)) <= {0}
 
@@ -277,10 +284,12 @@ def test_every_checker_answers_until_properties_alike(seed: int, kind: str) -> N
     model, init, goal = random_case(seed, 4, kind)
     hold = _cube(4, np.random.default_rng(seed + 2))
     caps = tuple(model)
-    for text in (f"Pmax=? [ {_atom_text(hold)} U {_atom_text(goal)} ]",
-                 f"Pmin=? [ {_atom_text(hold)} U<=3 {_atom_text(goal)} ]",
-                 f"P>=1/2 [ {_atom_text(hold)} U {_atom_text(goal)} ]",
-                 f"Pmax=? [ {_atom_text(hold)} U {_atom_text(goal)} ] {{caps: {caps[0]}}}"):
+    for text in (
+        f"Pmax=? [ {_atom_text(hold)} U {_atom_text(goal)} ]",
+        f"Pmin=? [ {_atom_text(hold)} U<=3 {_atom_text(goal)} ]",
+        f"P>=1/2 [ {_atom_text(hold)} U {_atom_text(goal)} ]",
+        f"Pmax=? [ {_atom_text(hold)} U {_atom_text(goal)} ] {{caps: {caps[0]}}}",
+    ):
         prop = parse_property(text, model.vocabulary, caps)
         results = {name: quantitative.check(prop, model, init, make()) for name, make in QUANTITATIVE_CHECKERS.items()}
         exact = {results["explicit"].value, results["storm"].value}

@@ -104,8 +104,16 @@ class TestHandBuilt:
         assert relations.same_distributions(hs["wide"], hs["sets"]).holds
         coin = CompoundModel(
             ctx,
-            [capability_model("c", [Rule.make(Condition.formula(ctx, ctx.smt.cur[0]),
-                                              [("1/3", Effect(P1, 0)), ("2/3", Effect(0, P0))])])],
+            [
+                capability_model(
+                    "c",
+                    [
+                        Rule.make(
+                            Condition.formula(ctx, ctx.smt.cur[0]), [("1/3", Effect(P1, 0)), ("2/3", Effect(0, P0))]
+                        )
+                    ],
+                )
+            ],
         )
         v = relations.same_distributions(hs["wide"], coin)
         assert not v.holds and v.counterexample is not None
@@ -203,8 +211,12 @@ class TestRandom:
                 CapabilityModel(
                     m.capability,
                     tuple(
-                        Rule(Condition.pessimistic(ctx, [s for s in all_states(world.n)
-                                                          if condition_holds(r.condition, s)]), r.effects)
+                        Rule(
+                            Condition.pessimistic(
+                                ctx, [s for s in all_states(world.n) if condition_holds(r.condition, s)]
+                            ),
+                            r.effects,
+                        )
                         for r in m.rules
                     ),
                 )
@@ -220,7 +232,7 @@ class TestRandom:
         r = m.rules[k]
         extra = next(Effect(a, 0) for a in all_states(world.n) if Effect(a, 0) not in r.effect_set())
         reweighted = Rule.make(r.condition, [(p / 2, e) for p, e in r.effects] + [(Fraction(1, 2), extra)])
-        changed = world.truth.replace([CapabilityModel(m.capability, (*m.rules[:k], reweighted, *m.rules[k + 1:]))])
+        changed = world.truth.replace([CapabilityModel(m.capability, (*m.rules[:k], reweighted, *m.rules[k + 1 :]))])
         v = relations.same_distributions(world.truth, changed)
         # The extra effect can coincide with an old one on every state the rule
         # covers (+a where a already holds): decide by brute force what is right.

@@ -20,13 +20,28 @@ TOY = REPO / "models" / "toy_blocks.capm"
 INIT = "ontable(a) ontable(b) clear(a) clear(b) handempty"
 
 
-
 @pytest.fixture(scope="module")
 def toy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The toy model's model-backed agent (its truth is TOY), learned briefly."""
     out = tmp_path_factory.mktemp("verify") / "run"
-    res = capver("learn", "--agent", "model", "--model", str(TOY), "--init", INIT, "--method", "mcqs-s",
-                 "--max-steps", "12", "--eval-sequences", "5", "--out", str(out), "--quiet")
+    res = capver(
+        "learn",
+        "--agent",
+        "model",
+        "--model",
+        str(TOY),
+        "--init",
+        INIT,
+        "--method",
+        "mcqs-s",
+        "--max-steps",
+        "12",
+        "--eval-sequences",
+        "5",
+        "--out",
+        str(out),
+        "--quiet",
+    )
     assert res.returncode == 0, res.stderr
     return out
 
@@ -47,8 +62,19 @@ def test_quantitative_properties_agree_with_storm_and_bounds_follow_prism() -> N
     model = dsl.read(TOY)
     init = model.init
     assert init is not None
-    res = capver("verify", str(TOY), "--property", "Pmin=? [ F<=3 on(a,b) ]", "--property", "Rmin=? [ F on(a,b) ]",
-                 "--property", "P>=0.5 [ F<=3 on(a,b) ]", "--property", "P<=1 [ F on(a,b) ]", "--json")
+    res = capver(
+        "verify",
+        str(TOY),
+        "--property",
+        "Pmin=? [ F<=3 on(a,b) ]",
+        "--property",
+        "Rmin=? [ F on(a,b) ]",
+        "--property",
+        "P>=0.5 [ F<=3 on(a,b) ]",
+        "--property",
+        "P<=1 [ F on(a,b) ]",
+        "--json",
+    )
     records = [json.loads(line) for line in res.stdout.splitlines()]
     assert [r["quantity"] for r in records] == ["Pmin", "Rmin", "Pmin", "Pmax"]
     on_ab = model.ctx.bdd.var(model.vocabulary.index("on(a,b)"))
@@ -62,8 +88,14 @@ def test_quantitative_properties_agree_with_storm_and_bounds_follow_prism() -> N
 
 
 PROPERTIES = [
-    "E [ F on(a,b) ]", "E [ F on(b,a) ]", "E [ F on(a,b) & holding(b) ]", "E [ !holding(b) U<=2 on(a,b) ]",
-    "A [ G !(holding(a) & holding(b)) ]", "A [ G !holding(a) ]", "A [ G<=1 ontable(b) ]", "E [ F<=1 holding(b) ]",
+    "E [ F on(a,b) ]",
+    "E [ F on(b,a) ]",
+    "E [ F on(a,b) & holding(b) ]",
+    "E [ !holding(b) U<=2 on(a,b) ]",
+    "A [ G !(holding(a) & holding(b)) ]",
+    "A [ G !holding(a) ]",
+    "A [ G<=1 ontable(b) ]",
+    "E [ F<=1 holding(b) ]",
 ]
 
 
@@ -91,8 +123,10 @@ def test_agent_verdicts_that_need_no_assumption_are_true_of_the_agent(toy_run: P
 
 def test_the_run_command_reports_every_verdict_with_its_exit_status(toy_run: Path, tmp_path: Path) -> None:
     props = tmp_path / "toy.props"
-    props.write_text('// what the toy arm can do\n"stack": E [ F on(a,b) ];\n"never both": A [ G !(holding(a) & holding(b)) ];\n',
-                     encoding="utf-8")
+    props.write_text(
+        '// what the toy arm can do\n"stack": E [ F on(a,b) ];\n"never both": A [ G !(holding(a) & holding(b)) ];\n',
+        encoding="utf-8",
+    )
     res = capver("verify", str(toy_run), "--properties", str(props), "--json")
     assert res.returncode in (0, 3), res.stderr
     records = [json.loads(line) for line in res.stdout.splitlines()]
@@ -117,8 +151,10 @@ def test_export_format_prism_is_read_by_storm_as_written(tmp_path: Path) -> None
     parsed = dsl.read(TOY)
     assert parsed.init is not None
     bit = 1 << parsed.vocabulary.index("on(a,b)")
-    ours = [explicit.pmax_reach(parsed.model, parsed.init, lambda s: bool(s & bit)),
-            explicit.pmin_reach(parsed.model, parsed.init, lambda s: bool(s & bit), 3)]
+    ours = [
+        explicit.pmax_reach(parsed.model, parsed.init, lambda s: bool(s & bit)),
+        explicit.pmin_reach(parsed.model, parsed.init, lambda s: bool(s & bit), 3),
+    ]
     assert [float(v) for v in ours] == pytest.approx(storm_values, abs=1e-9)
     # a second export into the same place refuses to overwrite the file
     again = capver("export", str(TOY), "--out", str(tmp_path / "p"), "--format", "prism")
@@ -138,15 +174,35 @@ def test_replay_executes_the_witness_with_the_agent(toy_run: Path) -> None:
 @pytest.mark.slow
 def test_replay_of_a_deterministic_agent_always_reaches_the_goal(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    assert capver("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "60", "--eval-sequences", "5",
-                  "--out", str(out), "--quiet").returncode == 0
+    assert (
+        capver(
+            "learn",
+            "--agent",
+            "lao",
+            "--domain",
+            "blocks",
+            "--max-steps",
+            "60",
+            "--eval-sequences",
+            "5",
+            "--out",
+            str(out),
+            "--quiet",
+        ).returncode
+        == 0
+    )
     res = capver("verify", str(out), "--property", "E [ F on(a,b) ]", "--replay", "10", "--json")
     record = json.loads(res.stdout)
     assert record["verdict"] == "holds" and record["replay"] == {"runs": 10, "reached_goal": 10}
 
 
-QUANTITATIVE = ["Pmax=? [ F on(a,b) ]", "Pmin=? [ F<=3 on(a,b) ]", "Pmax=? [ G<=2 !holding(a) ]",
-                "Rmin=? [ F on(a,b) ]", "P<=0.9 [ F<=2 on(a,b) ]"]
+QUANTITATIVE = [
+    "Pmax=? [ F on(a,b) ]",
+    "Pmin=? [ F<=3 on(a,b) ]",
+    "Pmax=? [ G<=2 !holding(a) ]",
+    "Rmin=? [ F on(a,b) ]",
+    "P<=0.9 [ F<=2 on(a,b) ]",
+]
 
 
 def _records(*argv: str) -> list[dict[str, object]]:
@@ -160,8 +216,10 @@ def test_every_quantitative_engine_gives_the_same_numbers(toy_run: Path) -> None
     doubles agrees within 1e-9; on h∨ as on h∧."""
     argv = [a for p in QUANTITATIVE for a in ("--property", p)]
     for kind in ("mle", "or"):
-        by_engine = {e: _records(str(toy_run), *argv, "--engine", e, "--model-kind", kind)
-                     for e in ("explicit", "storm", "storm-float")}
+        by_engine = {
+            e: _records(str(toy_run), *argv, "--engine", e, "--model-kind", kind)
+            for e in ("explicit", "storm", "storm-float")
+        }
         for ex, st, fl in zip(*by_engine.values(), strict=True):
             assert (ex["engine"], st["engine"], fl["engine"]) == ("explicit", "storm", "storm-float")
             assert ex.get("infinite") == st.get("infinite") == fl.get("infinite")
@@ -174,8 +232,11 @@ def test_every_quantitative_engine_gives_the_same_numbers(toy_run: Path) -> None
 
 def test_model_kind_checks_one_bound_of_the_lattice(toy_run: Path) -> None:
     first = dsl.read(toy_run / "h_and.capm")
-    models = {"and": first.model, "or": dsl.read(toy_run / "h_or.capm", ctx=first.ctx).model,
-              "tilde": dsl.read(toy_run / "h_tilde.capm", ctx=first.ctx).model}
+    models = {
+        "and": first.model,
+        "or": dsl.read(toy_run / "h_or.capm", ctx=first.ctx).model,
+        "tilde": dsl.read(toy_run / "h_tilde.capm", ctx=first.ctx).model,
+    }
     init = first.init
     assert init is not None
     for kind, model in models.items():

@@ -25,8 +25,20 @@ TOY_INIT = "{ontable(a), ontable(b), clear(a), clear(b), handempty}"
 def blocks_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A short LAO* run on Blocksworld (deterministic agent: its witnesses are observed)."""
     out = tmp_path_factory.mktemp("verify-output") / "run"
-    res = capver("learn", "--agent", "lao", "--domain", "blocks", "--method", "mcqs-e", "--max-steps", "60",
-                 "--out", str(out), "--quiet")
+    res = capver(
+        "learn",
+        "--agent",
+        "lao",
+        "--domain",
+        "blocks",
+        "--method",
+        "mcqs-e",
+        "--max-steps",
+        "60",
+        "--out",
+        str(out),
+        "--quiet",
+    )
     assert res.returncode == 0, res.stderr
     return out
 
@@ -63,10 +75,13 @@ def test_a_model_result_echoes_its_property_and_prints_what_each_step_changes() 
 
 
 def test_a_named_restricted_property_is_echoed_as_written() -> None:
-    res = capver("verify", str(TOY), "--property", '"safe": A [ G !(holding(a) & holding(b)) ] {caps: put-down, pick-up-a}')
+    res = capver(
+        "verify", str(TOY), "--property", '"safe": A [ G !(holding(a) & holding(b)) ] {caps: put-down, pick-up-a}'
+    )
     assert res.returncode == 0, res.stderr
-    assert res.stdout.startswith("safe: A [ G !(holding(a) & holding(b)) ] {caps: pick-up-a, put-down} — HOLDS on "
-                                 "the model")
+    assert res.stdout.startswith(
+        "safe: A [ G !(holding(a) & holding(b)) ] {caps: pick-up-a, put-down} — HOLDS on the model"
+    )
     record = _json(str(TOY), "--property", '"safe": A [ G !(holding(a) & holding(b)) ] {caps: put-down, pick-up-a}')[0]
     assert record["text"] == '"safe": A [ G !(holding(a) & holding(b)) ] {caps: pick-up-a, put-down}'
 
@@ -77,13 +92,24 @@ def test_a_lasso_says_where_it_loops_back() -> None:
     lines = res.stdout.splitlines()
     assert lines[0].startswith("p1: E [ G !on(a,b) ] — HOLDS on the model")
     # A grasp that fails changes nothing: the run stays in the initial state forever.
-    assert lines[1:] == [f"  witness: {TOY_INIT}", "    1. pick-up-a: (no change)",
-                         "    (then back to the initial state, around that cycle forever)"]
+    assert lines[1:] == [
+        f"  witness: {TOY_INIT}",
+        "    1. pick-up-a: (no change)",
+        "    (then back to the initial state, around that cycle forever)",
+    ]
     witness = _json(str(TOY), "--property", "E [ G !on(a,b) ]")[0]["witness"]
-    assert witness == {"initial": ["ontable(a)", "ontable(b)", "clear(a)", "clear(b)", "handempty"],
-                       "steps": [{"capability": "pick-up-a", "added": [], "removed": [],
-                                  "state": ["ontable(a)", "ontable(b)", "clear(a)", "clear(b)", "handempty"]}],
-                       "loop": 0}
+    assert witness == {
+        "initial": ["ontable(a)", "ontable(b)", "clear(a)", "clear(b)", "handempty"],
+        "steps": [
+            {
+                "capability": "pick-up-a",
+                "added": [],
+                "removed": [],
+                "state": ["ontable(a)", "ontable(b)", "clear(a)", "clear(b)", "handempty"],
+            }
+        ],
+        "loop": 0,
+    }
 
 
 def test_agent_results_echo_their_property_and_show_the_run_as_changes(blocks_run: Path) -> None:
@@ -91,8 +117,10 @@ def test_agent_results_echo_their_property_and_show_the_run_as_changes(blocks_ru
     assert res.returncode in (0, 3), res.stderr
     lines = res.stdout.splitlines()
     assert lines[0].startswith("p1: E [ F on(a,b) ] — HOLDS for the agent (observed) — ")
-    assert lines[1] == ("  run: {ontable(a), ontable(b), ontable(c), ontable(d), clear(a), clear(b), clear(c), "
-                        "clear(d), handempty(robot)}")
+    assert lines[1] == (
+        "  run: {ontable(a), ontable(b), ontable(c), ontable(d), clear(a), clear(b), clear(c), "
+        "clear(d), handempty(robot)}"
+    )
     # LAO* picks a up, then puts it on b: two executions of the capability on(a,b).
     assert lines[2] == "    1. on(a,b): +handfull(robot) +holding(a) -ontable(a) -clear(a) -handempty(robot)"
     assert lines[3] == "    2. on(a,b): +on(a,b) +clear(a) +handempty(robot) -clear(b) -handfull(robot) -holding(a)"
@@ -128,17 +156,35 @@ def test_a_json_witness_is_the_initial_state_and_each_step_s_changes_and_state()
     assert witness["initial"] == ["ontable(a)", "ontable(b)", "clear(a)", "clear(b)", "handempty"]
     assert witness["loop"] is None
     assert witness["steps"] == [
-        {"capability": "pick-up-a", "added": ["holding(a)"], "removed": ["ontable(a)", "clear(a)", "handempty"],
-         "state": ["ontable(b)", "clear(b)", "holding(a)"]},
-        {"capability": "stack-a-on-b", "added": ["on(a,b)", "clear(a)", "handempty"],
-         "removed": ["clear(b)", "holding(a)"], "state": ["on(a,b)", "ontable(b)", "clear(a)", "handempty"]},
+        {
+            "capability": "pick-up-a",
+            "added": ["holding(a)"],
+            "removed": ["ontable(a)", "clear(a)", "handempty"],
+            "state": ["ontable(b)", "clear(b)", "holding(a)"],
+        },
+        {
+            "capability": "stack-a-on-b",
+            "added": ["on(a,b)", "clear(a)", "handempty"],
+            "removed": ["clear(b)", "holding(a)"],
+            "state": ["on(a,b)", "ontable(b)", "clear(a)", "handempty"],
+        },
     ]
 
 
 def test_json_values_are_numbers_with_the_exact_fraction_beside_them() -> None:
-    exact = _json(str(TOY), "--engine", "explicit", "--property", "Rmin=? [ F on(a,b) ]",
-                  "--property", "Pmax=? [ F<=2 on(a,b) ]", "--property", "Pmax=? [ F on(a,b) ]",
-                  "--property", "Rmin=? [ F on(b,a) ]")
+    exact = _json(
+        str(TOY),
+        "--engine",
+        "explicit",
+        "--property",
+        "Rmin=? [ F on(a,b) ]",
+        "--property",
+        "Pmax=? [ F<=2 on(a,b) ]",
+        "--property",
+        "Pmax=? [ F on(a,b) ]",
+        "--property",
+        "Rmin=? [ F on(b,a) ]",
+    )
     assert [(r["value"], r.get("exact")) for r in exact[:3]] == [(28 / 9, "28/9"), (0.5625, "9/16"), (1.0, "1")]
     # No capability puts b on a: the expectation is infinite, which JSON has no number for.
     assert exact[3]["value"] is None and exact[3]["infinite"] is True and "exact" not in exact[3]
@@ -151,17 +197,33 @@ def test_json_values_are_numbers_with_the_exact_fraction_beside_them() -> None:
 
 
 def test_probability_bounds_print_the_extreme_over_schedulers_they_compare() -> None:
-    res = capver("verify", str(TOY), "--engine", "explicit", "--property", "P<=0.9 [ F<=2 on(a,b) ]",
-                 "--property", "P>=0.75 [ F<=3 on(a,b) ]", "--property", "P>0.5 [ F<=2 on(a,b) ]")
+    res = capver(
+        "verify",
+        str(TOY),
+        "--engine",
+        "explicit",
+        "--property",
+        "P<=0.9 [ F<=2 on(a,b) ]",
+        "--property",
+        "P>=0.75 [ F<=3 on(a,b) ]",
+        "--property",
+        "P>0.5 [ F<=2 on(a,b) ]",
+    )
     assert res.returncode == 1, res.stderr
     assert res.stdout.splitlines() == [
-        ("p1: P<=0.9 [ F<=2 on(a,b) ] — HOLDS on the model: Pmax = 0.5625 ≤ 0.9 (P<=0.9 holds for every scheduler, "
-         "so the maximum over schedulers is compared; engine explicit: exact (rational))"),
+        (
+            "p1: P<=0.9 [ F<=2 on(a,b) ] — HOLDS on the model: Pmax = 0.5625 ≤ 0.9 (P<=0.9 holds for every scheduler, "
+            "so the maximum over schedulers is compared; engine explicit: exact (rational))"
+        ),
         # put-down forever never stacks: some scheduler reaches on(a,b) with probability 0
-        ("p2: P>=0.75 [ F<=3 on(a,b) ] — VIOLATED on the model: Pmin = 0 < 0.75 (P>=0.75 must hold for every "
-         "scheduler, so the minimum over schedulers is compared; engine explicit: exact (rational))"),
-        ("p3: P>0.5 [ F<=2 on(a,b) ] — VIOLATED on the model: Pmin = 0 ≤ 0.5 (P>0.5 must hold for every "
-         "scheduler, so the minimum over schedulers is compared; engine explicit: exact (rational))"),
+        (
+            "p2: P>=0.75 [ F<=3 on(a,b) ] — VIOLATED on the model: Pmin = 0 < 0.75 (P>=0.75 must hold for every "
+            "scheduler, so the minimum over schedulers is compared; engine explicit: exact (rational))"
+        ),
+        (
+            "p3: P>0.5 [ F<=2 on(a,b) ] — VIOLATED on the model: Pmin = 0 ≤ 0.5 (P>0.5 must hold for every "
+            "scheduler, so the minimum over schedulers is compared; engine explicit: exact (rational))"
+        ),
     ]
     record = _json(str(TOY), "--engine", "explicit", "--property", "P<=0.9 [ F<=2 on(a,b) ]")[0]
     assert record["verdict"] == "holds" and record["quantity"] == "Pmax"
@@ -209,8 +271,8 @@ def test_save_writes_the_verdicts_and_report_shows_them(blocks_run: Path, tmp_pa
     assert res.returncode == 0, res.stderr
     text = page.read_text(encoding="utf-8")
     assert "<h3>Property verdicts <span class=muted>(verdicts.json)</span></h3>" in text
-    assert "<td>p1</td><td><code>E [ F on(a,b) ]</code></td><td><span class=\"badge good\">holds</span></td>" in text
-    assert "<td>p2</td><td><code>P&gt;=0.5 [ F on(a,b) ]</code></td><td><span class=\"badge bad\">violated</span>" in text
+    assert '<td>p1</td><td><code>E [ F on(a,b) ]</code></td><td><span class="badge good">holds</span></td>' in text
+    assert '<td>p2</td><td><code>P&gt;=0.5 [ F on(a,b) ]</code></td><td><span class="badge bad">violated</span>' in text
     assert "Pmin = 0 &lt; 0.5 (P&gt;=0.5 must hold for every scheduler" in text  # the reason
     assert "threshold &gt;= 0.5" in text and "h∧: holds, h∨: holds" in text  # the values
     assert "<code>+on(a,b) +clear(a) +handempty(robot) -clear(b) -handfull(robot) -holding(a)</code>" in text

@@ -133,8 +133,9 @@ class TestErrors:
             vocab.check_atom(Atom("at", ("home", "home")))
         # the same atom list given explicitly is checked too
         with pytest.raises(VocabularyError, match="expected 'car'"):
-            Vocabulary.build(vocab.predicates.values(), objects=vocab.objects, types=vocab.types,
-                             atoms=[Atom("fast", ("t1",))])
+            Vocabulary.build(
+                vocab.predicates.values(), objects=vocab.objects, types=vocab.types, atoms=[Atom("fast", ("t1",))]
+            )
 
     def test_well_typed_atoms_pass(self) -> None:
         vocab = vehicles_vocabulary()
@@ -193,8 +194,9 @@ class TestJson:
 
     def test_round_trip_keeps_explicit_atom_subset(self) -> None:
         full = vehicles_vocabulary()
-        sub = Vocabulary.build(full.predicates.values(), objects=full.objects, types=full.types,
-                               atoms=list(reversed(full.atoms[:5])))
+        sub = Vocabulary.build(
+            full.predicates.values(), objects=full.objects, types=full.types, atoms=list(reversed(full.atoms[:5]))
+        )
         back = Vocabulary.from_json(json.loads(json.dumps(sub.to_json())))
         assert back.atoms == tuple(reversed(full.atoms[:5]))
         assert back == sub

@@ -96,10 +96,21 @@ def _skills() -> dict[str, Skill]:
 SKILLS: dict[str, Skill] = _skills()
 
 DEFAULT_CAPABILITIES: tuple[str, ...] = (
-    "collect_wood", "collect_sapling", "collect_drink", "collect_stone", "collect_coal",
-    "place_table", "place_plant", "place_stone", "place_furnace",
-    "make_wood_pickaxe", "make_wood_sword", "make_stone_pickaxe",
-    "eat_cow", "defeat_zombie", "wake_up",
+    "collect_wood",
+    "collect_sapling",
+    "collect_drink",
+    "collect_stone",
+    "collect_coal",
+    "place_table",
+    "place_plant",
+    "place_stone",
+    "place_furnace",
+    "make_wood_pickaxe",
+    "make_wood_sword",
+    "make_stone_pickaxe",
+    "eat_cow",
+    "defeat_zombie",
+    "wake_up",
 )
 """The sub-goals ``capver learn --agent crafter`` assesses: the achievements within a
 few steps' reach of the start (iron and diamond need a furnace, coal and a stone
@@ -213,9 +224,7 @@ class CrafterSkillAgent:
         return SLEEP
 
     # -- movement ------------------------------------------------------------------------
-    def _reach(
-        self, view: _View, targets: set[tuple[int, int]], action: int, rng: np.random.Generator
-    ) -> Action:
+    def _reach(self, view: _View, targets: set[tuple[int, int]], action: int, rng: np.random.Generator) -> Action:
         """Face an adjacent target cell and act, or walk towards the nearest one in view."""
         px, py = view.pos
         if view.front in targets:
@@ -289,8 +298,8 @@ class _View:
         w, h = self.world.area
         self._lo = (max(0, px - hx), max(0, py - hy))
         self._hi = (min(w, px + hx + 1), min(h, py + hy + 1))
-        self._mat: list[list[int]] = self.world._mat_map[self._lo[0]: self._hi[0], self._lo[1]: self._hi[1]].tolist()
-        self._obj: list[list[int]] = self.world._obj_map[self._lo[0]: self._hi[0], self._lo[1]: self._hi[1]].tolist()
+        self._mat: list[list[int]] = self.world._mat_map[self._lo[0] : self._hi[0], self._lo[1] : self._hi[1]].tolist()
+        self._obj: list[list[int]] = self.world._obj_map[self._lo[0] : self._hi[0], self._lo[1] : self._hi[1]].tolist()
         x0, y0 = self._lo
         # Walkable (never lava) and empty: where the player may step.
         self.free_cells = {
@@ -327,14 +336,15 @@ class _View:
         objects = self.world._objects
         return {
             (x0 + i, y0 + j)
-            for i, objs in enumerate(self._obj) for j, o in enumerate(objs)
+            for i, objs in enumerate(self._obj)
+            for j, o in enumerate(objs)
             if o and isinstance(objects[o], cls)
         }
 
     def around(self, c: tuple[int, int]) -> frozenset[str]:
         """Materials within one cell of ``c`` (crafter's ``nearby(pos, 1)``)."""
         x, y = c
-        region = self.world._mat_map[max(0, x - 1): x + 2, max(0, y - 1): y + 2]
+        region = self.world._mat_map[max(0, x - 1) : x + 2, max(0, y - 1) : y + 2]
         return frozenset(MATERIAL_NAMES[m] for m in set(region.ravel().tolist()) if m)
 
     def path_to(self, goals: set[tuple[int, int]]) -> tuple[int, int] | None:

@@ -163,8 +163,10 @@ class LLMUsage:
         return self.cache_hits / self.calls if self.calls else 0.0
 
     def describe(self) -> str:
-        return (f"{self.calls} LLM calls ({self.cache_hits} cached, {self.retries} retries), "
-                f"{self.prompt_tokens} prompt + {self.completion_tokens} completion tokens paid")
+        return (
+            f"{self.calls} LLM calls ({self.cache_hits} cached, {self.retries} retries), "
+            f"{self.prompt_tokens} prompt + {self.completion_tokens} completion tokens paid"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +209,8 @@ class ChatClient:
         c = self.config
         body = json.dumps(
             {"messages": [dict(m) for m in messages], "model": c.model, "seed": c.seed, "temperature": c.temperature},
-            sort_keys=True, ensure_ascii=False,
+            sort_keys=True,
+            ensure_ascii=False,
         )
         return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
@@ -217,8 +220,11 @@ class ChatClient:
         key = self.cache_key(messages)
         cached = self._cache_get(key)
         if cached is not None:
-            self._count(cache_hits=1, cached_prompt_tokens=cached.prompt_tokens,
-                        cached_completion_tokens=cached.completion_tokens)
+            self._count(
+                cache_hits=1,
+                cached_prompt_tokens=cached.prompt_tokens,
+                cached_completion_tokens=cached.completion_tokens,
+            )
             return cached
         body = self._post(messages)
         reply = _parse_completion(body)
@@ -228,9 +234,14 @@ class ChatClient:
 
     def _post(self, messages: Sequence[Message]) -> Any:
         c = self.config
-        payload = json.dumps({
-            "model": c.model, "messages": [dict(m) for m in messages], "temperature": c.temperature, "seed": c.seed,
-        }).encode("utf-8")
+        payload = json.dumps(
+            {
+                "model": c.model,
+                "messages": [dict(m) for m in messages],
+                "temperature": c.temperature,
+                "seed": c.seed,
+            }
+        ).encode("utf-8")
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if c.api_key:
             headers["Authorization"] = f"Bearer {c.api_key}"
@@ -294,8 +305,12 @@ class ChatClient:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        body = {"content": reply.content, "prompt_tokens": reply.prompt_tokens,
-                "completion_tokens": reply.completion_tokens, "model": self.config.model}
+        body = {
+            "content": reply.content,
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "model": self.config.model,
+        }
         tmp.write_text(json.dumps(body), encoding="utf-8")
         os.replace(tmp, path)
 
@@ -377,7 +392,9 @@ def render_state(x: MiniGridState) -> str:
     key = "you carry it" if x.key_pos is None else f"in room {room_of(x.key_pos, lay.room_size)} at {x.key_pos}"
     doors = "; ".join(f"{d} at {c}: {x.door_state(i)}" for i, (d, c) in enumerate(zip(DOORS, lay.door_cells)))
     facts = [
-        f"You are at {x.agent_pos} " + (f"in room {room}" if room else "in a doorway") + f", facing {_HEADINGS[x.agent_dir]}.",
+        f"You are at {x.agent_pos} "
+        + (f"in room {room}" if room else "in a doorway")
+        + f", facing {_HEADINGS[x.agent_dir]}.",
         f"In front of you: {ahead}.",
         f"Key: {key}.",
         f"Doors: {doors}.",

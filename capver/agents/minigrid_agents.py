@@ -346,9 +346,7 @@ class QPolicy:
             q: dict[str, tuple[float | None, ...]] = {}
             for phi, row in dict(data["q"]).items():
                 if len(row) != len(options):
-                    raise PolicyFileError(
-                        f"{source}: entry {phi!r} has {len(row)} values, expected {len(options)}"
-                    )
+                    raise PolicyFileError(f"{source}: entry {phi!r} has {len(row)} values, expected {len(options)}")
                 q[str(phi)] = tuple(None if v is None else float(v) for v in row)
             temperature = float(data.get("temperature", 1.0))
         except (KeyError, TypeError, ValueError) as exc:
@@ -407,9 +405,7 @@ class TabularRLAgent:
 
     name = "minigrid-rl"
 
-    def __init__(
-        self, policy: QPolicy | None = None, temperature: float | None = None, max_options: int = 8
-    ) -> None:
+    def __init__(self, policy: QPolicy | None = None, temperature: float | None = None, max_options: int = 8) -> None:
         self.policy = policy if policy is not None else load_rl_policy()
         self.temperature = self.policy.temperature if temperature is None else temperature
         self.max_options = max_options
@@ -499,7 +495,9 @@ class TrainingStats:
     per_intent_success: Mapping[str, float]
 
 
-def train_q_policy(rng: np.random.Generator, config: TrainingConfig = TrainingConfig()) -> tuple[QPolicy, TrainingStats]:
+def train_q_policy(
+    rng: np.random.Generator, config: TrainingConfig = TrainingConfig()
+) -> tuple[QPolicy, TrainingStats]:
     """SMDP Q-learning over options in the true environment, episodes drawn from
     ``config.distribution`` with ``rng`` (the only source of randomness)."""
     t0 = time.perf_counter()

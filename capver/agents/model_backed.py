@@ -85,7 +85,9 @@ class ModelBackedAgent:
 
     def simulator(self, initial_state: State = 0) -> SymbolicSimulator:
         """The symbolic world this agent acts in (its actions: h⋆'s effects)."""
-        return SymbolicSimulator(self.given_model.vocabulary, initial_state, model_effects(self.given_model) | {NO_EFFECT})
+        return SymbolicSimulator(
+            self.given_model.vocabulary, initial_state, model_effects(self.given_model) | {NO_EFFECT}
+        )
 
     def representation(self) -> IdentityRepresentation:
         return IdentityRepresentation(self.given_model.vocabulary)
@@ -103,4 +105,3 @@ class ModelBackedAgent:
         if eta is None:
             return Stop(self._reason)
         return eta
-

@@ -58,6 +58,7 @@ Answer with one JSON object mapping each candidate to its score, for example {"p
 
 def instruction_words(cap: Capability) -> str:
     """The instruction a person would give for ``cap``'s intent."""
+
     def words(obj: str) -> str:
         return obj.replace("_", " ")
 
@@ -73,8 +74,12 @@ def instruction_words(cap: Capability) -> str:
 def instructions(config: TabletopConfig) -> tuple[Capability, ...]:
     """The capabilities assessed: put_in(block, bowl) and stack(block, block)."""
     caps = [Capability(f"put_in({b},{w})", (Literal(Atom("in", (b, w))),)) for b in config.blocks for w in config.bowls]
-    caps += [Capability(f"stack({a},{b})", (Literal(Atom("on", (a, b))),))
-             for a in config.blocks for b in config.blocks if a != b]
+    caps += [
+        Capability(f"stack({a},{b})", (Literal(Atom("on", (a, b))),))
+        for a in config.blocks
+        for b in config.blocks
+        if a != b
+    ]
     return tuple(caps)
 
 
@@ -84,8 +89,15 @@ def render_scene(config: TabletopConfig, x: TabletopState) -> str:
     lines = []
     for b in config.blocks:
         s = sc.support(b)
-        where = ("on the table" if s == TABLE else "in the gripper" if s == GRIPPER
-                 else f"in {s}" if s in config.bowls else f"on {s}")
+        where = (
+            "on the table"
+            if s == TABLE
+            else "in the gripper"
+            if s == GRIPPER
+            else f"in {s}"
+            if s in config.bowls
+            else f"on {s}"
+        )
         lines.append(f"- {b}: {where}")
     for w in config.bowls:
         inside = sc.in_bowl(w)
@@ -156,8 +168,9 @@ class SayCanAgent:
 
     name = "tabletop-llm"
 
-    def __init__(self, tabletop: TabletopConfig, config: LLMConfig | None = None,
-                 client: ChatClient | None = None) -> None:
+    def __init__(
+        self, tabletop: TabletopConfig, config: LLMConfig | None = None, client: ChatClient | None = None
+    ) -> None:
         self.tabletop = tabletop
         self.config = config if config is not None else LLMConfig.from_environ()
         self.client = client if client is not None else ChatClient(self.config)
@@ -175,9 +188,14 @@ class SayCanAgent:
         self._steps = []
 
     def prompt(self, x: TabletopState) -> list[dict[str, str]]:
-        lines = [f"Instruction: {self._instruction}", "Scene:", render_scene(self.tabletop, x),
-                 "Steps so far: " + ("; ".join(self._steps) if self._steps else "none"),
-                 "Candidate skills:", *self._candidates]
+        lines = [
+            f"Instruction: {self._instruction}",
+            "Scene:",
+            render_scene(self.tabletop, x),
+            "Steps so far: " + ("; ".join(self._steps) if self._steps else "none"),
+            "Candidate skills:",
+            *self._candidates,
+        ]
         return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
 
     def affordances(self, x: TabletopState) -> dict[str, float]:

@@ -72,11 +72,16 @@ def bench_domain(domain: str, problem: str, theta: int | None, n_states: int, re
 
 def build_parser() -> BenchParser:
     p = BenchParser("agents", summary(__doc__))
-    p.add_argument("--domains", nargs="+", default=list(DEFAULT_DOMAINS),
-                   help=f"bundled PDDLGym domains to run (default: {' '.join(DEFAULT_DOMAINS)})")
+    p.add_argument(
+        "--domains",
+        nargs="+",
+        default=list(DEFAULT_DOMAINS),
+        help=f"bundled PDDLGym domains to run (default: {' '.join(DEFAULT_DOMAINS)})",
+    )
     p.add_argument("--problem", default="problem1", help="problem file of every domain (default problem1)")
-    p.add_argument("--states", type=int, default=20,
-                   help="random-walk start states besides the initial one (default 20)")
+    p.add_argument(
+        "--states", type=int, default=20, help="random-walk start states besides the initial one (default 20)"
+    )
     p.add_argument("--repeat", type=int, default=5, help="warm passes over all pairs (default 5)")
     p.add_argument("--seed", type=int, default=0, help="seed of the simulator and of the numpy Generator (default 0)")
     p.add_quick(QUICK, "a smoke run: both domains and both Θ on fewer start states and warm passes")
@@ -89,15 +94,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.states < 0 or args.repeat < 1:
         parser.error("--states must be non-negative and --repeat positive")
 
-    print(f"{'domain':<18} {'theta':>5} {'pairs':>6} {'cold exec/s':>12} {'warm exec/s':>12} "
-          f"{'steps/exec':>10} {'LAO* calls':>10}")
+    print(
+        f"{'domain':<18} {'theta':>5} {'pairs':>6} {'cold exec/s':>12} {'warm exec/s':>12} "
+        f"{'steps/exec':>10} {'LAO* calls':>10}"
+    )
     ok = True
     for domain in args.domains:
         for theta in (1, None):
             r = bench_domain(domain, args.problem, theta, args.states, args.repeat, args.seed)
             ok &= r.warm_rate >= TARGET
-            print(f"{r.domain:<18} {'inf' if r.theta is None else r.theta:>5} {r.pairs:>6} {r.cold_rate:>12.0f} "
-                  f"{r.warm_rate:>12.0f} {r.mean_steps:>10.2f} {r.plans:>10}")
+            print(
+                f"{r.domain:<18} {'inf' if r.theta is None else r.theta:>5} {r.pairs:>6} {r.cold_rate:>12.0f} "
+                f"{r.warm_rate:>12.0f} {r.mean_steps:>10.2f} {r.plans:>10}"
+            )
     print(f"target: >= {TARGET:.0f} warm executions/s: {'met' if ok else 'NOT met'}")
     return 0 if ok else 1
 

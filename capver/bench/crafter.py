@@ -126,8 +126,12 @@ def build_parser() -> BenchParser:
     p.add_argument("--step-cap", type=int, default=100, help="step cap per execution (default 100)")
     p.add_argument("--calls", type=int, default=2000, help="calls per snapshot micro-benchmark (default 2000)")
     p.add_argument("--seed", type=int, default=0, help="world seed (default 0, as capver learn --agent crafter)")
-    p.add_argument("--runs", type=Path, metavar="RUNS.csv",
-                   help="instead: steps to --threshold in a capver bench learning runs.csv")
+    p.add_argument(
+        "--runs",
+        type=Path,
+        metavar="RUNS.csv",
+        help="instead: steps to --threshold in a capver bench learning runs.csv",
+    )
     p.add_argument("--threshold", type=float, default=0.5, help="with --runs (default 0.5)")
     p.add_quick(QUICK, "a smoke run: fewer D′ sequences and snapshot calls")
     return p
@@ -148,8 +152,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"| {name} | {get_us:,.0f} | {set_us:,.0f} | {objs} |")
     # The setting capver learn --agent crafter builds, with this run's world seed and
     # step cap; every sequence starts at x₀.
-    a = build_assessment("crafter", SettingArgs(seed=args.seed, step_cap=args.step_cap),
-                         np.random.default_rng(args.seed))
+    a = build_assessment(
+        "crafter", SettingArgs(seed=args.seed, step_cap=args.step_cap), np.random.default_rng(args.seed)
+    )
     print_dprime(bench_dprime(a.setting, args.sequences, random_start=False, every_state=True), a.name)
     return 0
 

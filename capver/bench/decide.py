@@ -79,8 +79,11 @@ RANDOM_TRUTHS = "random-truths"
 SETTINGS = ("lao:first_responders", "lao:blocks", "minigrid-rl", RANDOM_TRUTHS)
 DIRECTED = "directed"
 # method → (query synthesis, property focus)
-METHODS: dict[str, tuple[str, bool]] = {DIRECTED: ("mcqs-e", True), "mcqs-e": ("mcqs-e", False),
-                                        "random": ("random", False)}
+METHODS: dict[str, tuple[str, bool]] = {
+    DIRECTED: ("mcqs-e", True),
+    "mcqs-e": ("mcqs-e", False),
+    "random": ("random", False),
+}
 LABELS = {DIRECTED: "directed", "mcqs-e": "MCQS-E", "random": "Random"}
 TARGETS: dict[str, float] = {"mcqs-e": 3.0, "random": 10.0}
 # Simulator-step budgets, the same for every method.  The tracking re-decides every
@@ -91,8 +94,7 @@ BUDGETS: dict[str, int] = {"lao:first_responders": 2000, "lao:blocks": 300, "min
 QUICK_BUDGETS: dict[str, int] = {"lao:first_responders": 40, "lao:blocks": 40, "minigrid-rl": 40, RANDOM_TRUTHS: 300}
 SEEDS = 3
 TRUTH_SEEDS = 10
-QUICK: dict[str, object] = {"seeds": 1, "truth_seeds": 2, "iterations": 20,
-                            "horizon": 5}
+QUICK: dict[str, object] = {"seeds": 1, "truth_seeds": 2, "iterations": 20, "horizon": 5}
 TRUTH_SALT = 7411  # keeps the truths' stream apart from the learners'
 _NAMED = re.compile(r'^"[^"]*"\s*:\s*')
 
@@ -191,8 +193,11 @@ def formula(prop: Property) -> str:
 def kind(prop: Property) -> str:
     """safety, reach, bounded safety or bounded reach."""
     path = prop.path
-    name = "safety" if isinstance(prop.query, ForallPath) and isinstance(path, Globally) else (
-        "reach" if isinstance(prop.query, ExistsPath) else "other")
+    name = (
+        "safety"
+        if isinstance(prop.query, ForallPath) and isinstance(path, Globally)
+        else ("reach" if isinstance(prop.query, ExistsPath) else "other")
+    )
     return name if path is None or path.bound is None else f"bounded {name}"
 
 
@@ -215,9 +220,17 @@ class RunSpec:
     def config(self, problem: Problem) -> LearnConfig:
         synthesis, focus = METHODS[self.method]
         config = LearnConfig.from_options(
-            synthesis, executions=self.executions, iterations=self.iterations, horizon=self.horizon,
-            xi_cap=LearnConfig().xi_cap, patience=0, max_steps=self.budget, max_seconds=self.max_seconds,
-            properties=problem.properties, targets=Targets(self.delta, self.epsilon), directed=focus,
+            synthesis,
+            executions=self.executions,
+            iterations=self.iterations,
+            horizon=self.horizon,
+            xi_cap=LearnConfig().xi_cap,
+            patience=0,
+            max_steps=self.budget,
+            max_seconds=self.max_seconds,
+            properties=problem.properties,
+            targets=Targets(self.delta, self.epsilon),
+            directed=focus,
         )
         return replace(config, property_init=problem.init)
 
@@ -296,12 +309,30 @@ def run_one(spec: RunSpec) -> list[Outcome]:
                     exact = violation_probability(prop, truth, problem.init, HORIZON)
                     violation = float(exact)
                     wrong = exact > Fraction(bound)
-        out.append(Outcome(
-            spec.setting, spec.method, spec.seed, spec.budget, prop.name, formula(prop), kind(prop),
-            None if first is None else first.steps, None if first is None else first.queries,
-            status.verdict, status.tier, progress.steps, progress.queries, progress.stop_reason,
-            round(wall, 3), round(cpu, 3), truth_holds, wrong, bound, violation,
-        ))
+        out.append(
+            Outcome(
+                spec.setting,
+                spec.method,
+                spec.seed,
+                spec.budget,
+                prop.name,
+                formula(prop),
+                kind(prop),
+                None if first is None else first.steps,
+                None if first is None else first.queries,
+                status.verdict,
+                status.tier,
+                progress.steps,
+                progress.queries,
+                progress.stop_reason,
+                round(wall, 3),
+                round(cpu, 3),
+                truth_holds,
+                wrong,
+                bound,
+                violation,
+            )
+        )
     return out
 
 
@@ -313,15 +344,19 @@ def run_all(specs: Sequence[RunSpec], jobs: int, log: Callable[[str], None]) -> 
     """Every run's outcomes in the order of ``specs``; the long runs (MCQS on the PDDL
     settings, whose tracking re-decides every property after each query) start first
     so that the workers stay busy to the end."""
-    order = sorted(range(len(specs)), key=lambda i: (specs[i].method == "random", not specs[i].setting.startswith("lao:")))
+    order = sorted(
+        range(len(specs)), key=lambda i: (specs[i].method == "random", not specs[i].setting.startswith("lao:"))
+    )
     done: dict[int, list[Outcome]] = {}
 
     def report(j: int, r: list[Outcome]) -> None:
         i = order[j]
         done[i] = r
         s = specs[i]
-        log(f"[{len(done)}/{len(specs)}] {s.setting} {s.method} seed {s.seed}: {r[0].run_steps} steps, "
-            f"{sum(o.decided for o in r)}/{len(r)} decided, {r[0].run_seconds:.1f} s ({r[0].run_stop})")
+        log(
+            f"[{len(done)}/{len(specs)}] {s.setting} {s.method} seed {s.seed}: {r[0].run_steps} steps, "
+            f"{sum(o.decided for o in r)}/{len(r)} decided, {r[0].run_seconds:.1f} s ({r[0].run_stop})"
+        )
 
     with LocalExecutor(jobs) as ex:
         ex.map(_run_task, [specs[i] for i in order], on_result=report)
@@ -421,19 +456,29 @@ def summarize(outcomes: Sequence[Outcome]) -> list[Row]:
             both, bound, only = ratios(os_, directed)
         checked = [o for o in decided if o.wrong is not None]
         firsts = [r[0] for r in runs.values()]
-        rows.append(Row(
-            setting, method, len(seeds), len(runs[seeds[0]]),
-            len(decided) / len(seeds),
-            sum(o.tier == Tier.OBSERVED for o in decided) / len(seeds),
-            sum(o.tier == Tier.CONFIDENT for o in decided) / len(seeds),
-            statistics.median(steps) if steps else None, statistics.fmean(steps) if steps else None,
-            statistics.median(queries) if queries else None,
-            both, bound, only,
-            statistics.fmean(o.run_steps for o in firsts), statistics.fmean(o.run_seconds for o in firsts),
-            statistics.fmean(o.run_cpu_seconds for o in firsts),
-            len(checked), sum(bool(o.wrong) for o in checked if o.tier == Tier.OBSERVED),
-            sum(bool(o.wrong) for o in checked if o.tier == Tier.CONFIDENT),
-        ))
+        rows.append(
+            Row(
+                setting,
+                method,
+                len(seeds),
+                len(runs[seeds[0]]),
+                len(decided) / len(seeds),
+                sum(o.tier == Tier.OBSERVED for o in decided) / len(seeds),
+                sum(o.tier == Tier.CONFIDENT for o in decided) / len(seeds),
+                statistics.median(steps) if steps else None,
+                statistics.fmean(steps) if steps else None,
+                statistics.median(queries) if queries else None,
+                both,
+                bound,
+                only,
+                statistics.fmean(o.run_steps for o in firsts),
+                statistics.fmean(o.run_seconds for o in firsts),
+                statistics.fmean(o.run_cpu_seconds for o in firsts),
+                len(checked),
+                sum(bool(o.wrong) for o in checked if o.tier == Tier.OBSERVED),
+                sum(bool(o.wrong) for o in checked if o.tier == Tier.CONFIDENT),
+            )
+        )
     return rows
 
 
@@ -442,25 +487,58 @@ def _num(v: float | None, fmt: str = ".0f") -> str:
     return "—" if v is None else format(v, fmt)
 
 
-MAIN_HEADER = ["setting", "method", "seeds", "properties", "decided (mean)", "observed (mean)", "confident (mean)",
-               "median steps to decide", "mean steps to decide", "median queries to decide",
-               "steps ÷ directed (both decided)", "steps ÷ directed (lower bound)", "decided only by this method",
-               "steps run (mean)", "learn s (mean)", "CPU s (mean)", "verdicts checked", "wrong observed",
-               "wrong confident"]
+MAIN_HEADER = [
+    "setting",
+    "method",
+    "seeds",
+    "properties",
+    "decided (mean)",
+    "observed (mean)",
+    "confident (mean)",
+    "median steps to decide",
+    "mean steps to decide",
+    "median queries to decide",
+    "steps ÷ directed (both decided)",
+    "steps ÷ directed (lower bound)",
+    "decided only by this method",
+    "steps run (mean)",
+    "learn s (mean)",
+    "CPU s (mean)",
+    "verdicts checked",
+    "wrong observed",
+    "wrong confident",
+]
 
 
 def main_table(rows: Sequence[Row]) -> list[str]:
     lines = markdown_table(MAIN_HEADER)
     for r in rows:
         known = r.setting == RANDOM_TRUTHS
-        lines.append(table_row([
-            r.setting, LABELS.get(r.method, r.method), r.seeds, r.properties, f"{r.decided:.2f}", f"{r.observed:.2f}",
-            f"{r.confident:.2f}", _num(r.median_steps), _num(r.mean_steps, ".1f"), _num(r.median_queries),
-            "" if r.method == DIRECTED else r.both, "" if r.method == DIRECTED else r.bound,
-            "" if r.method == DIRECTED else r.only_this,
-            f"{r.run_steps:.0f}", f"{r.run_seconds:.1f}", f"{r.run_cpu_seconds:.1f}",
-            r.checked if known else "—", r.wrong_observed if known else "—", r.wrong_confident if known else "—",
-        ]))
+        lines.append(
+            table_row(
+                [
+                    r.setting,
+                    LABELS.get(r.method, r.method),
+                    r.seeds,
+                    r.properties,
+                    f"{r.decided:.2f}",
+                    f"{r.observed:.2f}",
+                    f"{r.confident:.2f}",
+                    _num(r.median_steps),
+                    _num(r.mean_steps, ".1f"),
+                    _num(r.median_queries),
+                    "" if r.method == DIRECTED else r.both,
+                    "" if r.method == DIRECTED else r.bound,
+                    "" if r.method == DIRECTED else r.only_this,
+                    f"{r.run_steps:.0f}",
+                    f"{r.run_seconds:.1f}",
+                    f"{r.run_cpu_seconds:.1f}",
+                    r.checked if known else "—",
+                    r.wrong_observed if known else "—",
+                    r.wrong_confident if known else "—",
+                ]
+            )
+        )
     return lines
 
 
@@ -477,8 +555,9 @@ def property_table(outcomes: Sequence[Outcome]) -> list[str]:
         for m in methods:
             mine = [o for o in os_ if o.method == m]
             steps = [o.decided_steps for o in mine if o.decided_steps is not None]
-            tiers = ", ".join(f"{t}×{n}" for t, n in _counts(f"{o.verdict} {o.tier}" if o.decided else o.tier
-                                                             for o in mine))
+            tiers = ", ".join(
+                f"{t}×{n}" for t, n in _counts(f"{o.verdict} {o.tier}" if o.decided else o.tier for o in mine)
+            )
             at = f" @ {statistics.median(steps):.0f}" if steps else ""
             cells.append(f"{len(steps)}/{len(mine)}{at} ({tiers})")
         lines.append(table_row(cells))
@@ -508,10 +587,12 @@ def target_lines(rows: Sequence[Row]) -> list[str]:
             # The lower bound counts every pair directed decided; directed must also
             # decide at least as many properties, or fewer steps mean little.
             ok = r.bound.at_least(target) and d.decided >= r.decided
-            measured = "not measurable (no step spent on the pairs directed decided)" if r.bound.value is None \
+            measured = (
+                "not measurable (no step spent on the pairs directed decided)"
+                if r.bound.value is None
                 else f"{r.bound} (both decided: {r.both})"
-            parts.append(f"{LABELS[method]} ÷ directed {measured}, target ≥ {target:g}× — "
-                         f"{'met' if ok else 'NOT met'}")
+            )
+            parts.append(f"{LABELS[method]} ÷ directed {measured}, target ≥ {target:g}× — {'met' if ok else 'NOT met'}")
         decided = ", ".join(f"{LABELS.get(m, m)} {r.decided:.2f}" for m, r in by.items())
         lines.append(f"- {setting}: " + "; ".join(parts) + f" (decided of {d.properties}: {decided})")
     known = [r for r in rows if r.setting == RANDOM_TRUTHS]
@@ -519,8 +600,10 @@ def target_lines(rows: Sequence[Row]) -> list[str]:
         wrong_obs = sum(r.wrong_observed for r in known)
         wrong_conf = sum(r.wrong_confident for r in known)
         checked = sum(r.checked for r in known)
-        lines.append(f"- never a wrong verdict against a known truth: {wrong_obs} observed and {wrong_conf} confident "
-                     f"verdicts wrong of {checked} checked — {'met' if wrong_obs + wrong_conf == 0 else 'NOT met'}")
+        lines.append(
+            f"- never a wrong verdict against a known truth: {wrong_obs} observed and {wrong_conf} confident "
+            f"verdicts wrong of {checked} checked — {'met' if wrong_obs + wrong_conf == 0 else 'NOT met'}"
+        )
     return lines
 
 
@@ -570,8 +653,12 @@ def plot(outcomes: Sequence[Outcome], path: Path) -> None:
         for method in dict.fromkeys(o.method for o in mine):
             os_ = [o for o in mine if o.method == method]
             seeds = len({o.seed for o in os_})
-            ax.step(grid, decided_curve(os_, grid), where="post",
-                    label=f"{LABELS.get(method, method)} ({seeds} seed{'s' if seeds > 1 else ''})")
+            ax.step(
+                grid,
+                decided_curve(os_, grid),
+                where="post",
+                label=f"{LABELS.get(method, method)} ({seeds} seed{'s' if seeds > 1 else ''})",
+            )
         n = len({o.name for o in mine})
         ax.set_ylim(0, n + 0.2)
         ax.set_xlabel("simulator steps")
@@ -618,25 +705,51 @@ def budgets(args: argparse.Namespace) -> dict[str, int]:
 
 def build_parser() -> BenchParser:
     p = BenchParser("decide", summary(__doc__))
-    p.add_argument("--settings", type=_some_of(SETTINGS), default=list(SETTINGS),
-                   help=f"comma-separated, from {','.join(SETTINGS)} (default all)")
-    p.add_argument("--methods", type=_some_of(tuple(METHODS)), default=list(METHODS),
-                   help=f"comma-separated, from {','.join(METHODS)} (default all)")
+    p.add_argument(
+        "--settings",
+        type=_some_of(SETTINGS),
+        default=list(SETTINGS),
+        help=f"comma-separated, from {','.join(SETTINGS)} (default all)",
+    )
+    p.add_argument(
+        "--methods",
+        type=_some_of(tuple(METHODS)),
+        default=list(METHODS),
+        help=f"comma-separated, from {','.join(METHODS)} (default all)",
+    )
     p.add_argument("--seeds", type=positive, default=SEEDS, help=f"runs per (setting, method) (default {SEEDS})")
-    p.add_argument("--truth-seeds", type=positive, default=TRUTH_SEEDS,
-                   help=f"random truths (one run per method each) (default {TRUTH_SEEDS})")
-    p.add_argument("--budgets", type=_budgets, default={}, metavar="SETTING=N,...",
-                   help=f"simulator-step budgets of the named settings, the others keep theirs (default "
-                        f"{_show(BUDGETS)}; --quick: {_show(QUICK_BUDGETS)})")
-    p.add_argument("--delta", type=open_unit_interval, default=DEFAULT_DELTA,
-                   help=f"δ of the confident tier (default {DEFAULT_DELTA})")
-    p.add_argument("--epsilon", type=open_unit_interval, default=DEFAULT_EPSILON,
-                   help=f"largest ε̄ a confident verdict allows (default {DEFAULT_EPSILON})")
+    p.add_argument(
+        "--truth-seeds",
+        type=positive,
+        default=TRUTH_SEEDS,
+        help=f"random truths (one run per method each) (default {TRUTH_SEEDS})",
+    )
+    p.add_argument(
+        "--budgets",
+        type=_budgets,
+        default={},
+        metavar="SETTING=N,...",
+        help=f"simulator-step budgets of the named settings, the others keep theirs (default "
+        f"{_show(BUDGETS)}; --quick: {_show(QUICK_BUDGETS)})",
+    )
+    p.add_argument(
+        "--delta",
+        type=open_unit_interval,
+        default=DEFAULT_DELTA,
+        help=f"δ of the confident tier (default {DEFAULT_DELTA})",
+    )
+    p.add_argument(
+        "--epsilon",
+        type=open_unit_interval,
+        default=DEFAULT_EPSILON,
+        help=f"largest ε̄ a confident verdict allows (default {DEFAULT_EPSILON})",
+    )
     p.add_argument("--iterations", type=positive, default=100, help="MCTS iterations per plan (default 100)")
     p.add_argument("--horizon", type=positive, default=10, help="query horizon (default 10)")
     p.add_argument("--executions", type=positive, default=2, help="executions n per query (default 2)")
-    p.add_argument("--max-seconds", type=non_negative, default=0,
-                   help="wall-clock cap of each run (0: none; default 0)")
+    p.add_argument(
+        "--max-seconds", type=non_negative, default=0, help="wall-clock cap of each run (0: none; default 0)"
+    )
     p.add_argument("--jobs", type=positive, default=2, help="worker processes (default 2; 1: this process)")
     p.add_argument("--out", type=Path, default=Path("bench-decide"), help="output directory (default bench-decide)")
     p.add_quick(QUICK, "a smoke run: one seed (two random truths), tiny budgets, well under a minute")
@@ -648,14 +761,27 @@ def plan(args: argparse.Namespace) -> list[RunSpec]:
     for setting, budget in budgets(args).items():
         for method in args.methods:
             for seed in range(args.truth_seeds if setting == RANDOM_TRUTHS else args.seeds):
-                specs.append(RunSpec(setting, method, seed, budget, args.delta, args.epsilon, args.iterations,
-                                     args.horizon, args.executions, float(args.max_seconds) or None))
+                specs.append(
+                    RunSpec(
+                        setting,
+                        method,
+                        seed,
+                        budget,
+                        args.delta,
+                        args.epsilon,
+                        args.iterations,
+                        args.horizon,
+                        args.executions,
+                        float(args.max_seconds) or None,
+                    )
+                )
     return specs
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse(argv)
+
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
@@ -670,26 +796,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     lines = [
         "# capver bench decide",
         "",
-        (f"Methods: {', '.join(LABELS[m] for m in args.methods)} (directed = MCQS-E with the property focus; every "
-         f"method tracks the same properties); step budgets {steps}; seeds {args.seeds} "
-         f"(random truths: {args.truth_seeds}, a new truth each); patience off; δ = {args.delta}, ε = {args.epsilon}; "
-         f"MCTS {args.iterations} iterations, horizon {args.horizon}; {args.executions} executions per query; "
-         f"time cap {args.max_seconds or 'none'}."),
-        ("A property is decided when its verdict is observed (exact) or confident (at δ, ε); steps to decide are "
-         "the simulator steps when it first was (0: on the empty data). steps ÷ directed = Σ steps of the row's "
-         "method ÷ Σ steps of directed over the (seed, property) pairs both decided, and over every pair directed "
-         "decided with the method's whole run where it did not decide ('>': a lower bound); (n) = pairs. "
-         f"Wrong: an observed verdict ≠ the truth's, or a confident one whose bound at k = {HORIZON} executions is "
-         "below the truth's exact maximal violation probability. Quantitative properties are not included: the "
-         "tracker never counts them as decided."),
+        (
+            f"Methods: {', '.join(LABELS[m] for m in args.methods)} (directed = MCQS-E with the property focus; every "
+            f"method tracks the same properties); step budgets {steps}; seeds {args.seeds} "
+            f"(random truths: {args.truth_seeds}, a new truth each); patience off; δ = {args.delta}, ε = {args.epsilon}; "
+            f"MCTS {args.iterations} iterations, horizon {args.horizon}; {args.executions} executions per query; "
+            f"time cap {args.max_seconds or 'none'}."
+        ),
+        (
+            "A property is decided when its verdict is observed (exact) or confident (at δ, ε); steps to decide are "
+            "the simulator steps when it first was (0: on the empty data). steps ÷ directed = Σ steps of the row's "
+            "method ÷ Σ steps of directed over the (seed, property) pairs both decided, and over every pair directed "
+            "decided with the method's whole run where it did not decide ('>': a lower bound); (n) = pairs. "
+            f"Wrong: an observed verdict ≠ the truth's, or a confident one whose bound at k = {HORIZON} executions is "
+            "below the truth's exact maximal violation probability. Quantitative properties are not included: the "
+            "tracker never counts them as decided."
+        ),
         f"MiniGrid properties are about the start layout `{MINIGRID_INIT}`.",
         "",
         *main_table(rows),
         "",
         "## Targets",
         "",
-        ("directed needs ≥ 3× fewer steps than MCQS-E and ≥ 10× fewer than Random (met when the lower-bound ratio "
-         "reaches the target and directed decides at least as many properties); no verdict on a known truth wrong."),
+        (
+            "directed needs ≥ 3× fewer steps than MCQS-E and ≥ 10× fewer than Random (met when the lower-bound ratio "
+            "reaches the target and directed decides at least as many properties); no verdict on a known truth wrong."
+        ),
         "",
         *target_lines(rows),
         "",
@@ -699,9 +831,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "",
         *property_table(outcomes),
         "",
-        (f"Total wall-clock {wall:.0f} s with {args.jobs} worker process(es); load average (1, 5, 15 min) "
-         f"{' '.join(f'{x:.2f}' for x in load_before)} before, {' '.join(f'{x:.2f}' for x in load_after)} after, "
-         f"on {os.cpu_count()} CPU(s)."),
+        (
+            f"Total wall-clock {wall:.0f} s with {args.jobs} worker process(es); load average (1, 5, 15 min) "
+            f"{' '.join(f'{x:.2f}' for x in load_before)} before, {' '.join(f'{x:.2f}' for x in load_after)} after, "
+            f"on {os.cpu_count()} CPU(s)."
+        ),
     ]
     text = "\n".join(lines) + "\n"
     out: Path = args.out

@@ -63,8 +63,14 @@ def dprime_stats(eval_set: EvalSet, sequences: int, seconds: float) -> DPrimeSta
     outcomes: dict[tuple[int, str], int] = defaultdict(int)
     for s, c, _, _ in eval_set.counts:
         outcomes[(s, c)] += 1
-    return DPrimeStats(eval_set.setting, sequences, eval_set.size, len(outcomes),
-                       sum(1 for k in outcomes.values() if k > 1), round(seconds, 1))
+    return DPrimeStats(
+        eval_set.setting,
+        sequences,
+        eval_set.size,
+        len(outcomes),
+        sum(1 for k in outcomes.values() if k > 1),
+        round(seconds, 1),
+    )
 
 
 def method_row(setting: str, method: str, rows: Sequence[dict[str, object]]) -> MethodRow:
@@ -75,32 +81,61 @@ def method_row(setting: str, method: str, rows: Sequence[dict[str, object]]) -> 
     def num(r: dict[str, object], k: str) -> float:
         return float(str(r[k]))
 
-    return MethodRow(setting, method, int(str(first["steps"])), num(first, "agreement"),
-                     min(num(r, "agreement") for r in later), num(first, "coverage_agreement"),
-                     int(str(last["steps"])), num(last, "agreement"), num(last, "coverage_agreement"))
+    return MethodRow(
+        setting,
+        method,
+        int(str(first["steps"])),
+        num(first, "agreement"),
+        min(num(r, "agreement") for r in later),
+        num(first, "coverage_agreement"),
+        int(str(last["steps"])),
+        num(last, "agreement"),
+        num(last, "coverage_agreement"),
+    )
 
 
 def table(stats: Sequence[DPrimeStats], rows: Sequence[MethodRow]) -> list[str]:
-    out = ["| setting | D′ sequences | executions | (s, c) pairs | pairs with > 1 outcome | collect s |",
-           "|---|---|---|---|---|---|"]
-    out += [f"| {s.setting} | {s.sequences:,} | {s.executions:,} | {s.pairs:,} | {s.stochastic_pairs:,} "
-            f"| {s.collect_seconds} |" for s in stats]
-    out += ["", ("| setting | method | first checkpoint (steps) | printed 1 − VD_s there | lowest printed 1 − VD_s "
-            "| coverage agreement there | steps | printed 1 − VD_s | coverage agreement |"),
-            "|---|---|---|---|---|---|---|---|---|"]
-    out += [f"| {r.setting} | {r.method} | {r.first_steps} | {r.first_printed:.4f} | {r.min_printed:.4f} "
-            f"| {r.first_coverage:.3f} | {r.final_steps} | {r.final_printed:.4f} | {r.final_coverage:.3f} |"
-            for r in rows]
+    out = [
+        "| setting | D′ sequences | executions | (s, c) pairs | pairs with > 1 outcome | collect s |",
+        "|---|---|---|---|---|---|",
+    ]
+    out += [
+        f"| {s.setting} | {s.sequences:,} | {s.executions:,} | {s.pairs:,} | {s.stochastic_pairs:,} "
+        f"| {s.collect_seconds} |"
+        for s in stats
+    ]
+    out += [
+        "",
+        (
+            "| setting | method | first checkpoint (steps) | printed 1 − VD_s there | lowest printed 1 − VD_s "
+            "| coverage agreement there | steps | printed 1 − VD_s | coverage agreement |"
+        ),
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    out += [
+        f"| {r.setting} | {r.method} | {r.first_steps} | {r.first_printed:.4f} | {r.min_printed:.4f} "
+        f"| {r.first_coverage:.3f} | {r.final_steps} | {r.final_printed:.4f} | {r.final_coverage:.3f} |"
+        for r in rows
+    ]
     return out
 
 
 def build_parser() -> BenchParser:
     p = BenchParser("dprime", summary(__doc__))
-    p.add_argument("--settings", nargs="+", default=list(DEFAULT_SETTINGS),
-                   help=f"settings as in capver bench learning (default: {' '.join(DEFAULT_SETTINGS)})")
+    p.add_argument(
+        "--settings",
+        nargs="+",
+        default=list(DEFAULT_SETTINGS),
+        help=f"settings as in capver bench learning (default: {' '.join(DEFAULT_SETTINGS)})",
+    )
     p.add_argument("--sequences", type=int, default=100_000, help="sequences in D′ (default 100000, the paper's)")
-    p.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS),
-                   help=f"learning methods (default: {' '.join(METHODS)})")
+    p.add_argument(
+        "--methods",
+        nargs="+",
+        choices=METHODS,
+        default=list(METHODS),
+        help=f"learning methods (default: {' '.join(METHODS)})",
+    )
     p.add_argument("--steps", type=int, default=300, help="simulator-step budget of every learning run (default 300)")
     p.add_argument("--eval-every", type=int, default=50, help="steps between checkpoints (default 50)")
     p.add_argument("--seed", type=int, default=0, help="seed of the learning runs (default 0)")
@@ -123,22 +158,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         t = time.perf_counter()
         eval_set = collect_eval_set(setting, args.sequences)
         stats.append(dprime_stats(eval_set, args.sequences, time.perf_counter() - t))
-        print(f"  {stats[-1].executions:,} executions, {stats[-1].pairs:,} (s, c) pairs, "
-              f"{stats[-1].stochastic_pairs:,} with more than one outcome", flush=True)
+        print(
+            f"  {stats[-1].executions:,} executions, {stats[-1].pairs:,} (s, c) pairs, "
+            f"{stats[-1].stochastic_pairs:,} with more than one outcome",
+            flush=True,
+        )
         for method in args.methods:
             spec = RunSpec(setting, method, args.seed, args.steps, args.eval_every, tilde=0)
             result = run_curve(spec, eval_set)
             rows.append(method_row(setting, method, [dict(r) for r in result.rows]))
-            print(f"  {method}: printed 1 − VD_s {rows[-1].first_printed:.4f} at {rows[-1].first_steps} steps, "
-                  f"coverage agreement {rows[-1].final_coverage:.3f} at {rows[-1].final_steps}", flush=True)
+            print(
+                f"  {method}: printed 1 − VD_s {rows[-1].first_printed:.4f} at {rows[-1].first_steps} steps, "
+                f"coverage agreement {rows[-1].final_coverage:.3f} at {rows[-1].final_steps}",
+                flush=True,
+            )
     lines = table(stats, rows)
     print("\n".join(lines))
     if args.out is not None:
         args.out.mkdir(parents=True)
         (args.out / "table.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        (args.out / "results.json").write_text(json.dumps(
-            {"d_prime": [asdict(s) for s in stats], "methods": [asdict(r) for r in rows]}, indent=1) + "\n",
-            encoding="utf-8")
+        (args.out / "results.json").write_text(
+            json.dumps({"d_prime": [asdict(s) for s in stats], "methods": [asdict(r) for r in rows]}, indent=1) + "\n",
+            encoding="utf-8",
+        )
         print(f"wrote {args.out}/table.md and results.json")
     return 0
 

@@ -71,8 +71,9 @@ class DPrimeRun:
     every_state: tuple[int, ...] | None  # the same over every state α saw; None if not recorded
 
 
-def bench_dprime(setting: Setting, sequences: int, *, random_start: bool = True,
-                 every_state: bool = False) -> DPrimeRun:
+def bench_dprime(
+    setting: Setting, sequences: int, *, random_start: bool = True, every_state: bool = False
+) -> DPrimeRun:
     """D′ of ``setting`` as ``capver bench learning`` collects it, timed, with the
     environment states behind each symbolic state.  ``random_start``: each sequence
     starts at a uniformly drawn state of ``setting.initial_states`` (False: always at
@@ -106,8 +107,14 @@ def bench_dprime(setting: Setting, sequences: int, *, random_start: bool = True,
         if (i + 1) % max(1, sequences // 10) == 0:
             print(f"  D′: {i + 1}/{sequences} sequences, {executions} executions", file=sys.stderr, flush=True)
     return DPrimeRun(
-        sequences=sequences, step_cap=setting.budget.max_steps, theta=setting.budget.theta,
-        executions=executions, steps=steps, wall=wall, cpu=cpu, outcomes=dict(outcomes),
+        sequences=sequences,
+        step_cap=setting.budget.max_steps,
+        theta=setting.budget.theta,
+        executions=executions,
+        steps=steps,
+        wall=wall,
+        cpu=cpu,
+        outcomes=dict(outcomes),
         boundaries=tuple(sorted(len(v) for v in behind.values())),
         every_state=None if recorder is None else tuple(sorted(len(v) for v in recorder.seen.values())),
     )
@@ -136,5 +143,7 @@ def print_dprime(r: DPrimeRun, name: str) -> None:
     if r.every_state is not None:
         rows.append(("every state passed through", r.every_state))
     for what, sizes in rows:
-        print(f"| {what} | {len(sizes):,} | {sum(sizes):,} | {sum(sizes) / len(sizes):.1f} | "
-              f"{statistics.median(sizes):g} | {sizes[-1]:,} |")
+        print(
+            f"| {what} | {len(sizes):,} | {sum(sizes):,} | {sum(sizes) / len(sizes):.1f} | "
+            f"{statistics.median(sizes):g} | {sizes[-1]:,} |"
+        )

@@ -220,7 +220,9 @@ def bench_representation(report: Report, rng: np.random.Generator, n_atoms: int,
     if n_atoms % 8:
         raw[..., -1] &= (1 << (n_atoms % 8)) - 1  # no bits beyond the vocabulary
     s_a, s2_a, add_a, del_a = ([raw[j, i].copy() for i in range(k)] for j in range(4))
-    s_i, s2_i, add_i, del_i = ([int.from_bytes(a.tobytes(), "little") for a in row] for row in (s_a, s2_a, add_a, del_a))
+    s_i, s2_i, add_i, del_i = (
+        [int.from_bytes(a.tobytes(), "little") for a in row] for row in (s_a, s2_a, add_a, del_a)
+    )
     effects_i = [Effect(a & ~d, d) for a, d in zip(add_i, del_i)]
     effects_a = [(a & ~d, d) for a, d in zip(add_a, del_a)]
     table_i = {s: i for i, s in enumerate(s_i)}

@@ -113,8 +113,13 @@ def _sizes_text(sizes: dict[str, tuple[int, ...]]) -> str:
 
 def build_parser() -> BenchParser:
     p = BenchParser("introspection", summary(__doc__))
-    p.add_argument("--domains", nargs="+", choices=sorted(DOMAINS), default=["grid", "blocks", "drawers", "bins"],
-                   help="domains to run (default: grid blocks drawers bins)")
+    p.add_argument(
+        "--domains",
+        nargs="+",
+        choices=sorted(DOMAINS),
+        default=["grid", "blocks", "drawers", "bins"],
+        help="domains to run (default: grid blocks drawers bins)",
+    )
     p.add_argument(
         "--planners",
         nargs="+",
@@ -133,12 +138,14 @@ def build_parser() -> BenchParser:
     p.add_argument("--episodes", type=int, default=5, help="instances per domain and size (default 5)")
     p.add_argument("--grid-episodes", type=int, default=20, help="instances per distance on the grid (default 20)")
     p.add_argument("--timeout", type=float, default=60.0, help="per-run wall-clock limit in seconds (default 60)")
-    p.add_argument("--max-nodes", type=int, default=3_000_000,
-                   help="per-run limit on stored search nodes (default 3000000)")
+    p.add_argument(
+        "--max-nodes", type=int, default=3_000_000, help="per-run limit on stored search nodes (default 3000000)"
+    )
     p.add_argument("--k", type=int, default=100, help="K of RANDOM[K], BEAM[K], MCTS[K] and MCTS-U[K] (default 100)")
     p.add_argument("--seed", type=int, default=0, help="seed of the instances and of the planners (default 0)")
-    p.add_argument("--out", type=Path, default=Path("bench-introspection"),
-                   help="output directory (default bench-introspection)")
+    p.add_argument(
+        "--out", type=Path, default=Path("bench-introspection"), help="output directory (default bench-introspection)"
+    )
     p.add_quick(QUICK, "a smoke run: smaller sizes, fewer episodes and a short timeout")
     return p
 
@@ -187,7 +194,9 @@ def run(args: argparse.Namespace) -> int:
     write_csv(args.out / "summary.csv", [asdict(s) for s in summaries])
     print(format_table(summaries, args.k))
     for domain in args.domains:
-        plot_domain(domain, [s for s in summaries if s.domain == domain], args.k, args.out / f"introspection_{domain}.png")
+        plot_domain(
+            domain, [s for s in summaries if s.domain == domain], args.k, args.out / f"introspection_{domain}.png"
+        )
     report = targets(summaries, args.k)
     (args.out / "targets.txt").write_text(report + "\n")
     print(report)
@@ -237,9 +246,19 @@ def bench_domain(
                 fails += r.timed_out
                 out.append(
                     Run(
-                        domain, size, ep, name, r.solved, r.timed_out,
+                        domain,
+                        size,
+                        ep,
+                        name,
+                        r.solved,
+                        r.timed_out,
                         len(r.plan) if r.plan is not None else 0,
-                        r.ret, score, r.expanded, r.generated, r.runtime, build_s,
+                        r.ret,
+                        score,
+                        r.expanded,
+                        r.generated,
+                        r.runtime,
+                        build_s,
                     )
                 )
                 print(
@@ -262,7 +281,10 @@ def summarize(runs: Sequence[Run]) -> list[Summary]:
         scores = [r.score for r in rs if not math.isnan(r.score)]
         out.append(
             Summary(
-                domain, planner, size, len(rs),
+                domain,
+                planner,
+                size,
+                len(rs),
                 sum(r.solved for r in rs),
                 sum(r.timed_out for r in rs),
                 float(np.mean([r.solve_s for r in rs])),
@@ -340,7 +362,9 @@ def targets(summaries: Sequence[Summary], k: int = 100) -> str:
         fit = [n for n in sorted(intro) if n >= 4 and intro[n].solved == intro[n].episodes]
         if len(fit) >= 3:
             slope = growth_exponent(fit, [intro[n].mean_solve_s for n in fit])
-            lines.append(f"  {domain}: introspector runtime grows like size^{slope:.2f} (log-log fit over sizes {fit[0]}..{fit[-1]})")
+            lines.append(
+                f"  {domain}: introspector runtime grows like size^{slope:.2f} (log-log fit over sizes {fit[0]}..{fit[-1]})"
+            )
         solved = [n for n, s in greedy.items() if s.solved == s.episodes and n in intro]
         if solved:
             n = max(solved)
@@ -374,7 +398,9 @@ def targets(summaries: Sequence[Summary], k: int = 100) -> str:
         if solved:
             n = max(solved)
             ratio = greedy[n].mean_solve_s / max(intro[n].mean_solve_s, 1e-9)
-            lines.append(f"  target '>= 100x faster than GREEDY at its largest solved size ({n})': {'met' if ratio >= 100 else 'NOT met'} ({ratio:.0f}x)")
+            lines.append(
+                f"  target '>= 100x faster than GREEDY at its largest solved size ({n})': {'met' if ratio >= 100 else 'NOT met'} ({ratio:.0f}x)"
+            )
     return "\n".join(lines)
 
 

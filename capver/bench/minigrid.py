@@ -129,12 +129,17 @@ def _jobs(
 def build_parser() -> BenchParser:
     p = BenchParser("minigrid", summary(__doc__))
     p.add_argument("--layouts", type=int, default=20, help="start layouts per intent and distribution (default 20)")
-    p.add_argument("--deepcopy-executions", type=int, default=10,
-                   help="search-agent runs on the deep-copy simulator (default 10; 0 skips them)")
+    p.add_argument(
+        "--deepcopy-executions",
+        type=int,
+        default=10,
+        help="search-agent runs on the deep-copy simulator (default 10; 0 skips them)",
+    )
     p.add_argument("--max-steps", type=int, default=200, help="step cap per execution (default 200)")
     p.add_argument("--calls", type=int, default=2000, help="calls per snapshot micro-benchmark (default 2000)")
-    p.add_argument("--seed", type=int, default=0,
-                   help="seed of the environment and of the numpy Generators (default 0)")
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the environment and of the numpy Generators (default 0)"
+    )
     p.add_quick(QUICK, "a smoke run: every part on fewer layouts, deep-copy runs and snapshot calls")
     return p
 
@@ -147,8 +152,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print("snapshot costs (QuadrantDoorKeyEnv, 9x9 grid)")
     print(f"{'codec':<10} {'get_state us':>13} {'set_state us':>13} {'step us':>10}")
-    for r in (bench_codec("deepcopy", DeepcopyCodec(), args.seed, args.calls),
-              bench_codec("state-api", StateApiCodec(), args.seed, args.calls)):
+    for r in (
+        bench_codec("deepcopy", DeepcopyCodec(), args.seed, args.calls),
+        bench_codec("state-api", StateApiCodec(), args.seed, args.calls),
+    ):
         print(f"{r.codec:<10} {r.get_us:>13.1f} {r.set_us:>13.1f} {r.step_us:>10.1f}")
 
     caps = [Capability.for_intent(i) for i in training_intents()]
@@ -167,12 +174,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 deep_jobs.append((cap, deep.get_state()))
             rows.append((dist_name, bench_executions(SearchAgent(), deep, deep_jobs, args.seed, args.max_steps)))
     print()
-    print(f"capability executions (Θ = ∞, step cap {args.max_steps}, {len(caps)} intents, "
-          "start states where the intent does not hold yet)")
-    print(f"{'layouts':<9} {'agent':<16} {'simulator':<10} {'execs':>6} {'exec/s':>9} {'steps/exec':>11} {'achieved':>9}")
+    print(
+        f"capability executions (Θ = ∞, step cap {args.max_steps}, {len(caps)} intents, "
+        "start states where the intent does not hold yet)"
+    )
+    print(
+        f"{'layouts':<9} {'agent':<16} {'simulator':<10} {'execs':>6} {'exec/s':>9} {'steps/exec':>11} {'achieved':>9}"
+    )
     for dist_name, row in rows:
-        print(f"{dist_name:<9} {row.agent:<16} {row.simulator:<10} {row.executions:>6} {row.rate:>9.1f} "
-              f"{row.mean_steps:>11.2f} {row.achieved:>9.2f}")
+        print(
+            f"{dist_name:<9} {row.agent:<16} {row.simulator:<10} {row.executions:>6} {row.rate:>9.1f} "
+            f"{row.mean_steps:>11.2f} {row.achieved:>9.2f}"
+        )
     return 0
 
 

@@ -55,14 +55,17 @@ class FileRow:
 def learn(domain: str, method: str, steps: int, seed: int) -> tuple[CompoundModel, CompoundModel, Timing, str]:
     """h∧ and h∨ of one run, the learning time, and what the run did in words."""
     a = build_assessment("lao", SettingArgs(domain=domain, seed=seed), np.random.default_rng(seed))
-    config = LearnConfig.from_options(method, executions=2, iterations=100, horizon=10, xi_cap=1e-5, patience=25,
-                                      max_steps=steps)
+    config = LearnConfig.from_options(
+        method, executions=2, iterations=100, horizon=10, xi_cap=1e-5, patience=25, max_steps=steps
+    )
     learner = Learner(a.ctx, a.setting, config, np.random.default_rng(seed), grow=a.grow)
     progress, t = timed(lambda: learner.run(None))
     rules = sum(len(m.rules) for m in learner.h_and.values())
-    what = (f"{a.name} {method}, seed {seed}: {progress.steps} simulator steps, {progress.queries} queries, "
-            f"{progress.unique_transitions} unique transitions, {len(learner.h_and)} capabilities, {rules} rules "
-            f"({progress.stop_reason})")
+    what = (
+        f"{a.name} {method}, seed {seed}: {progress.steps} simulator steps, {progress.queries} queries, "
+        f"{progress.unique_transitions} unique transitions, {len(learner.h_and)} capabilities, {rules} rules "
+        f"({progress.stop_reason})"
+    )
     return learner.h_and, learner.h_or, t, what
 
 
@@ -92,8 +95,10 @@ def table(rows: Sequence[FileRow], learning: Timing) -> list[str]:
     for r in rows:
         share = r.write.cpu / max(learning.cpu, 1e-9)
         equal = "—" if r.equal is None else ("yes (z3)" if r.equal else "NO")
-        lines.append(f"| {r.model}.capm | {r.form} | {_seconds(r.write)} | {share:.1%} | {_size(r.size)} | "
-                     f"{r.lines:,} | {_seconds(r.read)} | {equal} |")
+        lines.append(
+            f"| {r.model}.capm | {r.form} | {_seconds(r.write)} | {share:.1%} | {_size(r.size)} | "
+            f"{r.lines:,} | {_seconds(r.read)} | {equal} |"
+        )
     return lines
 
 
@@ -103,13 +108,21 @@ def build_parser() -> BenchParser:
     p.add_argument("--method", choices=sorted(QUERY_METHODS), default="mcqs-e", help="query synthesis (default mcqs-e)")
     p.add_argument("--steps", type=int, default=2000, help="simulator-step budget of the run (default 2000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the setting and of the learner (default 0)")
-    p.add_argument("--no-before", action="store_true",
-                   help="skip the older per-rule form, from before the shared form (minutes on long runs)")
-    p.add_argument("--read-back", choices=READ_BACK, default="after",
-                   help="read back and compare the files of the shared form (after), of both forms, or none "
-                        "(reading a per-rule h∨ of a long run takes minutes); default after")
-    p.add_argument("--out", type=Path,
-                   help="new or empty directory for the model files and table.md (default: a temporary one)")
+    p.add_argument(
+        "--no-before",
+        action="store_true",
+        help="skip the older per-rule form, from before the shared form (minutes on long runs)",
+    )
+    p.add_argument(
+        "--read-back",
+        choices=READ_BACK,
+        default="after",
+        help="read back and compare the files of the shared form (after), of both forms, or none "
+        "(reading a per-rule h∨ of a long run takes minutes); default after",
+    )
+    p.add_argument(
+        "--out", type=Path, help="new or empty directory for the model files and table.md (default: a temporary one)"
+    )
     p.add_quick(QUICK, "a smoke run: a 300-step run, both forms written and the shared one read back")
     return p
 
@@ -138,11 +151,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         shared = [r for r in rows if r.form == "shared"]
         cpu, wall = sum(r.write.cpu for r in shared), sum(r.write.wall for r in shared)
         ok = cpu <= TARGET * learning.cpu and all(r.equal is not False for r in rows)
-        verdict = (f"Writing h∧ and h∨ (shared form): {cpu:.2f} s CPU = {cpu / max(learning.cpu, 1e-9):.1%} of "
-                   f"the learning CPU time ({wall / max(learning.wall, 1e-9):.1%} of its wall clock); "
-                   f"target < {TARGET:.0%}: {'met' if ok else 'NOT met'}.")
-        lines = [f"Learned {what}: {learning.wall:.1f} s wall, {learning.cpu:.1f} s CPU.", "",
-                 *table(rows, learning), "", verdict]
+        verdict = (
+            f"Writing h∧ and h∨ (shared form): {cpu:.2f} s CPU = {cpu / max(learning.cpu, 1e-9):.1%} of "
+            f"the learning CPU time ({wall / max(learning.wall, 1e-9):.1%} of its wall clock); "
+            f"target < {TARGET:.0%}: {'met' if ok else 'NOT met'}."
+        )
+        lines = [
+            f"Learned {what}: {learning.wall:.1f} s wall, {learning.cpu:.1f} s CPU.",
+            "",
+            *table(rows, learning),
+            "",
+            verdict,
+        ]
         print("\n".join(lines))
         if args.out is not None:
             (out / "table.md").write_text("\n".join(lines) + "\n", encoding="utf-8")

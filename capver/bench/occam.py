@@ -70,8 +70,9 @@ QUICK: dict[str, object] = {
 
 
 def _config(method: str, max_steps: int) -> LearnConfig:
-    return LearnConfig.from_options(method, executions=2, iterations=100, horizon=10, xi_cap=1e-5, patience=0,
-                                    max_steps=max_steps)
+    return LearnConfig.from_options(
+        method, executions=2, iterations=100, horizon=10, xi_cap=1e-5, patience=0, max_steps=max_steps
+    )
 
 
 def _learner(a: Assessment, method: str, seed: int, max_steps: int) -> Learner:
@@ -148,10 +149,25 @@ def run_size(setting: str, seed: int, budget: int) -> SizeResult:
     lifted, _ = _lifted(lr.h_and, lr.data, seed, occ)
     lifted_proved = refines(lr.h_and, lifted.model).holds and refines(lifted.model, lr.h_or).holds
     sa, st, sl = rule_sizes(lr.h_and), rule_sizes(tilde), lifted_rule_sizes(lifted)
-    return SizeResult(setting, seed, lr.progress.steps, len(sa), statistics.median(sa) if sa else 0,
-                      max(sa, default=0), statistics.median(st) if st else 0, max(st, default=0), chosen, build, z3,
-                      proved, statistics.median(sl) if sl else 0, max(sl, default=0), len(lifted.lifted_names),
-                      len(lr.h_and), lifted_proved)
+    return SizeResult(
+        setting,
+        seed,
+        lr.progress.steps,
+        len(sa),
+        statistics.median(sa) if sa else 0,
+        max(sa, default=0),
+        statistics.median(st) if st else 0,
+        max(st, default=0),
+        chosen,
+        build,
+        z3,
+        proved,
+        statistics.median(sl) if sl else 0,
+        max(sl, default=0),
+        len(lifted.lifted_names),
+        len(lr.h_and),
+        lifted_proved,
+    )
 
 
 # ------------------------------------------------------------------------------ part 2
@@ -186,8 +202,12 @@ def run_qace_points(method: str, seed: int, points: Sequence[int]) -> list[QaceP
         lifted, lift = _lifted(lr.h_and, lr.data, seed, occ)
         tried = [t for t in transitions if lr.data.count_sc(t.s, t.c)]
         errors = {}
-        for name, h in (("and", lr.h_and), ("tilde", tilde), ("lifted", lifted.model),
-                        ("unchecked", lifted.unchecked())):
+        for name, h in (
+            ("and", lr.h_and),
+            ("tilde", tilde),
+            ("lifted", lifted.model),
+            ("unchecked", lifted.unchecked()),
+        ):
             errors[f"{name}/all"] = mean_abs_error(h, truth, transitions)
             errors[f"{name}/applicable"] = mean_abs_error(h, truth, applicable)
             errors[f"{name}/tried"] = mean_abs_error(h, truth, tried)
@@ -195,8 +215,22 @@ def run_qace_points(method: str, seed: int, points: Sequence[int]) -> list[QaceP
         if target == max(points):
             proved = refines(lr.h_and, lifted.model).holds and refines(lifted.model, lr.h_or).holds
         p = lr.progress
-        out.append(QacePoint(method, seed, target, p.steps, p.executions, clock[0], build, errors, lift,
-                             tuple(sorted(lifted.kept_ground.items())), len(lifted.lifted_names), proved))
+        out.append(
+            QacePoint(
+                method,
+                seed,
+                target,
+                p.steps,
+                p.executions,
+                clock[0],
+                build,
+                errors,
+                lift,
+                tuple(sorted(lifted.kept_ground.items())),
+                len(lifted.lifted_names),
+                proved,
+            )
+        )
     return out
 
 
@@ -255,8 +289,20 @@ def run_heldout(domain: str, method: str, seed: int, steps: int) -> HeldOut:
             guess = frozenset() if top is None else frozenset(eta.apply(s) for _, eta in top.effects)
             right["majority"] += guess == want
     share = {k: v / n if n else 0.0 for k, v in right.items()}
-    return HeldOut(domain, method, seed, lr.progress.steps, n, share["tilde"], share["majority"], share["and"], proved,
-                   share["lifted"], lifted_proved, share["unchecked"])
+    return HeldOut(
+        domain,
+        method,
+        seed,
+        lr.progress.steps,
+        n,
+        share["tilde"],
+        share["majority"],
+        share["and"],
+        proved,
+        share["lifted"],
+        lifted_proved,
+        share["unchecked"],
+    )
 
 
 # ------------------------------------------------------------------------------ driver
@@ -265,8 +311,9 @@ def _call(job: tuple[Callable[..., object], tuple[object, ...]]) -> object:
     return fn(*args)
 
 
-def _run_all(jobs: list[tuple[Callable[..., object], tuple[object, ...]]], n_procs: int,
-             log: Callable[[str], None]) -> list[object]:
+def _run_all(
+    jobs: list[tuple[Callable[..., object], tuple[object, ...]]], n_procs: int, log: Callable[[str], None]
+) -> list[object]:
     if n_procs <= 1:
         out = []
         for i, j in enumerate(jobs, 1):
@@ -291,9 +338,24 @@ def _verdict(flags: Sequence[bool | None]) -> str:
 
 
 def size_table(results: Sequence[SizeResult]) -> list[str]:
-    head = ["setting", "seeds", "steps", "rules", "h∧ median lits", "h∧ max lits", "h̃ median lits", "h̃ max lits",
-            "lifted h̃ median lits", "lifted h̃ max lits", "lifted groundings / capabilities",
-            "minimisers chosen", "h̃ build s", "z3 s", "h∧ ⪯ h̃ ⪯ h∨", "h∧ ⪯ lifted h̃ ⪯ h∨"]
+    head = [
+        "setting",
+        "seeds",
+        "steps",
+        "rules",
+        "h∧ median lits",
+        "h∧ max lits",
+        "h̃ median lits",
+        "h̃ max lits",
+        "lifted h̃ median lits",
+        "lifted h̃ max lits",
+        "lifted groundings / capabilities",
+        "minimisers chosen",
+        "h̃ build s",
+        "z3 s",
+        "h∧ ⪯ h̃ ⪯ h∨",
+        "h∧ ⪯ lifted h̃ ⪯ h∨",
+    ]
     lines = markdown_table(head)
     for setting in dict.fromkeys(r.setting for r in results):
         rs = [r for r in results if r.setting == setting]
@@ -301,16 +363,28 @@ def size_table(results: Sequence[SizeResult]) -> list[str]:
         for r in rs:
             for k, v in r.chosen.items():
                 chosen[k] = chosen.get(k, 0) + v
-        lines.append(table_row([
-            setting, str(len(rs)), f"{_mean([r.steps for r in rs]):.0f}", f"{_mean([r.rules for r in rs]):.0f}",
-            f"{_mean([r.and_median for r in rs]):.1f}", str(max(r.and_max for r in rs)),
-            f"{_mean([r.tilde_median for r in rs]):.1f}", str(max(r.tilde_max for r in rs)),
-            f"{_mean([r.lifted_median for r in rs]):.1f}", str(max(r.lifted_max for r in rs)),
-            f"{_mean([r.lifted_groundings for r in rs]):.0f} / {_mean([r.capabilities for r in rs]):.0f}",
-            ", ".join(f"{k} {v}" for k, v in sorted(chosen.items())),
-            f"{_mean([r.build_seconds for r in rs]):.2f}", f"{_mean([r.z3_seconds for r in rs]):.2f}",
-            _verdict([r.proved for r in rs]), _verdict([r.lifted_proved for r in rs]),
-        ]))
+        lines.append(
+            table_row(
+                [
+                    setting,
+                    str(len(rs)),
+                    f"{_mean([r.steps for r in rs]):.0f}",
+                    f"{_mean([r.rules for r in rs]):.0f}",
+                    f"{_mean([r.and_median for r in rs]):.1f}",
+                    str(max(r.and_max for r in rs)),
+                    f"{_mean([r.tilde_median for r in rs]):.1f}",
+                    str(max(r.tilde_max for r in rs)),
+                    f"{_mean([r.lifted_median for r in rs]):.1f}",
+                    str(max(r.lifted_max for r in rs)),
+                    f"{_mean([r.lifted_groundings for r in rs]):.0f} / {_mean([r.capabilities for r in rs]):.0f}",
+                    ", ".join(f"{k} {v}" for k, v in sorted(chosen.items())),
+                    f"{_mean([r.build_seconds for r in rs]):.2f}",
+                    f"{_mean([r.z3_seconds for r in rs]):.2f}",
+                    _verdict([r.proved for r in rs]),
+                    _verdict([r.lifted_proved for r in rs]),
+                ]
+            )
+        )
     return lines
 
 
@@ -318,19 +392,36 @@ QACE_MODELS = (("and", "h∧"), ("tilde", "h̃"), ("lifted", "lifted h̃"), ("un
 
 
 def qace_table(points: Sequence[QacePoint]) -> list[str]:
-    head = ["method", "interactions", "seeds", "steps", "executions", "learn s", "h̃ build s", "lifting s",
-            "lifted groundings", "kept ground"]
+    head = [
+        "method",
+        "interactions",
+        "seeds",
+        "steps",
+        "executions",
+        "learn s",
+        "h̃ build s",
+        "lifting s",
+        "lifted groundings",
+        "kept ground",
+    ]
     head += [f"{label} {kind}" for kind in ("all", "applicable", "tried") for _, label in QACE_MODELS]
     head += ["h∧ ⪯ lifted h̃ ⪯ h∨"]
     lines = markdown_table(head)
     for method in dict.fromkeys(p.method for p in points):
         for target in dict.fromkeys(p.target for p in points):
             ps = [p for p in points if p.method == method and p.target == target]
-            cells = [method, str(target), str(len(ps)), f"{_mean([p.steps for p in ps]):.0f}",
-                     f"{_mean([p.executions for p in ps]):.0f}", f"{_mean([p.learn_seconds for p in ps]):.1f}",
-                     f"{_mean([p.tilde_seconds for p in ps]):.2f}", f"{_mean([p.lift_seconds for p in ps]):.2f}",
-                     f"{_mean([p.lifted_groundings for p in ps]):.1f}",
-                     f"{_mean([len(p.kept_ground) for p in ps]):.1f}"]
+            cells = [
+                method,
+                str(target),
+                str(len(ps)),
+                f"{_mean([p.steps for p in ps]):.0f}",
+                f"{_mean([p.executions for p in ps]):.0f}",
+                f"{_mean([p.learn_seconds for p in ps]):.1f}",
+                f"{_mean([p.tilde_seconds for p in ps]):.2f}",
+                f"{_mean([p.lift_seconds for p in ps]):.2f}",
+                f"{_mean([p.lifted_groundings for p in ps]):.1f}",
+                f"{_mean([len(p.kept_ground) for p in ps]):.1f}",
+            ]
             for kind in ("all", "applicable", "tried"):
                 for name, _ in QACE_MODELS:
                     cells.append(f"{_mean([p.errors[f'{name}/{kind}'] for p in ps]):.4f}")
@@ -346,43 +437,87 @@ def kept_lines(points: Sequence[QacePoint]) -> list[str]:
         last = max(p.target for p in points if p.method == method)
         for p in points:
             if p.method == method and p.target == last:
-                lines.append(f"- {method}, seed {p.seed}, {p.target} interactions: {len(p.kept_ground)} of "
-                             f"{len(p.kept_ground) + p.lifted_groundings} pooled groundings keep ground rules where the lifted "
-                             "ones contradict their data")
+                lines.append(
+                    f"- {method}, seed {p.seed}, {p.target} interactions: {len(p.kept_ground)} of "
+                    f"{len(p.kept_ground) + p.lifted_groundings} pooled groundings keep ground rules where the lifted "
+                    "ones contradict their data"
+                )
                 lines += [f"  - `{c}`: {why}" for c, why in p.kept_ground]
     return lines
 
 
 def heldout_table(results: Sequence[HeldOut]) -> list[str]:
-    head = ["hidden truth", "method", "seeds", "steps", "untried (s,c) scored", "h̃ right", "lifted h̃ right",
-            "lifted, unchecked right", "majority right", "h∧ right", "h∧ ⪯ h̃ ⪯ h∨", "h∧ ⪯ lifted h̃ ⪯ h∨"]
+    head = [
+        "hidden truth",
+        "method",
+        "seeds",
+        "steps",
+        "untried (s,c) scored",
+        "h̃ right",
+        "lifted h̃ right",
+        "lifted, unchecked right",
+        "majority right",
+        "h∧ right",
+        "h∧ ⪯ h̃ ⪯ h∨",
+        "h∧ ⪯ lifted h̃ ⪯ h∨",
+    ]
     lines = markdown_table(head)
     for key in dict.fromkeys((r.domain, r.method) for r in results):
         rs = [r for r in results if (r.domain, r.method) == key]
-        lines.append(table_row([
-            f"primitive {key[0]}", key[1], str(len(rs)), f"{_mean([r.steps for r in rs]):.0f}",
-            f"{_mean([r.pairs for r in rs]):.0f}", f"{_mean([r.tilde for r in rs]):.4f}",
-            f"{_mean([r.lifted for r in rs]):.4f}", f"{_mean([r.unchecked for r in rs]):.4f}",
-            f"{_mean([r.majority for r in rs]):.4f}", f"{_mean([r.h_and for r in rs]):.4f}",
-            _verdict([r.proved for r in rs]), _verdict([r.lifted_proved for r in rs]),
-        ]))
+        lines.append(
+            table_row(
+                [
+                    f"primitive {key[0]}",
+                    key[1],
+                    str(len(rs)),
+                    f"{_mean([r.steps for r in rs]):.0f}",
+                    f"{_mean([r.pairs for r in rs]):.0f}",
+                    f"{_mean([r.tilde for r in rs]):.4f}",
+                    f"{_mean([r.lifted for r in rs]):.4f}",
+                    f"{_mean([r.unchecked for r in rs]):.4f}",
+                    f"{_mean([r.majority for r in rs]):.4f}",
+                    f"{_mean([r.h_and for r in rs]):.4f}",
+                    _verdict([r.proved for r in rs]),
+                    _verdict([r.lifted_proved for r in rs]),
+                ]
+            )
+        )
     return lines
 
 
 def build_parser() -> BenchParser:
     p = BenchParser("occam", summary(__doc__))
     p.add_argument("--seeds", type=int, default=2, help="runs per setting and method (default 2)")
-    p.add_argument("--size-settings", type=_csv_list, default=list(SIZE_BUDGETS),
-                   help=f"settings of part 1 (default {','.join(SIZE_BUDGETS)})")
-    p.add_argument("--size-budget", type=int, default=0,
-                   help=f"step budget of every part-1 run (default 0: per setting, {SIZE_BUDGETS})")
-    p.add_argument("--points", type=lambda s: [int(x) for x in _csv_list(s)], default=list(QACE_POINTS),
-                   help=f"interactions at which part 2 scores (default {','.join(map(str, QACE_POINTS))})")
-    p.add_argument("--qace-methods", type=_csv_list, default=["mcqs-s", "mcqs-e", "random"],
-                   help="methods of part 2 (default mcqs-s,mcqs-e,random)")
-    p.add_argument("--heldout-domains", type=_csv_list, default=list(HELDOUT_DOMAINS),
-                   help=f"PPDDL domains whose primitive model is part 3's hidden truth (default "
-                        f"{','.join(HELDOUT_DOMAINS)})")
+    p.add_argument(
+        "--size-settings",
+        type=_csv_list,
+        default=list(SIZE_BUDGETS),
+        help=f"settings of part 1 (default {','.join(SIZE_BUDGETS)})",
+    )
+    p.add_argument(
+        "--size-budget",
+        type=int,
+        default=0,
+        help=f"step budget of every part-1 run (default 0: per setting, {SIZE_BUDGETS})",
+    )
+    p.add_argument(
+        "--points",
+        type=lambda s: [int(x) for x in _csv_list(s)],
+        default=list(QACE_POINTS),
+        help=f"interactions at which part 2 scores (default {','.join(map(str, QACE_POINTS))})",
+    )
+    p.add_argument(
+        "--qace-methods",
+        type=_csv_list,
+        default=["mcqs-s", "mcqs-e", "random"],
+        help="methods of part 2 (default mcqs-s,mcqs-e,random)",
+    )
+    p.add_argument(
+        "--heldout-domains",
+        type=_csv_list,
+        default=list(HELDOUT_DOMAINS),
+        help=f"PPDDL domains whose primitive model is part 3's hidden truth (default {','.join(HELDOUT_DOMAINS)})",
+    )
     p.add_argument("--heldout-steps", type=int, default=250, help="step budget of part 3 (default 250)")
     p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2; 1: no pool)")
     p.add_argument("--out", type=Path, default=Path("bench-occam"), help="output directory (default bench-occam)")
@@ -431,10 +566,12 @@ def main(argv: list[str] | None = None) -> int:
         "",
         *qace_table(qace),
         "",
-        ("Lifted h̃: h̃'s conditions learned on the pooled observations of every grounding of a schema; "
-         "\"lifted, unchecked\" grounds the lifted rules for every grounding, also where they contradict its data "
-         "(outside h∨: never written or certified). Groundings whose data the lifted rules contradict, and why "
-         "(they keep ground rules there and use the lifted rules restricted to their observed effects elsewhere):"),
+        (
+            "Lifted h̃: h̃'s conditions learned on the pooled observations of every grounding of a schema; "
+            '"lifted, unchecked" grounds the lifted rules for every grounding, also where they contradict its data '
+            "(outside h∨: never written or certified). Groundings whose data the lifted rules contradict, and why "
+            "(they keep ground rules there and use the lifted rules restricted to their observed effects elsewhere):"
+        ),
         "",
         *kept_lines(qace),
         "",

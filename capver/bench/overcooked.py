@@ -25,6 +25,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -60,8 +61,8 @@ def bench_snapshots(layout: str, calls: int) -> list[tuple[str, float, float | N
     rows: list[tuple[str, float, float | None]] = []
     for name, x in (("start", x0), ("after 200 random steps", later)):
         sim.set_state(x)
-        rows.append((f"GymSimulator, {name}", _per_call_us(sim.get_state, calls),
-                     _per_call_us(lambda x=x: sim.set_state(x), calls)))  # type: ignore[misc]
+        set_state = partial(sim.set_state, x)
+        rows.append((f"GymSimulator, {name}", _per_call_us(sim.get_state, calls), _per_call_us(set_state, calls)))
     deep = _per_call_us(lambda: copy.deepcopy(env), max(1, calls // 10))
     rows.append(("deepcopy of KitchenEnv", deep, deep))
     step_us = _per_call_us(lambda: env.step(int(rng.integers(len(ACTIONS)))), calls)

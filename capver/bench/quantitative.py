@@ -48,8 +48,9 @@ class SettingSpec:
 
 
 SETTINGS: dict[str, SettingSpec] = {
-    "first_responders": SettingSpec("first_responders", "lao", "first_responders", "mcqs-s", 1500,
-                                    "victim-healthy(z1) & victim-at(z1,l2)"),
+    "first_responders": SettingSpec(
+        "first_responders", "lao", "first_responders", "mcqs-s", 1500, "victim-healthy(z1) & victim-at(z1,l2)"
+    ),
     "blocks": SettingSpec("blocks", "lao", "blocks", "mcqs-e", 2000, "on(a,b) & on(b,c)"),
     "minigrid": SettingSpec("minigrid", "minigrid-rl", None, "mcqs-e", 5000, "in_room(agent,se)"),
     "crafter": SettingSpec("crafter", "crafter", None, "mcqs-e", 3000, "has_wood_pickaxe"),
@@ -79,23 +80,46 @@ class Check:
 
 def build_parser() -> BenchParser:
     p = BenchParser("quantitative", summary(__doc__))
-    p.add_argument("--settings", nargs="+", choices=tuple(SETTINGS), default=list(SETTINGS),
-                   help=f"the learned settings (default: {' '.join(SETTINGS)})")
-    p.add_argument("--steps", type=int, default=None,
-                   help="simulator steps of every learned run (default: each setting's own: "
-                   + ", ".join(f"{k} {s.steps}" for k, s in SETTINGS.items()) + ")")
-    p.add_argument("--models", choices=("and", "or", "both"), default="both",
-                   help="which models of each run are checked: h∧, h∨ or both (default: both)")
-    p.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES),
-                   help=f"the checkers timed (default: {' '.join(ENGINES)})")
-    p.add_argument("--timeout", type=float, default=120.0,
-                   help="seconds one check may take before it is stopped (default 120)")
+    p.add_argument(
+        "--settings",
+        nargs="+",
+        choices=tuple(SETTINGS),
+        default=list(SETTINGS),
+        help=f"the learned settings (default: {' '.join(SETTINGS)})",
+    )
+    p.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        help="simulator steps of every learned run (default: each setting's own: "
+        + ", ".join(f"{k} {s.steps}" for k, s in SETTINGS.items())
+        + ")",
+    )
+    p.add_argument(
+        "--models",
+        choices=("and", "or", "both"),
+        default="both",
+        help="which models of each run are checked: h∧, h∨ or both (default: both)",
+    )
+    p.add_argument(
+        "--engines",
+        nargs="+",
+        choices=ENGINES,
+        default=list(ENGINES),
+        help=f"the checkers timed (default: {' '.join(ENGINES)})",
+    )
+    p.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds one check may take before it is stopped (default 120)"
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the learned runs (default 0)")
-    p.add_argument("--runs", type=Path, default=None,
-                   help="a directory of capver learn runs named by setting (e.g. RUNS/first_responders) to read "
-                   "instead of learning (default: learn in memory)")
-    p.add_argument("--out", type=Path, default=None,
-                   help="directory for table.md and checks.csv (default: print only)")
+    p.add_argument(
+        "--runs",
+        type=Path,
+        default=None,
+        help="a directory of capver learn runs named by setting (e.g. RUNS/first_responders) to read "
+        "instead of learning (default: learn in memory)",
+    )
+    p.add_argument("--out", type=Path, default=None, help="directory for table.md and checks.csv (default: print only)")
     p.add_quick(QUICK, "a smoke run: First Responders' h∧ after 200 steps")
     return p
 
@@ -126,18 +150,24 @@ def _check(model: object, init: int, text: str, engine: str, conn: Connection) -
             states, transitions = len(mdp), mdp.nr_transitions
             sol = inner.last
             if sol is not None:
-                breakdown = (f"build {mdp.build_seconds:.2f} s, float {sol.float_seconds:.2f} s, exact "
-                             f"{sol.exact_seconds:.2f} s ({sol.method})")
+                breakdown = (
+                    f"build {mdp.build_seconds:.2f} s, float {sol.float_seconds:.2f} s, exact "
+                    f"{sol.exact_seconds:.2f} s ({sol.method})"
+                )
         elif isinstance(checker, StormChecker):
             _, sm = checker.built(model, init)
             states, transitions = sm.nr_states, sm.nr_transitions
             t0 = time.perf_counter()
             from capver.engines.verification.prism import export_prism
+
             export_prism(model, init)  # timed again: the checker does not keep its export time
-            breakdown = (f"export {time.perf_counter() - t0:.2f} s, parse+build {sm.build_seconds:.2f} s, "
-                         f"solve {sm.check_seconds:.2f} s")
+            breakdown = (
+                f"export {time.perf_counter() - t0:.2f} s, parse+build {sm.build_seconds:.2f} s, "
+                f"solve {sm.check_seconds:.2f} s"
+            )
         elif r.engine == "explicit":
             from capver.engines.verification import explicit
+
             mdp_e = explicit.explore(model, init)
             states, transitions = len(mdp_e), mdp_e.nr_transitions
         value = str(r.value) if isinstance(r.value, Fraction) else repr(float(r.value))
@@ -191,8 +221,11 @@ def _models(spec: SettingSpec, steps: int | None, seed: int, runs: Path | None) 
     # carry the caches learning filled, which would flatter the engines that use them.
     first = dsl.parse(dsl.emit(result.h_and, name="pessimistic", init=init))
     second = dsl.parse(dsl.emit(result.h_or, name="optimistic", init=init), ctx=first.ctx)
-    return ({"and": first.model, "or": second.model}, init,
-            f"{spec.method} {n} steps, seed {seed}, learned in {learned:.0f} s")
+    return (
+        {"and": first.model, "or": second.model},
+        init,
+        f"{spec.method} {n} steps, seed {seed}, learned in {learned:.0f} s",
+    )
 
 
 def _agree(rows: list[Check]) -> list[str]:
@@ -231,16 +264,42 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for engine in engines:
                     load = os.getloadavg()[0]
                     if engine in timed_out:
-                        rows.append(Check(key, label, query, engine, "", None, load, "", "", None, None, "",
-                                          "skipped: Pmax ran out of time or states"))
+                        rows.append(
+                            Check(
+                                key,
+                                label,
+                                query,
+                                engine,
+                                "",
+                                None,
+                                load,
+                                "",
+                                "",
+                                None,
+                                None,
+                                "",
+                                "skipped: Pmax ran out of time or states",
+                            )
+                        )
                         continue
                     out = timed_check(models[kind], init, text, engine, args.timeout)
                     if out[0] == "ok":
                         _, s, by, value, guarantee, states, transitions, breakdown = out
                         assert isinstance(s, float)
-                        row = Check(key, label, query, engine, str(by), s, load, str(value), str(guarantee),
-                                    states if isinstance(states, int) else None,
-                                    transitions if isinstance(transitions, int) else None, str(breakdown))
+                        row = Check(
+                            key,
+                            label,
+                            query,
+                            engine,
+                            str(by),
+                            s,
+                            load,
+                            str(value),
+                            str(guarantee),
+                            states if isinstance(states, int) else None,
+                            transitions if isinstance(transitions, int) else None,
+                            str(breakdown),
+                        )
                     else:
                         # Pmin builds the same MDP: after a timeout or the state limit it would fail alike.
                         timed_out.add(engine)
@@ -248,8 +307,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         row = Check(key, label, query, engine, "", None, load, "", "", None, None, "", err)
                     rows.append(row)
                     shown = f"{row.seconds:7.2f} s" if row.seconds is not None else row.error
-                    print(f"  {label} {query} {engine:<12} {shown}  {row.value[:24]}  {row.guarantee}  "
-                          f"{row.breakdown} (load {load:.1f})", flush=True)
+                    print(
+                        f"  {label} {query} {engine:<12} {shown}  {row.value[:24]}  {row.guarantee}  "
+                        f"{row.breakdown} (load {load:.1f})",
+                        flush=True,
+                    )
                 problems += [f"{key} {label} {query}: {p}" for p in _agree(rows)]
                 checks.extend(rows)
     ok = not problems
@@ -263,38 +325,58 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _target(checks: list[Check]) -> str:
-    fr = [c for c in checks if c.setting == "first_responders" and c.model == "h∧" and c.query == "Pmax"
-          and c.engine == "auto" and c.seconds is not None]
+    fr = [
+        c
+        for c in checks
+        if c.setting == "first_responders"
+        and c.model == "h∧"
+        and c.query == "Pmax"
+        and c.engine == "auto"
+        and c.seconds is not None
+    ]
     if not fr:
         return "target (exact Pmax on First Responders' h∧ ≤ 5 s): not measured in this run"
     c = fr[0]
     met = c.seconds is not None and c.seconds <= TARGET_SECONDS and c.guarantee.startswith("exact")
-    return (f"target (exact Pmax on First Responders' h∧ ≤ {TARGET_SECONDS:g} s, --engine auto): "
-            f"{c.seconds:.2f} s at load {c.load:.1f}, {c.guarantee}: {'met' if met else 'NOT met'}")
+    return (
+        f"target (exact Pmax on First Responders' h∧ ≤ {TARGET_SECONDS:g} s, --engine auto): "
+        f"{c.seconds:.2f} s at load {c.load:.1f}, {c.guarantee}: {'met' if met else 'NOT met'}"
+    )
 
 
-def write(out: Path, checks: list[Check], notes: list[str], problems: list[str], target: str,
-          argv: Sequence[str]) -> None:
+def write(
+    out: Path, checks: list[Check], notes: list[str], problems: list[str], target: str, argv: Sequence[str]
+) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with (out / "checks.csv").open("w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=list(Check.__dataclass_fields__))
         w.writeheader()
         for c in checks:
             w.writerow(asdict(c))
-    lines = ["# capver bench quantitative", "",
-             (f"Machine: {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}; "
-              "every check in a fresh forked process from the models as read from their files (its time includes "
-              "building the MDP, as one capver verify call does); load = the 1-minute load average when the check "
-              "started (the machine is shared)."), ""]
+    lines = [
+        "# capver bench quantitative",
+        "",
+        (
+            f"Machine: {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}; "
+            "every check in a fresh forked process from the models as read from their files (its time includes "
+            "building the MDP, as one capver verify call does); load = the 1-minute load average when the check "
+            "started (the machine is shared)."
+        ),
+        "",
+    ]
     lines += [f"* {n}" for n in notes]
     lines += ["", target, ""]
     if problems:
         lines += ["**Disagreements:**", *[f"* {p}" for p in problems], ""]
     else:
         lines += ["Every exact engine gave the same fraction for every query; storm-float was within 1e-9 of it.", ""]
-    lines += [("| setting | model | states | transitions | query | engine | answered by | seconds | load | value | "
-               "guarantee | where the time went |"),
-              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [
+        (
+            "| setting | model | states | transitions | query | engine | answered by | seconds | load | value | "
+            "guarantee | where the time went |"
+        ),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     sizes: dict[tuple[str, str], tuple[int | None, int | None]] = {}
     for c in checks:
         if c.states is not None:
@@ -303,9 +385,11 @@ def write(out: Path, checks: list[Check], notes: list[str], problems: list[str],
         st, tr = sizes.get((c.setting, c.model), (None, None))
         value = c.value if len(c.value) <= 24 else f"{float(Fraction(c.value)):.10g} ({len(c.value)} chars)"
         seconds = f"{c.seconds:.2f}" if c.seconds is not None else c.error
-        lines.append(f"| {c.setting} | {c.model} | {st if st is not None else '—'} | "
-                     f"{tr if tr is not None else '—'} | {c.query} | {c.engine} | {c.answered_by or '—'} | "
-                     f"{seconds} | {c.load:.1f} | {value or '—'} | {c.guarantee or '—'} | {c.breakdown or '—'} |")
+        lines.append(
+            f"| {c.setting} | {c.model} | {st if st is not None else '—'} | "
+            f"{tr if tr is not None else '—'} | {c.query} | {c.engine} | {c.answered_by or '—'} | "
+            f"{seconds} | {c.load:.1f} | {value or '—'} | {c.guarantee or '—'} | {c.breakdown or '—'} |"
+        )
     lines += ["", f"Command: `{' '.join(['capver bench quantitative', *argv])}`", ""]
     (out / "table.md").write_text("\n".join(lines), encoding="utf-8")
 

@@ -157,12 +157,14 @@ class SpeedRow:
         return 1000.0 * s / max(self.steps, 1)
 
 
-def measure(setting: str, method: str, variant: str, steps: int, seed: int, iterations: int, horizon: int,
-            executions: int) -> SpeedRow:
+def measure(
+    setting: str, method: str, variant: str, steps: int, seed: int, iterations: int, horizon: int, executions: int
+) -> SpeedRow:
     """One timed learning run to ``steps`` simulator steps (setting construction excluded)."""
     a = build_setting(setting)
-    config = LearnConfig.from_options(method, executions=executions, iterations=iterations, horizon=horizon,
-                                      xi_cap=1e-5, patience=0, max_steps=steps)
+    config = LearnConfig.from_options(
+        method, executions=executions, iterations=iterations, horizon=horizon, xi_cap=1e-5, patience=0, max_steps=steps
+    )
     config = dataclasses.replace(config, synthesis=dataclasses.replace(config.synthesis, **VARIANTS[variant]))
     rng = np.random.default_rng(seed)
     a.setting.sim.reset(seed)
@@ -176,8 +178,9 @@ def measure(setting: str, method: str, variant: str, steps: int, seed: int, iter
     phases = dict(clock.seconds, other=max(0.0, total - measured))
     # Rounding of the clock can leave ``other`` a hair below zero; the total then
     # absorbs it so that the phases still add up.
-    return SpeedRow(method, variant, progress.steps, progress.queries, progress.unique_transitions,
-                    max(total, measured), phases)
+    return SpeedRow(
+        method, variant, progress.steps, progress.queries, progress.unique_transitions, max(total, measured), phases
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,8 +197,10 @@ class Reachable:
     seconds: float
 
     def line(self) -> str:
-        return (f"| {self.how} | {self.states} | {self.capabilities} | {self.pairs} | {self.transitions} | "
-                f"{self.multi} | {self.unchanged} | {self.seconds:.1f} |")
+        return (
+            f"| {self.how} | {self.states} | {self.capabilities} | {self.pairs} | {self.transitions} | "
+            f"{self.multi} | {self.unchanged} | {self.seconds:.1f} |"
+        )
 
 
 def _closure(a: Assessment, outcomes: Callable[[State, Capability], set[State]], how: str) -> Reachable:
@@ -203,8 +208,10 @@ def _closure(a: Assessment, outcomes: Callable[[State, Capability], set[State]],
     ``outcomes(s, c)`` gives the successors of c from s."""
     st = a.setting
     if not st.symbolic_states:
-        raise SettingError(f"{a.name}: counting reachable transitions needs environment states that are the "
-                           "symbolic states (a lao: or primitive: setting)")
+        raise SettingError(
+            f"{a.name}: counting reachable transitions needs environment states that are the "
+            "symbolic states (a lao: or primitive: setting)"
+        )
     start = time.process_time()
     caps = {c.name: c for c in st.capabilities}
     states = {st.alpha(x) for x in st.initial_states}
@@ -223,9 +230,16 @@ def _closure(a: Assessment, outcomes: Callable[[State, Capability], set[State]],
                         for c in a.grow(Transition(s, name, s2)):
                             caps.setdefault(c.name, c)
                     states.add(s2)
-    return Reachable(how, len(states), len(caps), len(outs), sum(map(len, outs.values())),
-                     sum(len(v) > 1 for v in outs.values()), sum(v == {s} for (s, _), v in outs.items()),
-                     time.process_time() - start)
+    return Reachable(
+        how,
+        len(states),
+        len(caps),
+        len(outs),
+        sum(map(len, outs.values())),
+        sum(len(v) > 1 for v in outs.values()),
+        sum(v == {s} for (s, _), v in outs.items()),
+        time.process_time() - start,
+    )
 
 
 def reachable_by_execution(a: Assessment, samples: int, rng: np.random.Generator) -> Reachable:
@@ -277,20 +291,31 @@ class ConvergeRow:
     agreement: float
 
     def line(self) -> str:
-        return (f"| {self.method} | {self.seed} | {self.stop} | {self.cpu:.1f} | {self.wall:.1f} | {self.steps} | "
-                f"{self.queries} | {self.executions} | {self.transitions} | {self.coverage:.4f} | "
-                f"{self.agreement:.4f} |")
+        return (
+            f"| {self.method} | {self.seed} | {self.stop} | {self.cpu:.1f} | {self.wall:.1f} | {self.steps} | "
+            f"{self.queries} | {self.executions} | {self.transitions} | {self.coverage:.4f} | "
+            f"{self.agreement:.4f} |"
+        )
 
 
-def converge(setting: str, method: str, seed: int, cpu_cap: float, eval_sequences: int, iterations: int,
-             horizon: int, executions: int) -> ConvergeRow:
+def converge(
+    setting: str,
+    method: str,
+    seed: int,
+    cpu_cap: float,
+    eval_sequences: int,
+    iterations: int,
+    horizon: int,
+    executions: int,
+) -> ConvergeRow:
     """One run to the stopping rule (patience 25), or to ``cpu_cap`` CPU seconds."""
     a = build_setting(setting)
     d_eval = collect_eval_set(setting, eval_sequences).dataset(a)
     rng = RunSpec(setting, method, seed, 1, 0).rng()  # the seeding of capver bench learning
     a.setting.sim.reset(int(rng.integers(2**31 - 1)))
-    config = LearnConfig.from_options(method, executions=executions, iterations=iterations, horizon=horizon,
-                                      xi_cap=1e-5, patience=25)
+    config = LearnConfig.from_options(
+        method, executions=executions, iterations=iterations, horizon=horizon, xi_cap=1e-5, patience=25
+    )
     learner = Learner(a.ctx, a.setting, config, rng, grow=a.grow)
     wall, cpu = time.monotonic(), time.process_time()
 
@@ -302,16 +327,34 @@ def converge(setting: str, method: str, seed: int, cpu_cap: float, eval_sequence
     wall, cpu = time.monotonic() - wall, time.process_time() - cpu
     stop = "converged" if p.stop is StopReason.CONVERGED else f"CPU cap {cpu_cap:g} s"
     sc = checkpoint_scores(learner.h_and, learner.data, d_eval)
-    return ConvergeRow(method, seed, stop, cpu, wall, p.steps, p.queries, p.executions, p.unique_transitions,
-                       sc["coverage_agreement"], sc["agreement"])
+    return ConvergeRow(
+        method,
+        seed,
+        stop,
+        cpu,
+        wall,
+        p.steps,
+        p.queries,
+        p.executions,
+        p.unique_transitions,
+        sc["coverage_agreement"],
+        sc["agreement"],
+    )
 
 
 def table(rows: Sequence[SpeedRow]) -> list[str]:
     head = ["method", "variant", "steps", "queries", "transitions", "ms/step", *(f"{p} ms/step" for p in PHASES)]
     lines = markdown_table(head)
     for r in rows:
-        cells = [r.method, r.variant, str(r.steps), str(r.queries), str(r.transitions), f"{r.ms_per_step():.2f}",
-                 *(f"{r.ms_per_step(p):.2f}" for p in PHASES)]
+        cells = [
+            r.method,
+            r.variant,
+            str(r.steps),
+            str(r.queries),
+            str(r.transitions),
+            f"{r.ms_per_step():.2f}",
+            *(f"{r.ms_per_step(p):.2f}" for p in PHASES),
+        ]
         lines.append(table_row(cells))
     return lines
 
@@ -322,27 +365,55 @@ def _csv_list(text: str) -> list[str]:
 
 def build_parser() -> BenchParser:
     p = BenchParser("speed", summary(__doc__))
-    p.add_argument("--setting", default="lao:first_responders",
-                   help="lao:DOMAIN, primitive:DOMAIN or minigrid-rl (default lao:first_responders)")
-    p.add_argument("--methods", type=_csv_list, default=list(DEFAULT_METHODS),
-                   help=f"comma-separated query-synthesis methods (default {','.join(DEFAULT_METHODS)})")
-    p.add_argument("--variants", type=_csv_list, default=["default"],
-                   help=f"comma-separated search variants among {','.join(VARIANTS)}; 'all-iterations' applies to "
-                   "MCQS-E only (default: default)")
+    p.add_argument(
+        "--setting",
+        default="lao:first_responders",
+        help="lao:DOMAIN, primitive:DOMAIN or minigrid-rl (default lao:first_responders)",
+    )
+    p.add_argument(
+        "--methods",
+        type=_csv_list,
+        default=list(DEFAULT_METHODS),
+        help=f"comma-separated query-synthesis methods (default {','.join(DEFAULT_METHODS)})",
+    )
+    p.add_argument(
+        "--variants",
+        type=_csv_list,
+        default=["default"],
+        help=f"comma-separated search variants among {','.join(VARIANTS)}; 'all-iterations' applies to "
+        "MCQS-E only (default: default)",
+    )
     p.add_argument("--steps", type=int, default=800, help="simulator steps per run (default 800)")
     p.add_argument("--seed", type=int, default=0, help="seed of every run (default 0)")
     p.add_argument("--iterations", type=int, default=100, help="MCTS iterations per plan (default 100)")
     p.add_argument("--horizon", type=int, default=10, help="query horizon (default 10)")
     p.add_argument("--executions", type=int, default=2, help="executions per query (default 2)")
-    p.add_argument("--reachable", type=int, default=0, metavar="K",
-                   help="also count the reachable transitions, executing every pair K times (default 0: skip)")
-    p.add_argument("--converge", type=float, default=0.0, metavar="SECONDS",
-                   help="also run every method to the stopping rule, capped at this many CPU seconds "
-                   "(default 0: skip)")
-    p.add_argument("--converge-seeds", type=_csv_list, default=["0"],
-                   help="comma-separated seeds of the --converge runs (default 0)")
-    p.add_argument("--eval-sequences", type=int, default=300,
-                   help="sequences of D′ for the coverage of the --converge runs (default 300)")
+    p.add_argument(
+        "--reachable",
+        type=int,
+        default=0,
+        metavar="K",
+        help="also count the reachable transitions, executing every pair K times (default 0: skip)",
+    )
+    p.add_argument(
+        "--converge",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="also run every method to the stopping rule, capped at this many CPU seconds (default 0: skip)",
+    )
+    p.add_argument(
+        "--converge-seeds",
+        type=_csv_list,
+        default=["0"],
+        help="comma-separated seeds of the --converge runs (default 0)",
+    )
+    p.add_argument(
+        "--eval-sequences",
+        type=int,
+        default=300,
+        help="sequences of D′ for the coverage of the --converge runs (default 300)",
+    )
     p.add_argument("--out", type=Path, default=Path("bench-speed"), help="output directory (default bench-speed)")
     p.add_quick(QUICK, "a smoke run: every method and variant on a short run")
     return p
@@ -377,14 +448,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             if method not in VARIANT_METHODS.get(variant, (method,)):
                 continue
             print(f"{method} {variant}: {args.steps} steps …", file=sys.stderr, flush=True)
-            rows.append(measure(args.setting, method, variant, args.steps, args.seed, args.iterations, args.horizon,
-                                args.executions))
+            rows.append(
+                measure(
+                    args.setting, method, variant, args.steps, args.seed, args.iterations, args.horizon, args.executions
+                )
+            )
     lines = [
         "# capver bench speed",
         "",
-        (f"{args.setting}, seed {args.seed}, {args.steps} simulator steps per run; MCTS {args.iterations} iterations, "
-         f"horizon {args.horizon}; {args.executions} executions per query. CPU ms per simulator step of this "
-         "process, in total and per phase (the phases sum to the total)."),
+        (
+            f"{args.setting}, seed {args.seed}, {args.steps} simulator steps per run; MCTS {args.iterations} iterations, "
+            f"horizon {args.horizon}; {args.executions} executions per query. CPU ms per simulator step of this "
+            "process, in total and per phase (the phases sum to the total)."
+        ),
         "",
         *table(rows),
     ]
@@ -393,14 +469,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A fresh setting for each closure: capability discovery remembers what it saw.
         a = build_setting(args.setting)
         a.setting.sim.reset(args.seed)
-        found = [reachable_by_execution(a, args.reachable, np.random.default_rng(args.seed)),
-                 reachable_exactly(build_setting(args.setting))]
+        found = [
+            reachable_by_execution(a, args.reachable, np.random.default_rng(args.seed)),
+            reachable_exactly(build_setting(args.setting)),
+        ]
         lines += [
             "",
             f"Reachable from the initial state of {args.setting} (the closure over executions):",
             "",
-            ("| closure | states | capabilities | (s, c) pairs | transitions | pairs with > 1 outcome | "
-             "pairs with s′ = s only | CPU s |"),
+            (
+                "| closure | states | capabilities | (s, c) pairs | transitions | pairs with > 1 outcome | "
+                "pairs with s′ = s only | CPU s |"
+            ),
             "|---|---|---|---|---|---|---|---|",
             *(r.line() for r in found if r is not None),
         ]
@@ -408,17 +488,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         found_rows = []
         for method in args.methods:
             for seed in seeds:
-                print(f"{method} seed {seed}: to the stopping rule, ≤ {args.converge:g} CPU s …", file=sys.stderr,
-                      flush=True)
-                found_rows.append(converge(args.setting, method, seed, args.converge, args.eval_sequences,
-                                           args.iterations, args.horizon, args.executions))
+                print(
+                    f"{method} seed {seed}: to the stopping rule, ≤ {args.converge:g} CPU s …",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                found_rows.append(
+                    converge(
+                        args.setting,
+                        method,
+                        seed,
+                        args.converge,
+                        args.eval_sequences,
+                        args.iterations,
+                        args.horizon,
+                        args.executions,
+                    )
+                )
         lines += [
             "",
-            (f"To the stopping rule (25 queries without a new transition or a > 5 % probability change), at most "
-             f"{args.converge:g} CPU s; coverage against D′ of {args.eval_sequences} sequences:"),
+            (
+                f"To the stopping rule (25 queries without a new transition or a > 5 % probability change), at most "
+                f"{args.converge:g} CPU s; coverage against D′ of {args.eval_sequences} sequences:"
+            ),
             "",
-            ("| method | seed | stop | CPU s | wall s | steps | queries | executions | unique transitions | "
-             "coverage agreement | printed 1 − VD_s |"),
+            (
+                "| method | seed | stop | CPU s | wall s | steps | queries | executions | unique transitions | "
+                "coverage agreement | printed 1 − VD_s |"
+            ),
             "|---|---|---|---|---|---|---|---|---|---|---|",
             *(r.line() for r in found_rows),
         ]
@@ -426,11 +523,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     (out / "table.md").write_text(text)
     with (out / "speed.csv").open("w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["method", "variant", "steps", "queries", "transitions", "cpu_seconds",
-                    *(f"{p}_seconds" for p in PHASES)])
+        w.writerow(
+            ["method", "variant", "steps", "queries", "transitions", "cpu_seconds", *(f"{p}_seconds" for p in PHASES)]
+        )
         for r in rows:
-            w.writerow([r.method, r.variant, r.steps, r.queries, r.transitions, f"{r.seconds:.4f}",
-                        *(f"{r.phases[p]:.4f}" for p in PHASES)])
+            w.writerow(
+                [
+                    r.method,
+                    r.variant,
+                    r.steps,
+                    r.queries,
+                    r.transitions,
+                    f"{r.seconds:.4f}",
+                    *(f"{r.phases[p]:.4f}" for p in PHASES),
+                ]
+            )
     print(text, end="")
     return 0
 

@@ -199,8 +199,9 @@ def unseen_excess(truth: CompoundModel, data: TransitionDataset, bounds: Samplin
 def _absorbing(mdp: explicit.ExplicitMDP, stop: Sequence[bool]) -> explicit.ExplicitMDP:
     """``mdp`` with every ``stop`` state made a self-loop: runs that leave the hold
     states of an until without reaching its goal end there."""
-    choices = tuple((explicit.Choice(None, ((i, Fraction(1)),)),) if stop[i] else cs
-                    for i, cs in enumerate(mdp.choices))
+    choices = tuple(
+        (explicit.Choice(None, ((i, Fraction(1)),)),) if stop[i] else cs for i, cs in enumerate(mdp.choices)
+    )
     return explicit.ExplicitMDP(mdp.states, mdp.index, choices)
 
 
@@ -218,8 +219,9 @@ def _tests(path: PathFormula, vocab: Vocabulary) -> tuple[Target, Target | None]
     return (lambda s: holds(until, s, vocab)), (lambda s: holds(hold, s, vocab))
 
 
-def truth_reach(model: CompoundModel, init: State, goal: Target, hold: Target | None, bound: int | None,
-                maximise: bool) -> Fraction:
+def truth_reach(
+    model: CompoundModel, init: State, goal: Target, hold: Target | None, bound: int | None, maximise: bool
+) -> Fraction:
     """Pmax (Pmin) of ``hold U<=bound goal`` from ``init`` on the truth, exactly, by
     capver's explicit engine; a run that leaves the hold states without reaching the
     goal stays where it left."""
@@ -268,8 +270,9 @@ def agent_bounds(prop: Property, bounds: SamplingBounds, init: State, maximise: 
     caps = prop.capability_names
     if isinstance(path, Globally):
         inv = path.invariant
-        return agent_globally_bounds(bounds, init, lambda s: holds(inv, s, vocab), path.bound, maximise=maximise,
-                                     capabilities=caps)
+        return agent_globally_bounds(
+            bounds, init, lambda s: holds(inv, s, vocab), path.bound, maximise=maximise, capabilities=caps
+        )
     goal, hold = _tests(path, vocab)
     return agent_reach_bounds(bounds, init, goal, path.bound, maximise=maximise, hold=hold, capabilities=caps)
 
@@ -324,8 +327,10 @@ class Claim:
     def covered(self) -> tuple[bool, bool]:
         """Whether the Pmax and the Pmin bounds contain the truth's value (up to the
         bounds' float rounding)."""
-        return (self.pmax_lower - COVER_SLACK <= self.pmax_truth <= self.pmax_upper + COVER_SLACK,
-                self.pmin_lower - COVER_SLACK <= self.pmin_truth <= self.pmin_upper + COVER_SLACK)
+        return (
+            self.pmax_lower - COVER_SLACK <= self.pmax_truth <= self.pmax_upper + COVER_SLACK,
+            self.pmin_lower - COVER_SLACK <= self.pmin_truth <= self.pmin_upper + COVER_SLACK,
+        )
 
     @property
     def run_key(self) -> tuple[str, str, int, int]:
@@ -345,8 +350,9 @@ def run_one(spec: RunSpec, delta: float, epsilon: float) -> list[Claim]:
     truth = a.truth  # h⋆ completed with the no-op where no rule matches: what the agent does
     assert truth is not None
     # Each run's own stream: runs at different budgets are independent datasets.
-    rng = np.random.default_rng([spec.seed, LEARN_SALT, TRUTHS.index(spec.truth), LEARN_METHODS.index(spec.method),
-                                 spec.budget])
+    rng = np.random.default_rng(
+        [spec.seed, LEARN_SALT, TRUTHS.index(spec.truth), LEARN_METHODS.index(spec.method), spec.budget]
+    )
     # patience=0: every run spends its whole budget, so that budgets compare.
     result = learn(a, method=spec.method, max_steps=spec.budget, seed=int(rng.integers(2**31 - 1)), patience=0)
     data = result.data
@@ -380,9 +386,31 @@ def run_one(spec: RunSpec, delta: float, epsilon: float) -> list[Claim]:
         for maximise in (True, False):
             b = agent_bounds(prop, sampling, init, maximise)
             quant += [b.lower, b.upper, float(truth_value(prop, truth, init, maximise))]
-        out.append(Claim(spec.truth, spec.method, spec.budget, spec.seed, result.progress.steps, text, tier,
-                         truth_holds, differs, wrong, eps, bound, violation, frontier, untried, thin, check.excess, check.pairs,
-                         check.closest, check.unseen_pairs, *quant))
+        out.append(
+            Claim(
+                spec.truth,
+                spec.method,
+                spec.budget,
+                spec.seed,
+                result.progress.steps,
+                text,
+                tier,
+                truth_holds,
+                differs,
+                wrong,
+                eps,
+                bound,
+                violation,
+                frontier,
+                untried,
+                thin,
+                check.excess,
+                check.pairs,
+                check.closest,
+                check.unseen_pairs,
+                *quant,
+            )
+        )
     return out
 
 
@@ -390,8 +418,9 @@ def _run(job: tuple[RunSpec, float, float]) -> list[Claim]:
     return run_one(*job)
 
 
-def run_all(specs: Sequence[RunSpec], delta: float, epsilon: float, jobs: int,
-            log: Callable[[str], None]) -> list[Claim]:
+def run_all(
+    specs: Sequence[RunSpec], delta: float, epsilon: float, jobs: int, log: Callable[[str], None]
+) -> list[Claim]:
     """Every run's claims, in the order of ``specs`` (large budgets are started first
     so that the pool's last jobs are short)."""
     order = sorted(range(len(specs)), key=lambda i: -specs[i].budget)
@@ -421,8 +450,19 @@ def _runs(claims: Sequence[Claim]) -> dict[tuple[str, str, int, int], list[Claim
     return runs
 
 
-TIER_HEADER = ["tier", "claims", "share of claims", "with no frontier pair", "wrong", "verdict ≠ truth's", "in a run whose missing-mass event failed",
-               "median ε̄", "median untried pairs", "median thin pairs", "target"]
+TIER_HEADER = [
+    "tier",
+    "claims",
+    "share of claims",
+    "with no frontier pair",
+    "wrong",
+    "verdict ≠ truth's",
+    "in a run whose missing-mass event failed",
+    "median ε̄",
+    "median untried pairs",
+    "median thin pairs",
+    "target",
+]
 
 
 def tier_table(claims: Sequence[Claim]) -> list[str]:
@@ -434,23 +474,39 @@ def tier_table(claims: Sequence[Claim]) -> list[str]:
     for tier in TIERS:
         cs = [c for c in claims if c.tier == tier]
         decided = tier.startswith(("observed", "confident"))
-        lines.append(table_row([
-            tier, len(cs), f"{len(cs) / total:.3f}" if total else "—",
-            sum(c.frontier_pairs == 0 for c in cs) if tier.startswith(("confident", "unconfirmed")) else "—",
-            sum(c.wrong for c in cs) if decided else "—",
-            sum(c.differs for c in cs) if decided else "—",
-            sum(c.run_excess > 0 for c in cs) if tier.startswith("confident") else "—",
-            _median([c.epsilon for c in cs]) if tier.startswith(("confident", "unconfirmed")) else "—",
-            _median([c.untried for c in cs]) if tier == "unconfirmed" else "—",
-            _median([c.thin for c in cs]) if tier == "unconfirmed" else "—",
-            TARGETS[tier],
-        ]))
+        lines.append(
+            table_row(
+                [
+                    tier,
+                    len(cs),
+                    f"{len(cs) / total:.3f}" if total else "—",
+                    sum(c.frontier_pairs == 0 for c in cs) if tier.startswith(("confident", "unconfirmed")) else "—",
+                    sum(c.wrong for c in cs) if decided else "—",
+                    sum(c.differs for c in cs) if decided else "—",
+                    sum(c.run_excess > 0 for c in cs) if tier.startswith("confident") else "—",
+                    _median([c.epsilon for c in cs]) if tier.startswith(("confident", "unconfirmed")) else "—",
+                    _median([c.untried for c in cs]) if tier == "unconfirmed" else "—",
+                    _median([c.thin for c in cs]) if tier == "unconfirmed" else "—",
+                    TARGETS[tier],
+                ]
+            )
+        )
     return lines
 
 
-BUDGET_HEADER = ["method", "budget", "runs", "claims", *TIERS, "observed wrong", "confident wrong (k = 10)",
-                 "confident ≠ truth's verdict", "runs with a confident claim", "runs with a wrong confident claim",
-                 "runs whose missing-mass event failed"]
+BUDGET_HEADER = [
+    "method",
+    "budget",
+    "runs",
+    "claims",
+    *TIERS,
+    "observed wrong",
+    "confident wrong (k = 10)",
+    "confident ≠ truth's verdict",
+    "runs with a confident claim",
+    "runs with a wrong confident claim",
+    "runs whose missing-mass event failed",
+]
 
 
 def budget_table(claims: Sequence[Claim]) -> list[str]:
@@ -459,14 +515,23 @@ def budget_table(claims: Sequence[Claim]) -> list[str]:
         for budget in sorted({c.budget for c in claims if c.method == method}):
             cs = [c for c in claims if c.method == method and c.budget == budget]
             runs = _runs(cs).values()
-            lines.append(table_row([
-                method, budget, len(runs), len(cs), *(sum(c.tier == t for c in cs) for t in TIERS),
-                sum(c.wrong for c in cs if not c.confident), sum(c.wrong for c in cs if c.confident),
-                sum(c.differs for c in cs if c.confident),
-                sum(any(c.confident for c in r) for r in runs),
-                sum(any(c.confident and c.wrong for c in r) for r in runs),
-                sum(r[0].run_excess > 0 for r in runs),
-            ]))
+            lines.append(
+                table_row(
+                    [
+                        method,
+                        budget,
+                        len(runs),
+                        len(cs),
+                        *(sum(c.tier == t for c in cs) for t in TIERS),
+                        sum(c.wrong for c in cs if not c.confident),
+                        sum(c.wrong for c in cs if c.confident),
+                        sum(c.differs for c in cs if c.confident),
+                        sum(any(c.confident for c in r) for r in runs),
+                        sum(any(c.confident and c.wrong for c in r) for r in runs),
+                        sum(r[0].run_excess > 0 for r in runs),
+                    ]
+                )
+            )
     return lines
 
 
@@ -479,14 +544,33 @@ def truth_table(claims: Sequence[Claim]) -> list[str]:
         cs = [c for c in claims if c.truth == truth]
         runs = _runs(cs)
         props = {len(r) for r in runs.values()}
-        lines.append(table_row([truth, len(runs), "/".join(map(str, sorted(props))), len(cs),
-                           *(sum(c.tier == t for c in cs) for t in TIERS),
-                           sum(c.differs for c in cs if c.confident)]))
+        lines.append(
+            table_row(
+                [
+                    truth,
+                    len(runs),
+                    "/".join(map(str, sorted(props))),
+                    len(cs),
+                    *(sum(c.tier == t for c in cs) for t in TIERS),
+                    sum(c.differs for c in cs if c.confident),
+                ]
+            )
+        )
     return lines
 
 
-QUANT_HEADER = ["method", "budget", "runs", "bounds", "covered", "runs with a bound missing the truth",
-                "median width Pmax", "median width Pmin", "Pmax bounds of width ≤ 0.1", "Pmin bounds of width ≤ 0.1"]
+QUANT_HEADER = [
+    "method",
+    "budget",
+    "runs",
+    "bounds",
+    "covered",
+    "runs with a bound missing the truth",
+    "median width Pmax",
+    "median width Pmin",
+    "Pmax bounds of width ≤ 0.1",
+    "Pmin bounds of width ≤ 0.1",
+]
 
 
 def quant_table(claims: Sequence[Claim]) -> list[str]:
@@ -494,18 +578,32 @@ def quant_table(claims: Sequence[Claim]) -> list[str]:
     per claim) contain the truth's value, in how many runs one misses, and how wide
     they are."""
     lines = markdown_table(QUANT_HEADER)
-    groups = [(m, b) for m in dict.fromkeys(c.method for c in claims)
-              for b in sorted({c.budget for c in claims if c.method == m})]
+    groups = [
+        (m, b)
+        for m in dict.fromkeys(c.method for c in claims)
+        for b in sorted({c.budget for c in claims if c.method == m})
+    ]
     for method, budget in [*groups, ("all", 0)]:
         cs = [c for c in claims if method == "all" or (c.method == method and c.budget == budget)]
         runs = _runs(cs).values()
         wmax = [c.pmax_upper - c.pmax_lower for c in cs]
         wmin = [c.pmin_upper - c.pmin_lower for c in cs]
-        lines.append(table_row([
-            method, budget if method != "all" else "all", len(runs), 2 * len(cs),
-            sum(sum(c.covered) for c in cs), sum(not all(all(c.covered) for c in r) for r in runs),
-            _median(wmax), _median(wmin), sum(w <= 0.1 for w in wmax), sum(w <= 0.1 for w in wmin),
-        ]))
+        lines.append(
+            table_row(
+                [
+                    method,
+                    budget if method != "all" else "all",
+                    len(runs),
+                    2 * len(cs),
+                    sum(sum(c.covered) for c in cs),
+                    sum(not all(all(c.covered) for c in r) for r in runs),
+                    _median(wmax),
+                    _median(wmin),
+                    sum(w <= 0.1 for w in wmax),
+                    sum(w <= 0.1 for w in wmin),
+                ]
+            )
+        )
     return lines
 
 
@@ -522,27 +620,39 @@ def run_summary(claims: Sequence[Claim], delta: float) -> list[str]:
     lines = [
         f"- runs: {n}; runs with at least one confident claim: {with_confident}",
         f"- observed claims wrong: {observed_wrong} (target: 0) — {'met' if observed_wrong == 0 else 'NOT met'}",
-        (f"- runs with a wrong confident claim (the truth's violation probability within {HORIZON} executions above "
-        f"the printed bound): {wrong} / {n} = {wrong / n if n else 0:.4f} (target: ≤ δ = {delta}) — "
-        f"{'met' if not n or wrong / n <= delta else 'NOT met'}"),
-        (f"- runs whose missing-mass event failed (some tried pair's true unseen mass > its ε): {failed} / {n} = "
-        f"{failed / n if n else 0:.4f} (at most δ = {delta} in expectation)"),
-        (f"- confident claims whose verdict differs from the truth's (allowed within the printed bound): "
-        f"{sum(c.differs for c in confident)} of {len(confident)}"),
+        (
+            f"- runs with a wrong confident claim (the truth's violation probability within {HORIZON} executions above "
+            f"the printed bound): {wrong} / {n} = {wrong / n if n else 0:.4f} (target: ≤ δ = {delta}) — "
+            f"{'met' if not n or wrong / n <= delta else 'NOT met'}"
+        ),
+        (
+            f"- runs whose missing-mass event failed (some tried pair's true unseen mass > its ε): {failed} / {n} = "
+            f"{failed / n if n else 0:.4f} (at most δ = {delta} in expectation)"
+        ),
+        (
+            f"- confident claims whose verdict differs from the truth's (allowed within the printed bound): "
+            f"{sum(c.differs for c in confident)} of {len(confident)}"
+        ),
     ]
     missed = sum(not all(all(c.covered) for c in r) for r in runs)
-    lines.append(f"- runs in which a two-sided Pmax/Pmin bound misses the truth's value: {missed} / {n} = "
-                 f"{missed / n if n else 0:.4f} (target: ≤ δ = {delta}) — "
-                 f"{'met' if not n or missed / n <= delta else 'NOT met'}")
+    lines.append(
+        f"- runs in which a two-sided Pmax/Pmin bound misses the truth's value: {missed} / {n} = "
+        f"{missed / n if n else 0:.4f} (target: ≤ δ = {delta}) — "
+        f"{'met' if not n or missed / n <= delta else 'NOT met'}"
+    )
     worst = max((c.run_excess for c in claims), default=math.nan)
     closest = max((c.run_closest for c in claims), default=math.nan)
     with_unseen = sum(r[0].run_unseen_pairs > 0 for r in runs)
-    lines.append(f"- largest (true unseen mass − ε) over every tried pair of every run: {worst:.4f}; over the pairs "
-                 f"with an outcome not observed yet (in {with_unseen} of the {n} runs): {closest:.4f}")
+    lines.append(
+        f"- largest (true unseen mass − ε) over every tried pair of every run: {worst:.4f}; over the pairs "
+        f"with an outcome not observed yet (in {with_unseen} of the {n} runs): {closest:.4f}"
+    )
     if confident:
         slack = max(c.truth_violation - c.bound for c in confident)
-        lines.append(f"- largest (truth's violation probability − printed bound) at k = {HORIZON} over confident "
-                     f"claims: {slack:.4f}")
+        lines.append(
+            f"- largest (truth's violation probability − printed bound) at k = {HORIZON} over confident "
+            f"claims: {slack:.4f}"
+        )
     return lines
 
 
@@ -552,8 +662,7 @@ def write_csv(claims: Sequence[Claim], path: Path) -> None:
         w.writerow([fl.name for fl in fields(Claim)])
         for c in claims:
             # repr: floats round-trip, so that numbers recomputed from the file are the table's.
-            w.writerow([repr(x) if isinstance(x, float) else int(x) if isinstance(x, bool) else x
-                        for x in astuple(c)])
+            w.writerow([repr(x) if isinstance(x, float) else int(x) if isinstance(x, bool) else x for x in astuple(c)])
 
 
 def plot(claims: Sequence[Claim], path: Path) -> None:
@@ -591,13 +700,27 @@ def build_parser() -> BenchParser:
     p = BenchParser("verdicts", summary(__doc__))
     p.add_argument("--truths", type=_csv_list, default=list(TRUTHS), help=f"truths (default {','.join(TRUTHS)})")
     p.add_argument("--methods", type=_csv_list, default=list(METHODS), help=f"methods (default {','.join(METHODS)})")
-    p.add_argument("--steps", type=_budgets, default=list(BUDGETS),
-                   help=f"simulator-step budgets of the runs, comma-separated (default {','.join(map(str, BUDGETS))})")
-    p.add_argument("--seeds", type=positive, default=SEEDS, help=f"seeds per truth, method and budget (default {SEEDS})")
-    p.add_argument("--delta", type=open_unit_interval, default=DEFAULT_DELTA,
-                   help=f"confidence parameter δ of the confident tier (default {DEFAULT_DELTA})")
-    p.add_argument("--epsilon", type=open_unit_interval, default=DEFAULT_EPSILON,
-                   help=f"largest ε̄ a confident verdict allows (default {DEFAULT_EPSILON})")
+    p.add_argument(
+        "--steps",
+        type=_budgets,
+        default=list(BUDGETS),
+        help=f"simulator-step budgets of the runs, comma-separated (default {','.join(map(str, BUDGETS))})",
+    )
+    p.add_argument(
+        "--seeds", type=positive, default=SEEDS, help=f"seeds per truth, method and budget (default {SEEDS})"
+    )
+    p.add_argument(
+        "--delta",
+        type=open_unit_interval,
+        default=DEFAULT_DELTA,
+        help=f"confidence parameter δ of the confident tier (default {DEFAULT_DELTA})",
+    )
+    p.add_argument(
+        "--epsilon",
+        type=open_unit_interval,
+        default=DEFAULT_EPSILON,
+        help=f"largest ε̄ a confident verdict allows (default {DEFAULT_EPSILON})",
+    )
     p.add_argument("--jobs", type=positive, default=2, help="worker processes (default 2; 1: no pool)")
     p.add_argument("--out", type=Path, default=Path("bench-verdicts"), help="output directory (default bench-verdicts)")
     p.add_quick(QUICK, "a smoke run: budgets 20 and 300, one seed (well under a minute)")
@@ -619,8 +742,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     load_before = os.getloadavg()
     start = time.perf_counter()
-    specs = [RunSpec(t, m, b, s) for t in args.truths for m in args.methods for b in sorted(args.steps)
-             for s in range(args.seeds)]
+    specs = [
+        RunSpec(t, m, b, s)
+        for t in args.truths
+        for m in args.methods
+        for b in sorted(args.steps)
+        for s in range(args.seeds)
+    ]
     claims = run_all(specs, args.delta, args.epsilon, args.jobs, log)
     wall = time.perf_counter() - start
     load_after = os.getloadavg()
@@ -630,23 +758,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     lines = [
         "# capver bench verdicts",
         "",
-        (f"Truths: {', '.join(args.truths)}; methods: {', '.join(args.methods)}; budgets (simulator steps): "
-        f"{', '.join(map(str, sorted(args.steps)))}; seeds: {args.seeds}; {len(specs)} runs, "
-        f"{len(claims)} claims; δ = {args.delta}, ε threshold = {args.epsilon}; confident claims checked at "
-        f"k = {HORIZON} executions."),
+        (
+            f"Truths: {', '.join(args.truths)}; methods: {', '.join(args.methods)}; budgets (simulator steps): "
+            f"{', '.join(map(str, sorted(args.steps)))}; seeds: {args.seeds}; {len(specs)} runs, "
+            f"{len(claims)} claims; δ = {args.delta}, ε threshold = {args.epsilon}; confident claims checked at "
+            f"k = {HORIZON} executions."
+        ),
         "",
         "## Claims per tier",
         "",
-        ("wrong: observed — the truth's verdict differs; confident — the truth's exact maximal probability of a "
-        f"violation within {HORIZON} executions exceeds the printed bound 1 − (1 − ε̄)^{HORIZON}."),
+        (
+            "wrong: observed — the truth's verdict differs; confident — the truth's exact maximal probability of a "
+            f"violation within {HORIZON} executions exceeds the printed bound 1 − (1 − ε̄)^{HORIZON}."
+        ),
         "",
         *tier_table(claims),
         "",
         "## Runs",
         "",
         *run_summary(claims, args.delta),
-        *([] if confident else [(f"- no confident claim with a frontier pair at ε = {args.epsilon}: rerun with a "
-                                "larger --epsilon (e.g. 0.2) to exercise the confident tier")]),
+        *(
+            []
+            if confident
+            else [
+                (
+                    f"- no confident claim with a frontier pair at ε = {args.epsilon}: rerun with a "
+                    "larger --epsilon (e.g. 0.2) to exercise the confident tier"
+                )
+            ]
+        ),
         "",
         "## Per method and budget",
         "",
@@ -658,15 +798,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "",
         "## Two-sided bounds on the agent's Pmax and Pmin (sound scope)",
         "",
-        ("For each claim's path formula, the data's anytime-valid lower and upper bounds on the agent's Pmax and "
-         "Pmin (confidence.agent_reach_bounds / agent_globally_bounds, confidence 1 − δ with every other bound of "
-         "the run), against the truth's exact values (explicit engine)."),
+        (
+            "For each claim's path formula, the data's anytime-valid lower and upper bounds on the agent's Pmax and "
+            "Pmin (confidence.agent_reach_bounds / agent_globally_bounds, confidence 1 − δ with every other bound of "
+            "the run), against the truth's exact values (explicit engine)."
+        ),
         "",
         *quant_table(claims),
         "",
-        (f"Total wall-clock {wall:.0f} s with {args.jobs} process(es); load average (1, 5, 15 min) "
-        f"{' '.join(f'{x:.2f}' for x in load_before)} before, {' '.join(f'{x:.2f}' for x in load_after)} after, "
-        f"on {os.cpu_count()} CPU(s)."),
+        (
+            f"Total wall-clock {wall:.0f} s with {args.jobs} process(es); load average (1, 5, 15 min) "
+            f"{' '.join(f'{x:.2f}' for x in load_before)} before, {' '.join(f'{x:.2f}' for x in load_after)} after, "
+            f"on {os.cpu_count()} CPU(s)."
+        ),
     ]
     text = "\n".join(lines) + "\n"
     args.out.mkdir(parents=True, exist_ok=True)

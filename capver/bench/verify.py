@@ -48,8 +48,11 @@ def build_parser() -> BenchParser:
     p = BenchParser("verify", summary(__doc__))
     p.add_argument("--steps", type=int, default=1500, help="MCQS-S simulator steps of the learned run (default 1500)")
     p.add_argument("--seed", type=int, default=0, help="seed of the learned run (default 0)")
-    p.add_argument("--scale", action="store_true",
-                   help="the scale benchmark instead (capver bench verify --scale --help lists its options)")
+    p.add_argument(
+        "--scale",
+        action="store_true",
+        help="the scale benchmark instead (capver bench verify --scale --help lists its options)",
+    )
     p.add_quick(QUICK, "a smoke run on a smaller learned model")
     return p
 
@@ -72,8 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     engine, build_s = timed(lambda: SymbolicEngine(h_or))
     reach, reach_s = timed(lambda: engine.reachable(init))
     states = engine.count(reach)
-    rows.append((f"BDD reachable set (engine built in {build_s:.2f} s)", f"{states} states", reach_s,
-                 QUALITATIVE_TARGET))
+    rows.append(
+        (f"BDD reachable set (engine built in {build_s:.2f} s)", f"{states} states", reach_s, QUALITATIVE_TARGET)
+    )
     for prop in (e_f, a_g):
         r, s = timed(lambda prop=prop: SymbolicEngine(h_or).check(prop, init, counts=True))  # type: ignore[misc]
         rows.append((f"BDD {prop.text} (every reachable state)", r.verdict, s, QUALITATIVE_TARGET))
@@ -90,15 +94,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         what = f"--engine {name} Pmax=? [ F {GOAL} ]" + (" incl. build" if name.startswith("storm") else "")
         rows.append((what, f"{float(q.value):.10g}", s, STORM_TARGET if name.startswith("storm") else float("inf")))
 
-    print(f"First Responders h∨ learned by MCQS-S in {args.steps} steps ({learn_s:.1f} s), {states} reachable states "
-          f"from the initial state")
+    print(
+        f"First Responders h∨ learned by MCQS-S in {args.steps} steps ({learn_s:.1f} s), {states} reachable states "
+        f"from the initial state"
+    )
     print(f"{'check':<80} {'result':>14} {'seconds':>8} {'target':>7}")
     ok = True
     for what, res, s, target in rows:
         ok &= s <= target
         print(f"{what:<80} {res:>14} {s:>8.3f} {target:>7.1f}")
-    print(f"targets (≤ {QUALITATIVE_TARGET:.0f} s per qualitative query, ≤ {STORM_TARGET:.0f} s for Storm with its "
-          f"build): {'met' if ok else 'NOT met'}")
+    print(
+        f"targets (≤ {QUALITATIVE_TARGET:.0f} s per qualitative query, ≤ {STORM_TARGET:.0f} s for Storm with its "
+        f"build): {'met' if ok else 'NOT met'}"
+    )
     return 0 if ok else 1
 
 

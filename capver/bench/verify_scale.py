@@ -116,11 +116,19 @@ class ScaleSetting:
     properties: str
 
 
-SETTINGS: dict[str, ScaleSetting] = {s.key: s for s in (
-    # problem1: fires at l1 and l2; z1 hurt and z2 dying at l2 (the hospital and the
-    # medical unit are there); the fire unit at l1.
-    ScaleSetting("lao:first_responders", "First Responders (LAO*)", "lao", (("domain", "first_responders"),),
-                 "mcqs-e", "", """
+SETTINGS: dict[str, ScaleSetting] = {
+    s.key: s
+    for s in (
+        # problem1: fires at l1 and l2; z1 hurt and z2 dying at l2 (the hospital and the
+        # medical unit are there); the fire unit at l1.
+        ScaleSetting(
+            "lao:first_responders",
+            "First Responders (LAO*)",
+            "lao",
+            (("domain", "first_responders"),),
+            "mcqs-e",
+            "",
+            """
         "never both dying": A [ G !(victim-dying(z1) & victim-dying(z2)) ];
         "the hospital stays": A [ G hospital(l2) ];
         "z1 never dying": A [ G !victim-dying(z1) ];
@@ -128,9 +136,17 @@ SETTINGS: dict[str, ScaleSetting] = {s.key: s for s in (
         "puts out both fires": E [ F nfire(l1) & nfire(l2) ];
         "heals z1 within 3": E [ F<=3 victim-healthy(z1) ];
         "z1 not dying within 3": A [ G<=3 !victim-dying(z1) ];
-    """),
-    # problem1: four blocks on the table, the hand empty.
-    ScaleSetting("lao:blocks", "Blocksworld (LAO*)", "lao", (("domain", "blocks"),), "mcqs-e", "", """
+    """,
+        ),
+        # problem1: four blocks on the table, the hand empty.
+        ScaleSetting(
+            "lao:blocks",
+            "Blocksworld (LAO*)",
+            "lao",
+            (("domain", "blocks"),),
+            "mcqs-e",
+            "",
+            """
         "never holds two blocks": A [ G !(holding(a) & holding(b)) ];
         "hand empty or full, not both": A [ G !(handempty(robot) & handfull(robot)) ];
         "no block on itself": A [ G !on(a,a) ];
@@ -138,20 +154,35 @@ SETTINGS: dict[str, ScaleSetting] = {s.key: s for s in (
         "builds the goal tower": E [ F on(d,c) & on(c,b) & on(b,a) ];
         "holds a within 2": E [ F<=2 holding(a) ];
         "no three-block tower within 3": A [ G<=3 !(on(a,b) & on(b,c)) ];
-    """),
-    # The layout where the RL agent acts (at most of the 20 start layouts it stops at
-    # once): the agent and the key in the north-west room, the east door locked.
-    ScaleSetting("minigrid-rl", "MiniGrid (tabular RL)", "minigrid-rl", (), "mcqs-s",
-                 "open(door_s) closed(door_n) closed(door_w) locked(door_e) in_room(agent,nw) in_room(key,nw)", """
+    """,
+        ),
+        # The layout where the RL agent acts (at most of the 20 start layouts it stops at
+        # once): the agent and the key in the north-west room, the east door locked.
+        ScaleSetting(
+            "minigrid-rl",
+            "MiniGrid (tabular RL)",
+            "minigrid-rl",
+            (),
+            "mcqs-s",
+            "open(door_s) closed(door_n) closed(door_w) locked(door_e) in_room(agent,nw) in_room(key,nw)",
+            """
         "no door open and locked": A [ G !(open(door_n) & locked(door_n)) & !(open(door_e) & locked(door_e)) ];
         "the east door stays locked": A [ G locked(door_e) ];
         "fetches the key": E [ F holding(key) ];
         "reaches the north-east room": E [ F in_room(agent,ne) ];
         "key within 2": E [ F<=2 holding(key) ];
         "not in the north-east room within 2": A [ G<=2 !in_room(agent,ne) ];
-    """),
-    # The world's start: near a tree and a cow, daylight, every stat high.
-    ScaleSetting("crafter", "Crafter", "crafter", (), "mcqs-s", "", """
+    """,
+        ),
+        # The world's start: near a tree and a cow, daylight, every stat high.
+        ScaleSetting(
+            "crafter",
+            "Crafter",
+            "crafter",
+            (),
+            "mcqs-s",
+            "",
+            """
         "never a diamond": A [ G !has_diamond ];
         "never an iron pickaxe": A [ G !has_iron_pickaxe ];
         "never dies": A [ G !dead ];
@@ -159,9 +190,17 @@ SETTINGS: dict[str, ScaleSetting] = {s.key: s for s in (
         "makes a stone pickaxe": E [ F has_stone_pickaxe ];
         "wood within 2": E [ F<=2 has_wood ];
         "not dead within 3": A [ G<=3 !dead ];
-    """),
-    # cramped_room's first start: the teammate near the onions, the agent near the dishes.
-    ScaleSetting("overcooked", "Overcooked kitchen", "overcooked", (("domain", "cramped_room"),), "mcqs-s", "", """
+    """,
+        ),
+        # cramped_room's first start: the teammate near the onions, the agent near the dishes.
+        ScaleSetting(
+            "overcooked",
+            "Overcooked kitchen",
+            "overcooked",
+            (("domain", "cramped_room"),),
+            "mcqs-s",
+            "",
+            """
         "never holds onion and dish": A [ G !(holding(me,onion) & holding(me,dish)) ];
         "never three soups served": A [ G !served(n3) ];
         "no soup on the counter": A [ G !on_counter(soup) ];
@@ -169,8 +208,10 @@ SETTINGS: dict[str, ScaleSetting] = {s.key: s for s in (
         "holds a soup": E [ F holding(me,soup) ];
         "an onion within 2": E [ F<=2 holding(me,onion) ];
         "no soup within 2": A [ G<=2 !holding(me,soup) ];
-    """),
-)}
+    """,
+        ),
+    )
+}
 DEFAULT_SETTINGS = tuple(SETTINGS)
 QUICK_SETTING = "lao:first_responders"
 QUICK_PROPERTIES = ("never both dying", "heals z1 within 3")
@@ -211,11 +252,16 @@ def learned_run(out: Path, setting: ScaleSetting, steps: int, seed: int, max_sec
     marker = path / RUN_MARKER
     if marker.exists():
         meta = json.loads(marker.read_text(encoding="utf-8"))
-        return LearnedRun(path=path, reused=True, **{f.name: meta[f.name] for f in fields(LearnedRun)
-                                                     if f.name not in ("path", "reused")})
+        return LearnedRun(
+            path=path,
+            reused=True,
+            **{f.name: meta[f.name] for f in fields(LearnedRun) if f.name not in ("path", "reused")},
+        )
     if path.exists() and any(path.iterdir()):
-        raise UsageError(f"--out: {path} exists and was not written by capver bench verify --scale "
-                         f"(no {RUN_MARKER}); remove it or choose another --out")
+        raise UsageError(
+            f"--out: {path} exists and was not written by capver bench verify --scale "
+            f"(no {RUN_MARKER}); remove it or choose another --out"
+        )
     from capver.api import learn, load_setting
     from capver.io import dataset_file, dsl
     from capver.io.literal_text import parse_state
@@ -236,11 +282,20 @@ def learned_run(out: Path, setting: ScaleSetting, steps: int, seed: int, max_sec
         for t, n in r.data.items():
             for _ in range(n):
                 w.write(t)
-    run = LearnedRun(path=path, setting=setting.key, method=setting.method, steps=steps,
-                     steps_done=r.progress.steps, queries=r.progress.queries, learn_seconds=round(seconds, 2),
-                     seed=seed, atoms=len(vocab), capabilities=len(r.h_and),
-                     rules_and=sum(len(m.rules) for m in r.h_and.values()),
-                     rules_or=sum(len(m.rules) for m in r.h_or.values()))
+    run = LearnedRun(
+        path=path,
+        setting=setting.key,
+        method=setting.method,
+        steps=steps,
+        steps_done=r.progress.steps,
+        queries=r.progress.queries,
+        learn_seconds=round(seconds, 2),
+        seed=seed,
+        atoms=len(vocab),
+        capabilities=len(r.h_and),
+        rules_and=sum(len(m.rules) for m in r.h_and.values()),
+        rules_or=sum(len(m.rules) for m in r.h_or.values()),
+    )
     meta = {k: v for k, v in asdict(run).items() if k not in ("path", "reused")}
     # Written last: its presence says the run's files are complete.
     marker.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
@@ -327,8 +382,9 @@ def measure_child(spec_path: str, result_path: str) -> None:
             try:
                 # Its workers are forked from this process and reaped by it, so the
                 # child's ru_maxrss is the largest of them.
-                with qualitative.Portfolio({"m": model}, [prop], engine=qualitative.AUTO,
-                                           timeout=spec["timeout"]) as portfolio:
+                with qualitative.Portfolio(
+                    {"m": model}, [prop], engine=qualitative.AUTO, timeout=spec["timeout"]
+                ) as portfolio:
                     r = portfolio.check("m", 0, init)
             except qualitative.CheckTimeout as exc:
                 raise SolverError(str(exc)) from None
@@ -341,9 +397,20 @@ def measure_child(spec_path: str, result_path: str) -> None:
     except SolverError as exc:  # Spacer ran out of time
         status, verdict, exact, detail = "timeout", "", False, str(exc)
     seconds = time.perf_counter() - start
-    Path(result_path).write_text(json.dumps({
-        "status": status, "verdict": verdict, "exact": exact, "seconds": seconds, "read_seconds": read_s,
-        "read_rss_mib": read_rss, "detail": detail}), encoding="utf-8")
+    Path(result_path).write_text(
+        json.dumps(
+            {
+                "status": status,
+                "verdict": verdict,
+                "exact": exact,
+                "seconds": seconds,
+                "read_seconds": read_s,
+                "read_rss_mib": read_rss,
+                "detail": detail,
+            }
+        ),
+        encoding="utf-8",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,17 +457,37 @@ def run_child(task: Task, timeout: float, bmc_bound: int, grace: float = GRACE) 
     its peak RSS (``ru_maxrss`` from ``os.wait4``, also for a killed check)."""
     with tempfile.TemporaryDirectory(prefix="capver-verify-scale-") as tmp:
         spec, result = Path(tmp, "spec.json"), Path(tmp, "result.json")
-        spec.write_text(json.dumps({"model": str(task.run.path / f"{task.model}.capm"),
-                                    "property": f'"{task.name}": {task.text};', "engine": task.engine,
-                                    "timeout": timeout, "bmc_bound": bmc_bound}), encoding="utf-8")
+        spec.write_text(
+            json.dumps(
+                {
+                    "model": str(task.run.path / f"{task.model}.capm"),
+                    "property": f'"{task.name}": {task.text};',
+                    "engine": task.engine,
+                    "timeout": timeout,
+                    "bmc_bound": bmc_bound,
+                }
+            ),
+            encoding="utf-8",
+        )
         start = time.perf_counter()
         launched = subprocess.run(
-            [sys.executable, "-c", LAUNCHER, json.dumps(["-c", CHILD, str(spec), str(result)]),
-             str(timeout + grace)], stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
+            [sys.executable, "-c", LAUNCHER, json.dumps(["-c", CHILD, str(spec), str(result)]), str(timeout + grace)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         wall = time.perf_counter() - start
         base: dict[str, Any] = {
-            "setting": task.run.setting, "steps": task.run.steps, "steps_done": task.run.steps_done,
-            "model": task.model, "name": task.name, "text": task.text, "kind": task.kind, "engine": task.engine}
+            "setting": task.run.setting,
+            "steps": task.run.steps,
+            "steps_done": task.run.steps_done,
+            "model": task.model,
+            "name": task.name,
+            "text": task.text,
+            "kind": task.kind,
+            "engine": task.engine,
+        }
         try:
             usage = json.loads(launched.stdout)
         except json.JSONDecodeError:
@@ -408,15 +495,38 @@ def run_child(task: Task, timeout: float, bmc_bound: int, grace: float = GRACE) 
         base["maxrss_mib"] = round(usage["maxrss_kib"] / 1024, 1)
         if result.exists():
             r = json.loads(result.read_text(encoding="utf-8"))
-            return Check(status=r["status"], verdict=r["verdict"], exact=r["exact"], seconds=round(r["seconds"], 4),
-                         read_seconds=round(r["read_seconds"], 3), read_rss_mib=round(r["read_rss_mib"], 1),
-                         detail=r["detail"], **base)
+            return Check(
+                status=r["status"],
+                verdict=r["verdict"],
+                exact=r["exact"],
+                seconds=round(r["seconds"], 4),
+                read_seconds=round(r["read_seconds"], 3),
+                read_rss_mib=round(r["read_rss_mib"], 1),
+                detail=r["detail"],
+                **base,
+            )
         if usage["killed"]:
-            return Check(status="timeout", verdict="", exact=False, seconds=round(wall, 2), read_seconds=math.nan,
-                         read_rss_mib=math.nan, detail=f"killed after {wall:.0f} s", **base)
+            return Check(
+                status="timeout",
+                verdict="",
+                exact=False,
+                seconds=round(wall, 2),
+                read_seconds=math.nan,
+                read_rss_mib=math.nan,
+                detail=f"killed after {wall:.0f} s",
+                **base,
+            )
         tail = launched.stderr.strip().splitlines()[-1:] or [""]
-        return Check(status="error", verdict="", exact=False, seconds=round(wall, 2), read_seconds=math.nan,
-                     read_rss_mib=math.nan, detail=f"exit status {usage['exit']}: {tail[0]}", **base)
+        return Check(
+            status="error",
+            verdict="",
+            exact=False,
+            seconds=round(wall, 2),
+            read_seconds=math.nan,
+            read_rss_mib=math.nan,
+            detail=f"exit status {usage['exit']}: {tail[0]}",
+            **base,
+        )
 
 
 def property_kind(text: str) -> str:
@@ -493,10 +603,14 @@ class Row:
         for model in MODELS:
             if self.verdict(model) == "DISAGREE":
                 shown = ", ".join(f"{c.engine} {c.verdict}" for c in self.checks if c.model == model and c.decided)
-                out.append(f"{self.setting} {self.steps} {MODEL_LABEL[model]} {self.name!r}: engines disagree ({shown})")
+                out.append(
+                    f"{self.setting} {self.steps} {MODEL_LABEL[model]} {self.name!r}: engines disagree ({shown})"
+                )
         if self.lattice == "LATTICE ERROR":
-            out.append(f"{self.setting} {self.steps} {self.name!r}: h∧ {self.verdict('h_and')}, h∨ "
-                       f"{self.verdict('h_or')} contradicts h∧ ⪯ h∨")
+            out.append(
+                f"{self.setting} {self.steps} {self.name!r}: h∧ {self.verdict('h_and')}, h∨ "
+                f"{self.verdict('h_or')} contradicts h∧ ⪯ h∨"
+            )
         return out
 
 
@@ -540,40 +654,78 @@ def target_summary(rows: Sequence[Row], engines: Sequence[str]) -> list[str]:
         mine = [c for c in checks if c.engine == e]
         ok = [c for c in mine if c.decided and c.seconds <= TARGET_SECONDS]
         worst = max((c.seconds for c in mine if c.decided), default=math.nan)
-        lines.append(f"- `{e}`: {len(ok)} of {n} checks decided exactly within {TARGET_SECONDS:.0f} s "
-                     f"(slowest decided: {worst:.2f} s; timeouts {sum(c.status == 'timeout' for c in mine)}, "
-                     f"errors {sum(c.status == 'error' for c in mine)}, bounded-only verdicts "
-                     f"{sum(c.status == 'ok' and not c.exact for c in mine)})")
+        lines.append(
+            f"- `{e}`: {len(ok)} of {n} checks decided exactly within {TARGET_SECONDS:.0f} s "
+            f"(slowest decided: {worst:.2f} s; timeouts {sum(c.status == 'timeout' for c in mine)}, "
+            f"errors {sum(c.status == 'error' for c in mine)}, bounded-only verdicts "
+            f"{sum(c.status == 'ok' and not c.exact for c in mine)})"
+        )
     best = [fastest(cs) for cs in per_check.values()]
     met = [b for b in best if b is not None and b.seconds <= TARGET_SECONDS]
-    slow = sorted((f"{k[0]} {k[1]} {MODEL_LABEL[k[2]]} {k[3]!r}" for k, b in zip(per_check, best, strict=True)
-                   if b is None or b.seconds > TARGET_SECONDS))
-    lines.append(f"- fastest engine per check: {len(met)} of {n} within {TARGET_SECONDS:.0f} s"
-                 + (f"; not within it: {'; '.join(slow)}" if slow else ""))
+    slow = sorted(
+        (
+            f"{k[0]} {k[1]} {MODEL_LABEL[k[2]]} {k[3]!r}"
+            for k, b in zip(per_check, best, strict=True)
+            if b is None or b.seconds > TARGET_SECONDS
+        )
+    )
+    lines.append(
+        f"- fastest engine per check: {len(met)} of {n} within {TARGET_SECONDS:.0f} s"
+        + (f"; not within it: {'; '.join(slow)}" if slow else "")
+    )
     verdicts = [r for r in rows if r.lattice not in ("—", "DISAGREE", "LATTICE ERROR")]
-    within = [r for r in verdicts if all((b := fastest(c for c in r.checks if c.model == m)) is not None
-                                         and b.seconds <= TARGET_SECONDS for m in MODELS)]
-    lines.append(f"- lattice verdicts: {len(verdicts)} of {len(rows)} decided; {len(within)} with both h∧ and h∨ "
-                 f"decided within {TARGET_SECONDS:.0f} s each by the fastest engine")
+    within = [
+        r
+        for r in verdicts
+        if all(
+            (b := fastest(c for c in r.checks if c.model == m)) is not None and b.seconds <= TARGET_SECONDS
+            for m in MODELS
+        )
+    ]
+    lines.append(
+        f"- lattice verdicts: {len(verdicts)} of {len(rows)} decided; {len(within)} with both h∧ and h∨ "
+        f"decided within {TARGET_SECONDS:.0f} s each by the fastest engine"
+    )
     return lines
 
 
-def table(rows: Sequence[Row], runs: Sequence[LearnedRun], engines: Sequence[str], args: argparse.Namespace,
-          load: str, wall: float) -> str:
+def table(
+    rows: Sequence[Row],
+    runs: Sequence[LearnedRun],
+    engines: Sequence[str],
+    args: argparse.Namespace,
+    load: str,
+    wall: float,
+) -> str:
     out = io.StringIO()
     w = out.write
     w("# capver bench verify --scale\n\n")
-    w(f"Every check in a child process of its own, killed after --timeout {args.timeout:.0f} s (+{GRACE:.0f} s for "
-      f"the interpreter and the model's read); seconds from the engine's construction on the model to the verdict; "
-      f"MiB = the child's peak RSS (`ru_maxrss`, interpreter and model included). BMC searches up to "
-      f"k = {args.bmc_bound}: `≤k` marks a verdict about runs of at most k steps only (no run found). "
-      f"Load average at the start: {load}; wall-clock {wall:.0f} s.\n\n")
+    w(
+        f"Every check in a child process of its own, killed after --timeout {args.timeout:.0f} s (+{GRACE:.0f} s for "
+        f"the interpreter and the model's read); seconds from the engine's construction on the model to the verdict; "
+        f"MiB = the child's peak RSS (`ru_maxrss`, interpreter and model included). BMC searches up to "
+        f"k = {args.bmc_bound}: `≤k` marks a verdict about runs of at most k steps only (no run found). "
+        f"Load average at the start: {load}; wall-clock {wall:.0f} s.\n\n"
+    )
     w("## Runs\n\n")
-    lines = markdown_table(["setting", "method", "budget", "steps", "queries", "learn s", "atoms", "capabilities",
-                            "rules h∧", "rules h∨"], (
-        [run.setting, run.method, run.steps, run.steps_done, run.queries,
-         f"{run.learn_seconds:.1f}{' (cached)' if run.reused else ''}", run.atoms, run.capabilities,
-         run.rules_and, run.rules_or] for run in runs))
+    lines = markdown_table(
+        ["setting", "method", "budget", "steps", "queries", "learn s", "atoms", "capabilities", "rules h∧", "rules h∨"],
+        (
+            [
+                run.setting,
+                run.method,
+                run.steps,
+                run.steps_done,
+                run.queries,
+                f"{run.learn_seconds:.1f}{' (cached)' if run.reused else ''}",
+                run.atoms,
+                run.capabilities,
+                run.rules_and,
+                run.rules_or,
+            ]
+            for run in runs
+        ),
+    )
     w("".join(line + "\n" for line in lines))
     w(f"\n## Targets\n\nEvery qualitative verdict on every setting in ≤ {TARGET_SECONDS:.0f} s:\n\n")
     for line in target_summary(rows, engines):
@@ -582,11 +734,19 @@ def table(rows: Sequence[Row], runs: Sequence[LearnedRun], engines: Sequence[str
     w(f"\nErrors (engines that disagree, verdicts against h∧ ⪯ h∨): {len(errors)}\n")
     for e in errors:
         w(f"- {e}\n")
-    w("\n## Slowest check per run\n\nPer setting and run length, each engine's slowest check over both models and "
-      "every property (`>` a timeout: the kill time), and its largest peak RSS; `decided` counts the checks it "
-      "decided exactly.\n\n")
-    w("".join(line + "\n" for line in markdown_table(
-        ["setting", "steps", *(f"{e} {what}" for e in engines for what in ("s", "MiB", "decided"))])))
+    w(
+        "\n## Slowest check per run\n\nPer setting and run length, each engine's slowest check over both models and "
+        "every property (`>` a timeout: the kill time), and its largest peak RSS; `decided` counts the checks it "
+        "decided exactly.\n\n"
+    )
+    w(
+        "".join(
+            line + "\n"
+            for line in markdown_table(
+                ["setting", "steps", *(f"{e} {what}" for e in engines for what in ("s", "MiB", "decided"))]
+            )
+        )
+    )
     for key, n in dict.fromkeys((r.setting, r.steps) for r in rows):
         mine = [c for r in rows if (r.setting, r.steps) == (key, n) for c in r.checks]
         cells = [key, str(n)]
@@ -596,8 +756,11 @@ def table(rows: Sequence[Row], runs: Sequence[LearnedRun], engines: Sequence[str
                 cells += ["", "", ""]
                 continue
             worst = max(cs, key=lambda c: c.seconds)
-            cells += [f"{'>' if worst.status == 'timeout' else ''}{worst.seconds:.2f}",
-                      f"{max(c.maxrss_mib for c in cs):.0f}", f"{sum(c.decided for c in cs)}/{len(cs)}"]
+            cells += [
+                f"{'>' if worst.status == 'timeout' else ''}{worst.seconds:.2f}",
+                f"{max(c.maxrss_mib for c in cs):.0f}",
+                f"{sum(c.decided for c in cs)}/{len(cs)}",
+            ]
         w(table_row(cells) + "\n")
     w("\n## Checks\n\n")
     head = ["setting", "steps", "property", "kind"] + [f"{e} {MODEL_LABEL[m]}" for m in MODELS for e in engines]
@@ -610,8 +773,7 @@ def table(rows: Sequence[Row], runs: Sequence[LearnedRun], engines: Sequence[str
     w("\n## Properties\n\n")
     for key in dict.fromkeys(r.setting for r in rows):
         s = SETTINGS[key]
-        w(f"- {s.label} (`{key}`), from "
-          f"{'`' + s.init + '`' if s.init else 'the setting’s first initial state'}:\n")
+        w(f"- {s.label} (`{key}`), from {'`' + s.init + '`' if s.init else 'the setting’s first initial state'}:\n")
         for name, text in properties(s):
             w(f"  - {name}: `{text}`\n")
     return out.getvalue()
@@ -660,12 +822,17 @@ def plot(checks: Sequence[Check], engines: Sequence[str], timeout: float, path: 
             if not any(per):
                 continue
             secs = [max((c.seconds for c in cs), default=math.nan) for cs in per]
-            line, = top.plot(lengths, secs, marker="o", label=e)
+            (line,) = top.plot(lengths, secs, marker="o", label=e)
             for n, cs in zip(lengths, per, strict=True):
                 if any(c.status == "timeout" for c in cs):
                     top.plot([n], [max(c.seconds for c in cs)], marker="x", markersize=10, color=line.get_color())
-            bottom.plot(lengths, [max((c.maxrss_mib for c in cs), default=math.nan) for cs in per], marker="o",
-                        label=e, color=line.get_color())
+            bottom.plot(
+                lengths,
+                [max((c.maxrss_mib for c in cs), default=math.nan) for cs in per],
+                marker="o",
+                label=e,
+                color=line.get_color(),
+            )
         top.axhline(TARGET_SECONDS, color="grey", linestyle="--", linewidth=0.8, label=f"{TARGET_SECONDS:.0f} s target")
         for ax in (top, bottom):
             ax.set_xscale("log")
@@ -689,21 +856,40 @@ def _check_writable(out: Path, names: Sequence[str]) -> dict[str, Any]:
     written = set(mine.get("files", []))
     foreign = [n for n in names if (out / n).exists() and n not in written]
     if foreign:
-        raise UsageError(f"--out: {out} has {', '.join(foreign)}, which capver bench verify --scale did not "
-                         "write; choose another --out")
+        raise UsageError(
+            f"--out: {out} has {', '.join(foreign)}, which capver bench verify --scale did not "
+            "write; choose another --out"
+        )
     return mine
 
 
-def write_outputs(out: Path, checks: Sequence[Check], runs: Sequence[LearnedRun], engines: Sequence[str],
-                  args: argparse.Namespace, load: str, wall: float) -> str:
+def write_outputs(
+    out: Path,
+    checks: Sequence[Check],
+    runs: Sequence[LearnedRun],
+    engines: Sequence[str],
+    args: argparse.Namespace,
+    load: str,
+    wall: float,
+) -> str:
     rows = rows_of(checks)
     text = table(rows, runs, engines, args, load, wall)
     (out / TABLE_NAME).write_text(text, encoding="utf-8")
     write_csv(checks, out / CSV_NAME)
     plot(checks, engines, args.timeout, out / PLOT_NAME)
-    (out / MANIFEST).write_text(json.dumps({"files": [TABLE_NAME, CSV_NAME, PLOT_NAME], "load": load, "wall": wall,
-                                           "timeout": args.timeout, "bmc_bound": args.bmc_bound})
-                                + "\n", encoding="utf-8")
+    (out / MANIFEST).write_text(
+        json.dumps(
+            {
+                "files": [TABLE_NAME, CSV_NAME, PLOT_NAME],
+                "load": load,
+                "wall": wall,
+                "timeout": args.timeout,
+                "bmc_bound": args.bmc_bound,
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     return text
 
 
@@ -714,14 +900,20 @@ def runs_of(out: Path, checks: Sequence[Check], seed: int) -> list[LearnedRun]:
     for key, n in dict.fromkeys((c.setting, c.steps) for c in checks):
         marker = run_dir(out, SETTINGS[key], n, seed) / RUN_MARKER
         meta = json.loads(marker.read_text(encoding="utf-8"))
-        runs.append(LearnedRun(path=marker.parent, reused=True, **{f.name: meta[f.name] for f in fields(LearnedRun)
-                                                                   if f.name not in ("path", "reused")}))
+        runs.append(
+            LearnedRun(
+                path=marker.parent,
+                reused=True,
+                **{f.name: meta[f.name] for f in fields(LearnedRun) if f.name not in ("path", "reused")},
+            )
+        )
     return runs
 
 
 def merged(old: Sequence[Check], new: Sequence[Check]) -> list[Check]:
     """``old`` with the checks ``new`` measured again replaced, then the rest of
     ``new``, in the order of :data:`SETTINGS`, run length, model, property, engine."""
+
     def key(c: Check) -> tuple[str, int, str, str, str]:
         return c.setting, c.steps, c.model, c.name, c.engine
 
@@ -729,8 +921,16 @@ def merged(old: Sequence[Check], new: Sequence[Check]) -> list[Check]:
     both = [c for c in old if key(c) not in again] + list(new)
     order = {k: i for i, k in enumerate(SETTINGS)}
     names = {(k, n): i for k, s in SETTINGS.items() for i, (n, _) in enumerate(properties(s))}
-    return sorted(both, key=lambda c: (order.get(c.setting, len(order)), c.steps, MODELS.index(c.model),
-                                       names.get((c.setting, c.name), 0), ENGINES.index(c.engine)))
+    return sorted(
+        both,
+        key=lambda c: (
+            order.get(c.setting, len(order)),
+            c.steps,
+            MODELS.index(c.model),
+            names.get((c.setting, c.name), 0),
+            ENGINES.index(c.engine),
+        ),
+    )
 
 
 def replot(out: Path, args: argparse.Namespace, manifest: dict[str, Any]) -> int:
@@ -745,8 +945,13 @@ def replot(out: Path, args: argparse.Namespace, manifest: dict[str, Any]) -> int
     args.bmc_bound = manifest.get("bmc_bound", args.bmc_bound)
     load, wall = manifest.get("load"), manifest.get("wall")
     if load is None or wall is None:  # a manifest from before they were kept: the table's own line
-        found = re.search(r"Load average at the start: (.*?); wall-clock (\d+) s", (out / TABLE_NAME).read_text(
-            encoding="utf-8")) if (out / TABLE_NAME).exists() else None
+        found = (
+            re.search(
+                r"Load average at the start: (.*?); wall-clock (\d+) s", (out / TABLE_NAME).read_text(encoding="utf-8")
+            )
+            if (out / TABLE_NAME).exists()
+            else None
+        )
         load, wall = (found.group(1), float(found.group(2))) if found else ("not recorded", math.nan)
     write_outputs(out, checks, runs, engines, args, str(load), float(wall))
     print(f"rewrote {out / TABLE_NAME} and {out / PLOT_NAME} from {len(checks)} checks")
@@ -793,25 +998,52 @@ def _engines(text: str) -> list[str]:
 
 def build_parser() -> BenchParser:
     p = BenchParser("verify --scale", summary(__doc__))
-    p.add_argument("--settings", type=_settings, default=list(DEFAULT_SETTINGS),
-                   help=f"comma-separated settings (default {','.join(DEFAULT_SETTINGS)})")
-    p.add_argument("--lengths", type=_lengths, default=list(DEFAULT_LENGTHS),
-                   help="comma-separated run lengths in simulator steps (default 300,3000)")
-    p.add_argument("--engines", type=_engines, default=list(available_engines()),
-                   help=f"comma-separated engines (default {','.join(available_engines())})")
+    p.add_argument(
+        "--settings",
+        type=_settings,
+        default=list(DEFAULT_SETTINGS),
+        help=f"comma-separated settings (default {','.join(DEFAULT_SETTINGS)})",
+    )
+    p.add_argument(
+        "--lengths",
+        type=_lengths,
+        default=list(DEFAULT_LENGTHS),
+        help="comma-separated run lengths in simulator steps (default 300,3000)",
+    )
+    p.add_argument(
+        "--engines",
+        type=_engines,
+        default=list(available_engines()),
+        help=f"comma-separated engines (default {','.join(available_engines())})",
+    )
     p.add_argument("--timeout", type=seconds, default=120.0, help="seconds per check (default 120)")
     p.add_argument("--bmc-bound", type=positive, default=10, help="BMC's bound for unbounded properties (default 10)")
-    p.add_argument("--max-learn-seconds", type=seconds, default=900.0,
-                   help="wall-clock cap of each learning run (default 900)")
+    p.add_argument(
+        "--max-learn-seconds", type=seconds, default=900.0, help="wall-clock cap of each learning run (default 900)"
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the learned runs (default 0)")
-    p.add_argument("--jobs", type=positive, default=1,
-                   help="checks run at once (default 1: on a 2-core machine two at once share the cores)")
-    p.add_argument("--out", type=Path, default=Path("bench-verify-scale"),
-                   help="output directory, also holding the learned runs (default bench-verify-scale)")
-    p.add_argument("--add", action="store_true",
-                   help="keep --out's recorded checks and add (or replace) the ones this call runs, e.g. another engine")
-    p.add_argument("--replot", action="store_true",
-                   help="rewrite table.md and time.png from --out's checks.csv and cached runs, running no check")
+    p.add_argument(
+        "--jobs",
+        type=positive,
+        default=1,
+        help="checks run at once (default 1: on a 2-core machine two at once share the cores)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("bench-verify-scale"),
+        help="output directory, also holding the learned runs (default bench-verify-scale)",
+    )
+    p.add_argument(
+        "--add",
+        action="store_true",
+        help="keep --out's recorded checks and add (or replace) the ones this call runs, e.g. another engine",
+    )
+    p.add_argument(
+        "--replot",
+        action="store_true",
+        help="rewrite table.md and time.png from --out's checks.csv and cached runs, running no check",
+    )
     p.add_quick(QUICK, "a smoke run (First Responders, two properties, short runs) in under a minute")
     return p
 
@@ -838,18 +1070,33 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def save() -> str:
         everything = merged(old, checks)
-        return write_outputs(out, everything, runs_of(out, everything, args.seed) if old else runs, engines, args,
-                             load, earlier + time.perf_counter() - start)
+        return write_outputs(
+            out,
+            everything,
+            runs_of(out, everything, args.seed) if old else runs,
+            engines,
+            args,
+            load,
+            earlier + time.perf_counter() - start,
+        )
+
     for key in args.settings:
         setting = SETTINGS[key]
         props = properties(setting, QUICK_PROPERTIES if args.quick and key == QUICK_SETTING else None)
         for steps in args.lengths:
             run = learned_run(out, setting, steps, args.seed, args.max_learn_seconds)
             runs.append(run)
-            print(f"{key} after {run.steps_done} steps ({'cached' if run.reused else f'learned in {run.learn_seconds:.0f} s'}): "
-                  f"{run.rules_and} rules in h∧, {run.rules_or} in h∨", flush=True)
-            tasks = [Task(run, m, name, text, property_kind(text), e)
-                     for m in MODELS for name, text in props for e in args.engines]
+            print(
+                f"{key} after {run.steps_done} steps ({'cached' if run.reused else f'learned in {run.learn_seconds:.0f} s'}): "
+                f"{run.rules_and} rules in h∧, {run.rules_or} in h∨",
+                flush=True,
+            )
+            tasks = [
+                Task(run, m, name, text, property_kind(text), e)
+                for m in MODELS
+                for name, text in props
+                for e in args.engines
+            ]
             with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
                 for c in pool.map(lambda t: run_child(t, args.timeout, args.bmc_bound), tasks):
                     checks.append(c)

@@ -62,11 +62,14 @@ def open_unit_interval(text: str) -> float:
     return value
 
 
-def refuse_to_overwrite(path: Path, option: str, force: bool = False,
-                        ours: Callable[[Path], bool] | None = None) -> None:
+def refuse_to_overwrite(
+    path: Path, option: str, force: bool = False, ours: Callable[[Path], bool] | None = None
+) -> None:
     """No command overwrites a file it did not create: an existing ``path`` is an
     error unless the user passed ``--force``, or ``ours(path)`` recognises it as a
     file capver wrote (by the mark capver puts in it), which capver may replace."""
     if path.exists() and not force and not (ours is not None and not path.is_symlink() and ours(path)):
-        raise UsageError(f"{option} {path}: exists; capver does not overwrite files it did not create "
-                         "(remove it, choose another path, or pass --force)")
+        raise UsageError(
+            f"{option} {path}: exists; capver does not overwrite files it did not create "
+            "(remove it, choose another path, or pass --force)"
+        )

@@ -27,14 +27,23 @@ def example_path() -> Path:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dataset", nargs="?", type=Path, help=f"dataset file (default: the bundled {EXAMPLE})")
-    parser.add_argument("--which", choices=("pessimistic", "optimistic", "both"), default="both",
-                        help="the bounds to build: h∧ (pessimistic), h∨ (optimistic) or both (default: both, "
-                        "h_and.capm and h_or.capm with --out)")
-    parser.add_argument("--out", type=Path,
-                        help="write the models (h_and.capm, h_or.capm) into this directory instead of printing")
+    parser.add_argument(
+        "--which",
+        choices=("pessimistic", "optimistic", "both"),
+        default="both",
+        help="the bounds to build: h∧ (pessimistic), h∨ (optimistic) or both (default: both, "
+        "h_and.capm and h_or.capm with --out)",
+    )
+    parser.add_argument(
+        "--out", type=Path, help="write the models (h_and.capm, h_or.capm) into this directory instead of printing"
+    )
     parser.add_argument("--force", action="store_true", help="with --out: overwrite existing model files")
-    parser.add_argument("--bdd", choices=sorted(BACKENDS), default="cudd",
-                        help="BDD backend of the conditions: cudd (compiled) or autoref (pure Python)")
+    parser.add_argument(
+        "--bdd",
+        choices=sorted(BACKENDS),
+        default="cudd",
+        help="BDD backend of the conditions: cudd (compiled) or autoref (pure Python)",
+    )
     parser.add_argument("--check", action="store_true", help="also prove h∧ ⪯ h∨ with z3")
 
 
@@ -68,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
             print(dsl.emit(models[name], name=name))
     if args.check:
         verdict = refines(bounds.pessimistic, bounds.optimistic)
-        print(f"; z3: h∧ ⪯ h∨ {'proved' if verdict.holds else 'REFUTED: ' + str(verdict.counterexample)}", file=sys.stderr)
+        print(
+            f"; z3: h∧ ⪯ h∨ {'proved' if verdict.holds else 'REFUTED: ' + str(verdict.counterexample)}", file=sys.stderr
+        )
         return 0 if verdict.holds else 1
     return 0

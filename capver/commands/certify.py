@@ -19,11 +19,19 @@ from capver.model.capability_model import CompoundModel
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("runs", type=Path, nargs="+", metavar="RUN",
-                        help="--out directories of capver learn (h_and.capm, h_or.capm, certificate.json)")
-    parser.add_argument("--write", action="store_true",
-                        help="instead of re-checking: certify the models as they are now and write RUN/certificate.json "
-                        "(replacing the certificate capver wrote; use it after changing a model file on purpose)")
+    parser.add_argument(
+        "runs",
+        type=Path,
+        nargs="+",
+        metavar="RUN",
+        help="--out directories of capver learn (h_and.capm, h_or.capm, certificate.json)",
+    )
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        help="instead of re-checking: certify the models as they are now and write RUN/certificate.json "
+        "(replacing the certificate capver wrote; use it after changing a model file on purpose)",
+    )
 
 
 def _truth(directory: Path) -> CompoundModel | None:
@@ -52,8 +60,11 @@ def run(args: argparse.Namespace) -> int:
         stored, now = certificate.recheck(directory, truth)
         diff = certificate.differences(stored.claims, now)
         invariants = certificate.recheck_invariants(directory, stored.invariants)
-        diff += [f"{inv.property_text} on {inv.model}: the certificate says it holds by its invariant, but {why}"
-                 for inv, why in invariants if why]
+        diff += [
+            f"{inv.property_text} on {inv.model}: the certificate says it holds by its invariant, but {why}"
+            for inv, why in invariants
+            if why
+        ]
         if diff:
             failed = True
             print(f"{directory}: CERTIFICATE DOES NOT HOLD")

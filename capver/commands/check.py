@@ -17,9 +17,13 @@ from capver.model.capability_model import CompoundModel
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model1", type=Path, help="first model file (.capm)")
     parser.add_argument("model2", type=Path, nargs="?", help="second model (same vocabulary)")
-    parser.add_argument("--relation", choices=("refines", "equivalent", "same-probabilities"), default="refines",
-                        help="refines: model1 ⪯ model2; equivalent: model1 ≡ model2 (same transitions); "
-                        "same-probabilities: equal Pr_h everywhere")
+    parser.add_argument(
+        "--relation",
+        choices=("refines", "equivalent", "same-probabilities"),
+        default="refines",
+        help="refines: model1 ⪯ model2; equivalent: model1 ≡ model2 (same transitions); "
+        "same-probabilities: equal Pr_h everywhere",
+    )
 
 
 def _conditions_agree(model: CompoundModel, label: str) -> bool:
@@ -50,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         t = verdict.counterexample
         assert t is not None
-        print(f"{args.relation}: fails; counterexample: capability {t.c} from {vocab.format_state(t.s)} "
-              f"to {vocab.format_state(t.s_next)}")
+        print(
+            f"{args.relation}: fails; counterexample: capability {t.c} from {vocab.format_state(t.s)} "
+            f"to {vocab.format_state(t.s_next)}"
+        )
     return 0 if (verdict.holds and ok) else 1

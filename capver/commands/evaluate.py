@@ -39,13 +39,21 @@ from capver.settings import assessment_of
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", type=Path, metavar="RUN", help="the --out directory of capver learn")
-    parser.add_argument("--bound", choices=("h_and", "h_or"), default="h_and",
-                        help="the learned bound to score (default h_and, the model section 4.2 evaluates)")
-    parser.add_argument("--reachability", type=non_negative, default=100, metavar="N",
-                        help="E3: predicted-executable sequences to execute (0: skip; default 100)")
+    parser.add_argument(
+        "--bound",
+        choices=("h_and", "h_or"),
+        default="h_and",
+        help="the learned bound to score (default h_and, the model section 4.2 evaluates)",
+    )
+    parser.add_argument(
+        "--reachability",
+        type=non_negative,
+        default=100,
+        metavar="N",
+        help="E3: predicted-executable sequences to execute (0: skip; default 100)",
+    )
     parser.add_argument("--length", type=positive, default=5, help="E3: capabilities per sequence (default 5)")
-    parser.add_argument("--executions", type=positive, default=20,
-                        help="E3: executions of each sequence (default 20)")
+    parser.add_argument("--executions", type=positive, default=20, help="E3: executions of each sequence (default 20)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the E3 sampling (default 0)")
 
 
@@ -74,7 +82,10 @@ def run(args: argparse.Namespace) -> int:
         assessment.setting.sim.reset(int(rng.integers(2**31 - 1)))
         e3 = reachability_accuracy(h, assessment.setting, rng, args.reachability, args.length, args.executions)
         scores["reachability"] = {
-            "sequences": e3.sequences, "executions": e3.executions, "accuracy": e3.accuracy, "std": e3.std,
+            "sequences": e3.sequences,
+            "executions": e3.executions,
+            "accuracy": e3.accuracy,
+            "std": e3.std,
             "length": args.length,
         }
     replace_text(run.file(run_dir.EVALUATION), json.dumps(scores, indent=2) + "\n")

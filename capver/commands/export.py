@@ -48,46 +48,91 @@ KINDS = {"h_and": "and", "h_or": "or", "h_tilde": "tilde"}  # the subfolder of e
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", metavar="MODEL.capm|RUN_DIR",
-                        help="capability-model file, or a capver learn run directory (exports its h_and, h_or and, when "
-                        "present, h_tilde, each into a subfolder of --out, from the setting's initial state)")
-    parser.add_argument("--out", metavar="DIR", required=True,
-                        help="directory for the files (created if missing; it may hold only files capver export "
-                        "wrote there, unless --force)")
-    parser.add_argument("--init", metavar="ATOMS", default="",
-                        help="initial state as its true atoms, e.g. 'ontable(a) clear(a) handempty' "
-                        "(default: the model's (:init ...), which a run's models carry)")
-    parser.add_argument("--goal", metavar="LITERALS", default="",
-                        help="goal as a conjunction of literals, as in capver plan: '~' negates, "
-                        "e.g. 'on(a,b) ~clear(b)'")
-    parser.add_argument("--empty-problem", action="store_true",
-                        help="without --goal (or an initial state), write the trivial problem instead of refusing")
-    parser.add_argument("--flavor", "--flavour", dest="flavor", metavar="FLAVOR", default="ppddl",
-                        help="ppddl: domain.pddl / problem.pddl (PPDDL with conditional effects); pddlgym: "
-                        "domain.pddl / problems/problem.pddl for pddlgym.core.PDDLEnv(domain, problems, "
-                        "dynamic_action_space=True) (conditional effects compiled away)")
-    parser.add_argument("--exact-fractions", action="store_true",
-                        help="write probabilities as exact fractions (1/3) for capver's own PPDDL reader; other "
-                        "tools read only the default decimals")
-    parser.add_argument("--keep-idle", action="store_true",
-                        help="keep capabilities that can never change the state (left out by default: no plan "
-                        "needs them), with an effect that re-asserts a literal of their precondition")
-    parser.add_argument("--format", choices=("ppddl", "prism"), default="ppddl",
-                        help="ppddl: PDDL files for planners (see --flavor); prism: model.prism, the model as an MDP "
-                        "(one command per capability and BDD region, exact probabilities, a label per atom) for "
-                        "Storm or PRISM")
-    parser.add_argument("--determinize", action="store_true",
-                        help="also write domain_det.pddl / problem_det.pddl (all-outcomes determinisation; "
-                        "negative and disjunctive preconditions, as Fast Downward reads them)")
-    parser.add_argument("--strips", action="store_true",
-                        help="with --determinize: one action per cube, positive preconditions only (for pyperplan "
-                        "and other STRIPS planners; larger)")
-    parser.add_argument("--plan", action="store_true",
-                        help="solve the determinised files with pyperplan and validate the plan under the "
-                        "model (implies --determinize --strips)")
-    parser.add_argument("--search", default="bfs",
-                        help="pyperplan search for --plan: bfs or ids (blind), or astar, wastar, gbf, ehs "
-                        "with --heuristic (default: bfs, which finds a shortest plan)")
+    parser.add_argument(
+        "model",
+        metavar="MODEL.capm|RUN_DIR",
+        help="capability-model file, or a capver learn run directory (exports its h_and, h_or and, when "
+        "present, h_tilde, each into a subfolder of --out, from the setting's initial state)",
+    )
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        required=True,
+        help="directory for the files (created if missing; it may hold only files capver export "
+        "wrote there, unless --force)",
+    )
+    parser.add_argument(
+        "--init",
+        metavar="ATOMS",
+        default="",
+        help="initial state as its true atoms, e.g. 'ontable(a) clear(a) handempty' "
+        "(default: the model's (:init ...), which a run's models carry)",
+    )
+    parser.add_argument(
+        "--goal",
+        metavar="LITERALS",
+        default="",
+        help="goal as a conjunction of literals, as in capver plan: '~' negates, e.g. 'on(a,b) ~clear(b)'",
+    )
+    parser.add_argument(
+        "--empty-problem",
+        action="store_true",
+        help="without --goal (or an initial state), write the trivial problem instead of refusing",
+    )
+    parser.add_argument(
+        "--flavor",
+        "--flavour",
+        dest="flavor",
+        metavar="FLAVOR",
+        default="ppddl",
+        help="ppddl: domain.pddl / problem.pddl (PPDDL with conditional effects); pddlgym: "
+        "domain.pddl / problems/problem.pddl for pddlgym.core.PDDLEnv(domain, problems, "
+        "dynamic_action_space=True) (conditional effects compiled away)",
+    )
+    parser.add_argument(
+        "--exact-fractions",
+        action="store_true",
+        help="write probabilities as exact fractions (1/3) for capver's own PPDDL reader; other "
+        "tools read only the default decimals",
+    )
+    parser.add_argument(
+        "--keep-idle",
+        action="store_true",
+        help="keep capabilities that can never change the state (left out by default: no plan "
+        "needs them), with an effect that re-asserts a literal of their precondition",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("ppddl", "prism"),
+        default="ppddl",
+        help="ppddl: PDDL files for planners (see --flavor); prism: model.prism, the model as an MDP "
+        "(one command per capability and BDD region, exact probabilities, a label per atom) for "
+        "Storm or PRISM",
+    )
+    parser.add_argument(
+        "--determinize",
+        action="store_true",
+        help="also write domain_det.pddl / problem_det.pddl (all-outcomes determinisation; "
+        "negative and disjunctive preconditions, as Fast Downward reads them)",
+    )
+    parser.add_argument(
+        "--strips",
+        action="store_true",
+        help="with --determinize: one action per cube, positive preconditions only (for pyperplan "
+        "and other STRIPS planners; larger)",
+    )
+    parser.add_argument(
+        "--plan",
+        action="store_true",
+        help="solve the determinised files with pyperplan and validate the plan under the "
+        "model (implies --determinize --strips)",
+    )
+    parser.add_argument(
+        "--search",
+        default="bfs",
+        help="pyperplan search for --plan: bfs or ids (blind), or astar, wastar, gbf, ehs "
+        "with --heuristic (default: bfs, which finds a shortest plan)",
+    )
     parser.add_argument("--heuristic", default=None, help="pyperplan heuristic for --plan, e.g. hff or hmax")
     parser.add_argument("--force", action="store_true", help="write into --out even if it holds other files")
 
@@ -120,11 +165,14 @@ def _problem(args: argparse.Namespace, src: _Source) -> tuple[State, str, tuple[
     if args.format == "prism" or args.empty_problem:
         return init, source, goal
     if not goal:
-        raise UsageError(f"{src.path}: a planning problem needs a goal; add --goal LITERALS (e.g. "
-                         f"--goal '{_example_goal(parsed)}'), or --empty-problem for the trivial problem")
+        raise UsageError(
+            f"{src.path}: a planning problem needs a goal; add --goal LITERALS (e.g. "
+            f"--goal '{_example_goal(parsed)}'), or --empty-problem for the trivial problem"
+        )
     if not args.init.strip() and parsed.init is None:
-        raise UsageError(f"{src.path}: the model has no (:init ...); add --init ATOMS (its true atoms), "
-                         "or --empty-problem")
+        raise UsageError(
+            f"{src.path}: the model has no (:init ...); add --init ATOMS (its true atoms), or --empty-problem"
+        )
     return init, source, goal
 
 
@@ -146,12 +194,17 @@ def _check_out(out: Path, option: str, force: bool) -> None:
             ours = set(json.loads(manifest.read_text(encoding="utf-8")).get("files", []))
         except (ValueError, AttributeError):
             ours = set()
-    foreign = sorted(str(p.relative_to(out)) for p in out.rglob("*")
-                     if p.is_file() and p != manifest and str(p.relative_to(out)) not in ours)
+    foreign = sorted(
+        str(p.relative_to(out))
+        for p in out.rglob("*")
+        if p.is_file() and p != manifest and str(p.relative_to(out)) not in ours
+    )
     if foreign:
         shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
-        raise UsageError(f"{option} {out}: holds files capver export did not write ({shown}); choose an empty or "
-                         "new folder, or pass --force to write there anyway")
+        raise UsageError(
+            f"{option} {out}: holds files capver export did not write ({shown}); choose an empty or "
+            "new folder, or pass --force to write there anyway"
+        )
 
 
 def _record(out: Path, files: list[str]) -> None:
@@ -181,8 +234,10 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if args.format == "prism":
         if args.goal.strip() or args.determinize or args.plan:
-            raise UsageError("--format prism: a PRISM model carries no goal or plan; give the goal as a property "
-                             "(capver verify, or Storm's Pmax=? [ F ... ]) and leave out --goal/--determinize/--plan")
+            raise UsageError(
+                "--format prism: a PRISM model carries no goal or plan; give the goal as a property "
+                "(capver verify, or Storm's Pmax=? [ F ... ]) and leave out --goal/--determinize/--plan"
+            )
         for src, (init, source, _) in zip(sources, problems, strict=True):
             _prism(src, init, source, out / src.subdir, args.force)
         return 0
@@ -211,14 +266,16 @@ def _export_one(
             files = gym.write(target)
             stats, names = gym.stats, gym.names
         else:
-            pp = export_ppddl(model, init=init, goal=goal, name=name, exact_fractions=args.exact_fractions,
-                              keep_idle=args.keep_idle)
+            pp = export_ppddl(
+                model, init=init, goal=goal, name=name, exact_fractions=args.exact_fractions, keep_idle=args.keep_idle
+            )
             files = pp.write(target)
             stats, names = pp.stats, pp.names
         written = [(files[0], f"{stats.actions} actions"), (files[1], "")]
         if args.determinize or args.plan:
-            det = export_determinized(model, init=init, goal=goal, name=name, keep_idle=args.keep_idle,
-                                      strips=args.strips or args.plan)
+            det = export_determinized(
+                model, init=init, goal=goal, name=name, keep_idle=args.keep_idle, strips=args.strips or args.plan
+            )
             det_files = det.write(target)
             written += [(det_files[0], f"{det.stats.actions} actions"), (det_files[1], "")]
         _record(out, [str(p.relative_to(out)) for p, _ in written])
@@ -226,8 +283,10 @@ def _export_one(
         raise UsageError(f"--out {args.out!r}: cannot write the files ({exc.strerror or exc})") from None
     goal_text = " & ".join(("" if x.positive else "~") + str(x.atom) for x in goal) or "none (--empty-problem)"
     exported = len(model) - len(stats.no_rules) - (0 if stats.idle_kept else len(stats.idle))
-    print(f"exported {exported} of {len(model)} capabilities of {parsed.name!r} over {len(vocab)} atoms"
-          f"{' (' + str(src.path) + ')' if src.subdir else ''}; initial state from {source}; goal: {goal_text}")
+    print(
+        f"exported {exported} of {len(model)} capabilities of {parsed.name!r} over {len(vocab)} atoms"
+        f"{' (' + str(src.path) + ')' if src.subdir else ''}; initial state from {source}; goal: {goal_text}"
+    )
     _print_left_out(stats)
     for p, what in written:
         print(f"  wrote {p} ({_size(p)}{', ' + what if what else ''})")
@@ -239,8 +298,10 @@ def _export_one(
 
 def _print_left_out(stats: ExportStats) -> None:
     if stats.idle and not stats.idle_kept:
-        print(f"  left out {len(stats.idle)} capabilities that can never change the state (every effect empty; "
-              "--keep-idle keeps them)")
+        print(
+            f"  left out {len(stats.idle)} capabilities that can never change the state (every effect empty; "
+            "--keep-idle keeps them)"
+        )
     if stats.no_rules:
         print(f"  left out {len(stats.no_rules)} capabilities without rules (no prediction anywhere)")
 
@@ -259,22 +320,29 @@ def _print_renames(names: PDDLNames, domain_file: str) -> None:
         print(f"    capabilities: {shown}{more}")
 
 
-def _plan(args: argparse.Namespace, parsed: dsl.ParsedModel, det: DeterminizedExport, det_files: tuple[Path, Path]) -> int:
+def _plan(
+    args: argparse.Namespace, parsed: dsl.ParsedModel, det: DeterminizedExport, det_files: tuple[Path, Path]
+) -> int:
     model, vocab = parsed.model, parsed.vocabulary
     plan = solve(*det_files, search=args.search, heuristic=args.heuristic)
     if plan is None:
-        why = " (the goal is unreachable even when every capability outcome may be chosen)" if args.search == "bfs" else ""
+        why = (
+            " (the goal is unreachable even when every capability outcome may be chosen)"
+            if args.search == "bfs"
+            else ""
+        )
         print(f"pyperplan ({args.search}) found no plan{why}")
         return 1
     check = validate_plan(model, det, plan)
     print(f"pyperplan plan ({len(plan)} steps, search {args.search}):")
     for k, st in enumerate(check.steps, 1):
         print(f"  {k}. {st.action}   capability {st.capability!r}")
-        print(f"     {vocab.format_state(st.state)} -> {vocab.format_state(st.next_state)}   "
-              f"Pr_h = {st.probability}")
+        print(f"     {vocab.format_state(st.state)} -> {vocab.format_state(st.next_state)}   Pr_h = {st.probability}")
     if check.valid:
-        print(f"valid under the model: every step has positive probability and the goal holds at the end; "
-              f"probability of this outcome chain: {check.probability}")
+        print(
+            f"valid under the model: every step has positive probability and the goal holds at the end; "
+            f"probability of this outcome chain: {check.probability}"
+        )
         return 0
     print(f"NOT valid under the model: {check.failure or 'the goal does not hold at the end'}")
     return 1
@@ -288,6 +356,8 @@ def _prism(src: _Source, init: State, source: str, out: Path, force: bool) -> No
     out.mkdir(parents=True, exist_ok=True)
     target.write_text(export.text, encoding="utf-8")
     commands = sum(1 for line in export.text.splitlines() if line.lstrip().startswith("["))
-    print(f"exported {len(parsed.model)} capabilities of {parsed.name!r} over {len(parsed.vocabulary)} atoms as a "
-          f"PRISM MDP ({commands} commands, {target.stat().st_size} bytes); initial state from {source}")
+    print(
+        f"exported {len(parsed.model)} capabilities of {parsed.name!r} over {len(parsed.vocabulary)} atoms as a "
+        f"PRISM MDP ({commands} commands, {target.stat().st_size} bytes); initial state from {source}"
+    )
     print(f"  wrote {target}")

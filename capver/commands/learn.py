@@ -67,16 +67,28 @@ EVALUATION = "evaluation.json"  # written by capver eval
 
 def add_setting_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", choices=sorted(SETTINGS), default="lao", help="the agent to assess")
-    parser.add_argument("--domain", default=SettingArgs().domain,
-                        help=f"bundled PPDDL domain for lao/primitive (default: {SettingArgs().domain}), as for "
-                        "capver run; kitchen layout for overcooked (cramped_room, two_pots)")
+    parser.add_argument(
+        "--domain",
+        default=SettingArgs().domain,
+        help=f"bundled PPDDL domain for lao/primitive (default: {SettingArgs().domain}), as for "
+        "capver run; kitchen layout for overcooked (cramped_room, two_pots)",
+    )
     parser.add_argument("--problem", default="problem1", help="problem of the domain")
     parser.add_argument("--model", metavar="FILE", help="capability-model file (.capm) for the model agent")
     parser.add_argument("--init", default="", metavar="ATOMS", help="model agent: initial state atoms")
     parser.add_argument("--theta", type=theta, default=1, help="temporal length Θ for lao, or 'inf'")
-    parser.add_argument("--step-cap", type=positive, default=SettingArgs().step_cap,
-                        help="simulator steps one capability execution may take (lao with Θ = inf, MiniGrid)")
-    parser.add_argument("--layouts", type=positive, default=20, help="MiniGrid: number of start layouts; overcooked: number of start states")
+    parser.add_argument(
+        "--step-cap",
+        type=positive,
+        default=SettingArgs().step_cap,
+        help="simulator steps one capability execution may take (lao with Θ = inf, MiniGrid)",
+    )
+    parser.add_argument(
+        "--layouts",
+        type=positive,
+        default=20,
+        help="MiniGrid: number of start layouts; overcooked: number of start states",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice")
 
 
@@ -96,68 +108,148 @@ def _weight(text: str) -> float:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_setting_arguments(parser)
-    parser.add_argument("--method", choices=sorted(QUERY_METHODS), default=None,
-                        help=f"query synthesis: MCQS-E (exact), MCQS-S (sampled) or random (default: {DEFAULT_METHOD}) "
-                        "for a new run; --resume keeps the run's method and refuses another")
-    parser.add_argument("--max-steps", type=positive, default=None,
-                        help=f"budget: simulator steps over the whole run (default: {DEFAULT_MAX_STEPS} when no "
-                        "budget is given; --resume keeps the run's budget unless one is given)")
+    parser.add_argument(
+        "--method",
+        choices=sorted(QUERY_METHODS),
+        default=None,
+        help=f"query synthesis: MCQS-E (exact), MCQS-S (sampled) or random (default: {DEFAULT_METHOD}) "
+        "for a new run; --resume keeps the run's method and refuses another",
+    )
+    parser.add_argument(
+        "--max-steps",
+        type=positive,
+        default=None,
+        help=f"budget: simulator steps over the whole run (default: {DEFAULT_MAX_STEPS} when no "
+        "budget is given; --resume keeps the run's budget unless one is given)",
+    )
     parser.add_argument("--max-queries", type=positive, default=None, help="budget: queries over the whole run")
-    parser.add_argument("--max-seconds", type=seconds, default=None, help="budget: wall-clock seconds of this invocation")
-    parser.add_argument("--patience", type=int, default=LEARN_DEFAULTS.patience, help="stop after this many queries without change (0: never)")
-    parser.add_argument("--executions", type=positive, default=LEARN_DEFAULTS.executions, help="executions n of each query")
+    parser.add_argument(
+        "--max-seconds", type=seconds, default=None, help="budget: wall-clock seconds of this invocation"
+    )
+    parser.add_argument(
+        "--patience",
+        type=int,
+        default=LEARN_DEFAULTS.patience,
+        help="stop after this many queries without change (0: never)",
+    )
+    parser.add_argument(
+        "--executions", type=positive, default=LEARN_DEFAULTS.executions, help="executions n of each query"
+    )
     parser.add_argument("--horizon", type=positive, default=LEARN_DEFAULTS.horizon, help="query horizon")
-    parser.add_argument("--iterations", type=positive, default=LEARN_DEFAULTS.iterations, help="MCTS iterations per plan")
-    parser.add_argument("--xi", type=float, default=LEARN_DEFAULTS.xi_cap, help="cap of the revisitation bonus ξ (0: the ξ=0 ablation)")
-    parser.add_argument("--reward", choices=sorted(REWARDS), default="disagreement",
-                        help="query-synthesis reward: the paper's h∧/h∨ disagreement, or 'tilde', which also targets "
-                        "states where the Occam model h̃ rests on few observations (default disagreement; see docs/tilde_reward.md)")
-    parser.add_argument("--tilde-every", type=positive, default=_DEFAULTS.tilde_every, metavar="K",
-                        help=f"--reward tilde: rebuild h̃ every K queries (default {_DEFAULTS.tilde_every})")
-    parser.add_argument("--tilde-weight", type=_weight, default=_DEFAULTS.tilde_weight, metavar="λ",
-                        help=f"--reward tilde: weight λ ∈ [0, 1] of h̃'s uncertainty (default {_DEFAULTS.tilde_weight})")
+    parser.add_argument(
+        "--iterations", type=positive, default=LEARN_DEFAULTS.iterations, help="MCTS iterations per plan"
+    )
+    parser.add_argument(
+        "--xi", type=float, default=LEARN_DEFAULTS.xi_cap, help="cap of the revisitation bonus ξ (0: the ξ=0 ablation)"
+    )
+    parser.add_argument(
+        "--reward",
+        choices=sorted(REWARDS),
+        default="disagreement",
+        help="query-synthesis reward: the paper's h∧/h∨ disagreement, or 'tilde', which also targets "
+        "states where the Occam model h̃ rests on few observations (default disagreement; see docs/tilde_reward.md)",
+    )
+    parser.add_argument(
+        "--tilde-every",
+        type=positive,
+        default=_DEFAULTS.tilde_every,
+        metavar="K",
+        help=f"--reward tilde: rebuild h̃ every K queries (default {_DEFAULTS.tilde_every})",
+    )
+    parser.add_argument(
+        "--tilde-weight",
+        type=_weight,
+        default=_DEFAULTS.tilde_weight,
+        metavar="λ",
+        help=f"--reward tilde: weight λ ∈ [0, 1] of h̃'s uncertainty (default {_DEFAULTS.tilde_weight})",
+    )
     parser.add_argument("--eval-sequences", type=positive, default=300, help="sequences in the evaluation dataset D′")
-    parser.add_argument("--eval-chunk", type=positive, default=None, metavar="N",
-                        help=f"collect D′ in chunks of N sequences on the executor's workers (e.g. {SUGGESTED_CHUNK:,}); "
-                        "D′ then depends on N, never on the executor (default: one stream in this process)")
+    parser.add_argument(
+        "--eval-chunk",
+        type=positive,
+        default=None,
+        metavar="N",
+        help=f"collect D′ in chunks of N sequences on the executor's workers (e.g. {SUGGESTED_CHUNK:,}); "
+        "D′ then depends on N, never on the executor (default: one stream in this process)",
+    )
     parser.add_argument("--eval-every", type=positive, default=200, help="evaluate every this many simulator steps")
-    parser.add_argument("--properties", type=Path, default=None, metavar="FILE.props",
-                        help="properties (capver verify's language) the run should decide: queries go where they can "
-                        "change a property's verdict tier, and the run stops when every property is observed or "
-                        "confident (patience does not apply); --resume keeps the run's properties")
-    parser.add_argument("--delta", type=open_unit_interval, default=None,
-                        help="with --properties: confident verdicts have error probability ≤ δ (default 0.05)")
-    parser.add_argument("--epsilon", type=open_unit_interval, default=None,
-                        help="with --properties: a confident verdict needs every frontier pair's unseen-effect "
-                        "probability ≤ ε (default 0.05)")
-    parser.add_argument("--width", type=open_unit_interval, default=None,
-                        help="with --properties: a Pmax=? / Pmin=? property is decided once the agent's bounds at "
-                        "1 − δ are at most this far apart (default 0.1)")
-    parser.add_argument("--no-focus", action="store_true",
-                        help="with --properties: track the verdicts but keep the method's own queries (an ablation)")
-    parser.add_argument("--out", type=Path, required=True,
-                        help="output directory: new or empty, or with --resume a capver learn run")
+    parser.add_argument(
+        "--properties",
+        type=Path,
+        default=None,
+        metavar="FILE.props",
+        help="properties (capver verify's language) the run should decide: queries go where they can "
+        "change a property's verdict tier, and the run stops when every property is observed or "
+        "confident (patience does not apply); --resume keeps the run's properties",
+    )
+    parser.add_argument(
+        "--delta",
+        type=open_unit_interval,
+        default=None,
+        help="with --properties: confident verdicts have error probability ≤ δ (default 0.05)",
+    )
+    parser.add_argument(
+        "--epsilon",
+        type=open_unit_interval,
+        default=None,
+        help="with --properties: a confident verdict needs every frontier pair's unseen-effect "
+        "probability ≤ ε (default 0.05)",
+    )
+    parser.add_argument(
+        "--width",
+        type=open_unit_interval,
+        default=None,
+        help="with --properties: a Pmax=? / Pmin=? property is decided once the agent's bounds at "
+        "1 − δ are at most this far apart (default 0.1)",
+    )
+    parser.add_argument(
+        "--no-focus",
+        action="store_true",
+        help="with --properties: track the verdicts but keep the method's own queries (an ablation)",
+    )
+    parser.add_argument(
+        "--out", type=Path, required=True, help="output directory: new or empty, or with --resume a capver learn run"
+    )
     parser.add_argument("--resume", action="store_true", help="continue the run in --out")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     add_executor_arguments(parser)
 
 
 def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--executor", choices=sorted(EXECUTORS), default="local",
-                        help="where executions of a query and D′ chunks run: local (this process, or --concurrency "
-                        "processes), threads (for agents waiting on an endpoint) or ray (default local)")
-    parser.add_argument("--address", default=None, metavar="ADDR",
-                        help="--executor ray: the cluster to join (e.g. HOST:6379 or 'auto'; default: a new local one)")
-    parser.add_argument("--concurrency", type=positive, default=1, metavar="N",
-                        help="executions of one query in flight at once, and workers of the executor (default 1: "
-                        "the executions of a query run one after another in this process; with N > 1 or another "
-                        "executor they run in rounds with their own random streams, the same run on every executor)")
+    parser.add_argument(
+        "--executor",
+        choices=sorted(EXECUTORS),
+        default="local",
+        help="where executions of a query and D′ chunks run: local (this process, or --concurrency "
+        "processes), threads (for agents waiting on an endpoint) or ray (default local)",
+    )
+    parser.add_argument(
+        "--address",
+        default=None,
+        metavar="ADDR",
+        help="--executor ray: the cluster to join (e.g. HOST:6379 or 'auto'; default: a new local one)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=positive,
+        default=1,
+        metavar="N",
+        help="executions of one query in flight at once, and workers of the executor (default 1: "
+        "the executions of a query run one after another in this process; with N > 1 or another "
+        "executor they run in rounds with their own random streams, the same run on every executor)",
+    )
 
 
 def setting_args(args: argparse.Namespace) -> SettingArgs:
     return SettingArgs(
-        domain=args.domain, problem=args.problem, model=args.model, init=args.init,
-        theta=args.theta, step_cap=args.step_cap, layouts=args.layouts, seed=args.seed,
+        domain=args.domain,
+        problem=args.problem,
+        model=args.model,
+        init=args.init,
+        theta=args.theta,
+        step_cap=args.step_cap,
+        layouts=args.layouts,
+        seed=args.seed,
     )
 
 
@@ -168,8 +260,9 @@ def given_budget(args: argparse.Namespace) -> RunBudget | None:
     return RunBudget(args.max_steps, args.max_queries, args.max_seconds)
 
 
-def check_out(out: Path, resume: bool, manifest: RunManifest, given: RunBudget | None,
-              method: str | None = None) -> RunManifest:
+def check_out(
+    out: Path, resume: bool, manifest: RunManifest, given: RunBudget | None, method: str | None = None
+) -> RunManifest:
     """Refuse an output directory that this run may not write into, before anything
     is created; return the manifest the run goes on under.  Its budget is the one
     given, else (on resume) the run's own, else the default.  Its method is
@@ -192,20 +285,31 @@ def check_out(out: Path, resume: bool, manifest: RunManifest, given: RunBudget |
         method, stored = kept.method, kept.budget
     elif out.is_dir() and any(out.iterdir()):
         if (out / run_file.NAME).exists():
-            raise RunFileError(f"--out {out}: holds a capver learn run already; pass --resume to continue it, "
-                               "or choose a new --out")
+            raise RunFileError(
+                f"--out {out}: holds a capver learn run already; pass --resume to continue it, or choose a new --out"
+            )
         names = sorted(p.name for p in out.iterdir())
         shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
-        raise UsageError(f"--out {out}: directory is not empty ({shown}) and is not a capver learn run; "
-                         "choose a new or empty directory")
+        raise UsageError(
+            f"--out {out}: directory is not empty ({shown}) and is not a capver learn run; "
+            "choose a new or empty directory"
+        )
     budget = given if given is not None else stored
     if budget == RunBudget():
         budget = RunBudget(max_steps=DEFAULT_MAX_STEPS)
     return RunManifest(manifest.agent, manifest.setting, method if method is not None else manifest.method, budget)
 
 
-def eval_dataset(a: Assessment, out: Path, n: int, seed: int, report: ProgressReport,
-                 executor: Executor, spec: SettingSpec, chunk: int | None) -> TransitionDataset:
+def eval_dataset(
+    a: Assessment,
+    out: Path,
+    n: int,
+    seed: int,
+    report: ProgressReport,
+    executor: Executor,
+    spec: SettingSpec,
+    chunk: int | None,
+) -> TransitionDataset:
     """D′, stored in ``out/eval.jsonl`` so that a resumed run uses the same one; in
     chunks of ``chunk`` sequences, those beyond the first on ``executor``'s workers."""
     path = out / "eval.jsonl"
@@ -255,16 +359,23 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
     invoked = time.monotonic()
     out: Path = args.out
     report = ProgressReport("capver learn", quiet=args.quiet)
-    manifest = check_out(out, args.resume, RunManifest(args.agent, setting_args(args), args.method or DEFAULT_METHOD),
-                         given_budget(args), args.method)
+    manifest = check_out(
+        out,
+        args.resume,
+        RunManifest(args.agent, setting_args(args), args.method or DEFAULT_METHOD),
+        given_budget(args),
+        args.method,
+    )
     # Building the setting validates the domain, problem, model file and --init: a
     # mistake there must not leave a half-made run directory behind.
     with report.phase(f"building the setting ({args.agent})"):
         assessment = build_assessment(args.agent, manifest.setting, np.random.default_rng(args.seed))
     out.mkdir(parents=True, exist_ok=True)
     run_file.write(out, manifest)
-    report.say(f"capver learn: {assessment.name}, method {manifest.method}, budget {manifest.budget.describe()}"
-               + (" (resumed)" if args.resume else ""))
+    report.say(
+        f"capver learn: {assessment.name}, method {manifest.method}, budget {manifest.budget.describe()}"
+        + (" (resumed)" if args.resume else "")
+    )
     ctx = assessment.ctx
     # Workers build the setting themselves from its name, arguments and seed.
     spec = SettingSpec(args.agent, manifest.setting, args.seed)
@@ -274,22 +385,43 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
         warnings.simplefilter("ignore", dataset_file.TornRecordWarning)
         writer, data = dataset_file.open_or_resume(out / "dataset.jsonl", ctx.vocab, assessment.setting.capabilities)
     if writer.loaded.torn is not None:
-        report.say(f"capver learn: {writer.loaded.torn.describe(out / 'dataset.jsonl')}; cut it off and resumed "
-                   f"after record {writer.loaded.records}")
+        report.say(
+            f"capver learn: {writer.loaded.torn.describe(out / 'dataset.jsonl')}; cut it off and resumed "
+            f"after record {writer.loaded.records}"
+        )
     props, targets, directed, history = _properties(args, out, assessment)
     b = manifest.budget
     config = LearnConfig.from_options(
-        manifest.method, executions=args.executions, iterations=args.iterations, horizon=args.horizon,
-        xi_cap=args.xi, patience=args.patience,
-        max_steps=b.max_steps, max_queries=b.max_queries, max_seconds=b.max_seconds,
-        reward=args.reward, tilde_every=args.tilde_every, tilde_weight=args.tilde_weight,
-        properties=props, targets=targets, directed=directed,
+        manifest.method,
+        executions=args.executions,
+        iterations=args.iterations,
+        horizon=args.horizon,
+        xi_cap=args.xi,
+        patience=args.patience,
+        max_steps=b.max_steps,
+        max_queries=b.max_queries,
+        max_seconds=b.max_seconds,
+        reward=args.reward,
+        tilde_every=args.tilde_every,
+        tilde_weight=args.tilde_weight,
+        properties=props,
+        targets=targets,
+        directed=directed,
     )
     # A resumed run continues with a different stream of random choices.
     rng = np.random.default_rng([args.seed, len(data)])
     parallel = None if args.executor == "local" and args.concurrency == 1 else ParallelExecutions(executor, spec)
-    learner = Learner(ctx, assessment.setting, config, rng, data=data, sink=writer, grow=assessment.grow,
-                      parallel=parallel, history=history)
+    learner = Learner(
+        ctx,
+        assessment.setting,
+        config,
+        rng,
+        data=data,
+        sink=writer,
+        grow=assessment.grow,
+        parallel=parallel,
+        history=history,
+    )
     if learner.tracker is not None:
         property_status.write(out, learner.tracker, directed)
         for prop in props:
@@ -312,8 +444,12 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
     def record() -> dict[str, object]:
         p = learner.progress
         row: dict[str, object] = {
-            "method": manifest.method, "seed": args.seed, "steps": p.steps, "queries": p.queries,
-            "transitions": p.unique_transitions, "exact_vd": "",
+            "method": manifest.method,
+            "seed": args.seed,
+            "steps": p.steps,
+            "queries": p.queries,
+            "transitions": p.unique_transitions,
+            "exact_vd": "",
         }
         scores = checkpoint_scores(learner.h_and, learner.data, d_eval, assessment.truth, assessment.reachable)
         row.update((k, round(v, 6)) for k, v in scores.items())
@@ -330,13 +466,17 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
         if lr.tracker is not None and lr.property_changes:
             property_status.write(out, lr.tracker, directed)
             for ch in lr.property_changes:
-                report.say(f"capver learn: property {ch.name}: {_tier_text(ch.verdict, ch.tier)} after {ch.steps} "
-                           f"simulator steps ({ch.queries} queries)")
+                report.say(
+                    f"capver learn: property {ch.name}: {_tier_text(ch.verdict, ch.tier)} after {ch.steps} "
+                    f"simulator steps ({ch.queries} queries)"
+                )
         if p.steps >= next_eval[0]:
             row = record()
             next_eval[0] = p.steps + args.eval_every
-            status = (f"[{manifest.method}] queries {p.queries}, transitions {p.unique_transitions}, "
-                      f"coverage {row['coverage_agreement']:.4f}")
+            status = (
+                f"[{manifest.method}] queries {p.queries}, transitions {p.unique_transitions}, "
+                f"coverage {row['coverage_agreement']:.4f}"
+            )
         else:
             status = f"[{manifest.method}] queries {p.queries}, transitions {p.unique_transitions}"
         usage = agent_usage(lr.setting.agent, lr.worker_usage)
@@ -359,11 +499,23 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
     learn_seconds = time.monotonic() - started
     write_first = len(report.phases)
     try:
-        write_seconds = _write_outputs(learner, curve, record, occam, lambda: learner.progress.executions in built,
-                                       assessment.name, out, report, assessment.truth, args.seed)
+        write_seconds = _write_outputs(
+            learner,
+            curve,
+            record,
+            occam,
+            lambda: learner.progress.executions in built,
+            assessment.name,
+            out,
+            report,
+            assessment.truth,
+            args.seed,
+        )
     except KeyboardInterrupt:
-        report.say(f"capver learn: interrupted while writing the models; {out}/dataset.jsonl holds all "
-                   f"{learner.progress.executions} executions: run the same command with --resume to write them")
+        report.say(
+            f"capver learn: interrupted while writing the models; {out}/dataset.jsonl holds all "
+            f"{learner.progress.executions} executions: run the same command with --resume to write them"
+        )
         return EXIT_INTERRUPTED
     except Exception as exc:
         if failure is not None:
@@ -378,8 +530,10 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
     p = learner.progress
     last = curve.rows[-1]
     if interrupted:
-        report.say(f"capver learn: interrupted; saved {p.executions} executions in {out}/dataset.jsonl and wrote "
-                   f"the models, curve and report; continue with --resume")
+        report.say(
+            f"capver learn: interrupted; saved {p.executions} executions in {out}/dataset.jsonl and wrote "
+            f"the models, curve and report; continue with --resume"
+        )
         return EXIT_INTERRUPTED
     print(
         f"{assessment.name} {manifest.method}: {p.stop_reason}; {p.queries} queries, {p.executions} executions "
@@ -390,8 +544,18 @@ def _run(args: argparse.Namespace, executor: Executor) -> int:
     # sum of the phase lines printed for it, so the three add up to the total shown.
     setup_seconds = round(started - invoked, 1)
     learn_seconds = round(learn_seconds, 1)
-    print(summary_text(last, out, setup_seconds, learn_seconds, write_seconds, write_phases,
-                       example_property(learner.h_and, learner.h_or, _initial_state(learner)), report.quiet))
+    print(
+        summary_text(
+            last,
+            out,
+            setup_seconds,
+            learn_seconds,
+            write_seconds,
+            write_phases,
+            example_property(learner.h_and, learner.h_or, _initial_state(learner)),
+            report.quiet,
+        )
+    )
     if (usage := agent_usage(assessment.setting.agent, learner.worker_usage)) is not None:
         print(f"{assessment.name}: {usage} in this invocation")
     if learner.tracker is not None:
@@ -412,15 +576,21 @@ def _drop_stale_evaluation(out: Path, transitions: int, report: ProgressReport) 
     if not isinstance(scored, dict) or "bound" not in scored or scored.get("transitions") in (None, transitions):
         return
     path.unlink()
-    report.say(f"capver learn: removed {path}, which scored {scored['transitions']} transitions (the run now holds "
-               f"{transitions}); run capver eval {out} again for the run's scores")
+    report.say(
+        f"capver learn: removed {path}, which scored {scored['transitions']} transitions (the run now holds "
+        f"{transitions}); run capver eval {out} again for the run's scores"
+    )
 
 
 METRIC_WORDS = {
-    "coverage_agreement": ("coverage agreement",
-                           "the share of the agent's behaviour in the evaluation dataset D′ that the model predicts"),
-    "agreement": ("paper agreement 1 − VD_s",
-                  "section 4.2's metric, which counts only transitions the learner saw: near 1 for any method"),
+    "coverage_agreement": (
+        "coverage agreement",
+        "the share of the agent's behaviour in the evaluation dataset D′ that the model predicts",
+    ),
+    "agreement": (
+        "paper agreement 1 − VD_s",
+        "section 4.2's metric, which counts only transitions the learner saw: near 1 for any method",
+    ),
     "exact_vd": ("exact VD", "the distance to the true model over its reachable states (0 is perfect)"),
 }
 """The summary's metrics, in the order printed: name and what it measures (the
@@ -445,14 +615,26 @@ def example_property(h_and: CompoundModel, h_or: CompoundModel, init: State | No
     vocab = h_and.vocabulary
     for st in capability_statuses(h_and, h_or).values():
         intent = st.capability.intent
-        if (st.achievement is Achievement.ACHIEVED and len(intent) == 1 and intent[0].positive
-                and (init is None or not init >> vocab.index(intent[0].atom) & 1)):
+        if (
+            st.achievement is Achievement.ACHIEVED
+            and len(intent) == 1
+            and intent[0].positive
+            and (init is None or not init >> vocab.index(intent[0].atom) & 1)
+        ):
             return f"E [ F {intent[0].atom} ]"
     return "E [ F ATOM ]"
 
 
-def summary_text(last: Mapping[str, object], out: Path, setup: float, learning: float, writing: float,
-                 phases: int, example: str = "E [ F ATOM ]", quiet: bool = False) -> str:
+def summary_text(
+    last: Mapping[str, object],
+    out: Path,
+    setup: float,
+    learning: float,
+    writing: float,
+    phases: int,
+    example: str = "E [ F ATOM ]",
+    quiet: bool = False,
+) -> str:
     """The end-of-learn lines after the counts: each metric of the last checkpoint with
     what it measures (h̃'s beside h∧'s where there is one), the time (set-up +
     learning + the ``phases`` output phases = total, as printed), and what to run
@@ -466,11 +648,15 @@ def summary_text(last: Mapping[str, object], out: Path, setup: float, learning: 
         tilde = last.get(f"{key}_tilde", "")
         beside = f" (h̃ {_score(tilde)})" if tilde != "" else ""
         lines.append(f"  {name} {_score(value)}{beside}: {meaning}")
-    lines.append(f"  time: set-up {setup:.1f} s, learning {learning:.1f} s, writing {writing:.1f} s "
-                 f"(the {phases} output phases{'' if quiet else ' above'}), total {round(setup + learning + writing, 1):.1f} s")
-    lines.append(f"Wrote {out}/ (report.txt: what the agent can do, in words). Next: capver report {out} "
-                 f"(an HTML page of the run), capver verify {out} --property \"{example}\" (model-check what "
-                 f"the agent can reach; docs/properties.md), capver eval {out} (all scores)")
+    lines.append(
+        f"  time: set-up {setup:.1f} s, learning {learning:.1f} s, writing {writing:.1f} s "
+        f"(the {phases} output phases{'' if quiet else ' above'}), total {round(setup + learning + writing, 1):.1f} s"
+    )
+    lines.append(
+        f"Wrote {out}/ (report.txt: what the agent can do, in words). Next: capver report {out} "
+        f'(an HTML page of the run), capver verify {out} --property "{example}" (model-check what '
+        f"the agent can reach; docs/properties.md), capver eval {out} (all scores)"
+    )
     return "\n".join(lines)
 
 
@@ -484,8 +670,10 @@ def property_summary(tracker: PropertyTracker) -> str:
     """Each property with its tier, the steps it took to get there, and what is still
     missing for those left undecided."""
     t = tracker.targets
-    head = (f"Properties (confident: error probability ≤ δ = {t.delta:g}, unseen effects ≤ ε = {t.epsilon:g} per "
-            "execution at every frontier pair):")
+    head = (
+        f"Properties (confident: error probability ≤ δ = {t.delta:g}, unseen effects ≤ ε = {t.epsilon:g} per "
+        "execution at every frontier pair):"
+    )
     lines = [head]
     for prop in tracker.properties:
         st = tracker.status[prop.name]
@@ -498,8 +686,9 @@ def property_summary(tracker: PropertyTracker) -> str:
     return "\n".join(lines)
 
 
-def _properties(args: argparse.Namespace, out: Path, a: Assessment
-                ) -> tuple[tuple[Property, ...], Targets, bool, tuple[TierChange, ...]]:
+def _properties(
+    args: argparse.Namespace, out: Path, a: Assessment
+) -> tuple[tuple[Property, ...], Targets, bool, tuple[TierChange, ...]]:
     """The run's properties: those given (copied into the run), else on --resume the
     run's own; their targets (given, else stored, else the defaults) and history."""
     stored = property_status.read(out) if args.resume else None
@@ -518,9 +707,11 @@ def _properties(args: argparse.Namespace, out: Path, a: Assessment
     if not props:
         raise UsageError(f"--properties {source}: no property in the file")
     default = stored.targets if stored is not None else Targets()
-    targets = Targets(args.delta if args.delta is not None else default.delta,
-                      args.epsilon if args.epsilon is not None else default.epsilon,
-                      args.width if args.width is not None else default.width)
+    targets = Targets(
+        args.delta if args.delta is not None else default.delta,
+        args.epsilon if args.epsilon is not None else default.epsilon,
+        args.width if args.width is not None else default.width,
+    )
     directed = not args.no_focus if (args.no_focus or stored is None) else stored.directed
     if source != kept:
         replace_text(kept, text)
@@ -539,9 +730,18 @@ def agent_usage(agent: object, workers: Mapping[str, int] | None = None) -> str 
     return str(describe()) if callable(describe) else None
 
 
-def _write_outputs(learner: Learner, curve: Curve, record: Callable[[], object], occam: Callable[[], LiftedOccam],
-                   occam_built: Callable[[], bool], title: str, out: Path, report: ProgressReport,
-                   truth: CompoundModel | None, seed: int) -> float:
+def _write_outputs(
+    learner: Learner,
+    curve: Curve,
+    record: Callable[[], object],
+    occam: Callable[[], LiftedOccam],
+    occam_built: Callable[[], bool],
+    title: str,
+    out: Path,
+    report: ProgressReport,
+    truth: CompoundModel | None,
+    seed: int,
+) -> float:
     """The last checkpoint, the curve plot, the three models, the report and the
     certificate, each as a phase with its own progress line; the sum of those lines'
     seconds (what the summary prints as the writing time)."""

@@ -41,30 +41,57 @@ from capver.model.capability_model import CompoundModel
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", metavar="MODEL.capm|RUN_DIR",
-                        help="capability-model file, or a capver learn run directory (its h_and.capm, the model "
-                        "capver verify computes a run's probabilities on; --model-kind picks another)")
-    parser.add_argument("--model-kind", choices=tuple(RUN_MODELS), default=None,
-                        help="with RUN_DIR: the run's model to plan with: "
-                        + "; ".join(f"{k}: {v}" for k, v in RUN_MODELS.items()) + " (default: and)")
-    parser.add_argument("--goal", required=True,
-                        help="goal literals, e.g. 'on(a,b) ~clear(c)' ('~' negates, '|' separates alternatives)")
-    parser.add_argument("--init", metavar="ATOMS", default="",
-                        help="initial state as space-separated atoms, e.g. 'ontable(a) clear(a)' "
-                        "(default: the model's (:init ...), else the empty state)")
-    parser.add_argument("--planner", choices=CAPABILITY_PLANNERS, default="introspector",
-                        help="introspector (milestones) or greedy (most probable path) (default: introspector)")
-    parser.add_argument("--horizon", type=positive, default=20,
-                        help="maximum number of capability executions in a plan (default: 20)")
+    parser.add_argument(
+        "model",
+        metavar="MODEL.capm|RUN_DIR",
+        help="capability-model file, or a capver learn run directory (its h_and.capm, the model "
+        "capver verify computes a run's probabilities on; --model-kind picks another)",
+    )
+    parser.add_argument(
+        "--model-kind",
+        choices=tuple(RUN_MODELS),
+        default=None,
+        help="with RUN_DIR: the run's model to plan with: "
+        + "; ".join(f"{k}: {v}" for k, v in RUN_MODELS.items())
+        + " (default: and)",
+    )
+    parser.add_argument(
+        "--goal",
+        required=True,
+        help="goal literals, e.g. 'on(a,b) ~clear(c)' ('~' negates, '|' separates alternatives)",
+    )
+    parser.add_argument(
+        "--init",
+        metavar="ATOMS",
+        default="",
+        help="initial state as space-separated atoms, e.g. 'ontable(a) clear(a)' "
+        "(default: the model's (:init ...), else the empty state)",
+    )
+    parser.add_argument(
+        "--planner",
+        choices=CAPABILITY_PLANNERS,
+        default="introspector",
+        help="introspector (milestones) or greedy (most probable path) (default: introspector)",
+    )
+    parser.add_argument(
+        "--horizon", type=positive, default=20, help="maximum number of capability executions in a plan (default: 20)"
+    )
     parser.add_argument("--timeout", type=seconds, default=None, help="planning time limit in seconds")
-    parser.add_argument("--execute-with", choices=("model",), default=None,
-                        help="model: execute the plan with the agent that behaves as MODEL")
+    parser.add_argument(
+        "--execute-with",
+        choices=("model",),
+        default=None,
+        help="model: execute the plan with the agent that behaves as MODEL",
+    )
     parser.add_argument("--runs", type=positive, default=100, help="executions of the plan (default: 100)")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: 0)")
 
 
-RUN_MODELS = {"and": f"{MODEL_FILES['and']} (h∧, the data's maximum-likelihood model)",
-              "or": f"{MODEL_FILES['or']} (h∨, optimistic)", "tilde": f"{MODEL_FILES['tilde']} (the Occam model h̃)"}
+RUN_MODELS = {
+    "and": f"{MODEL_FILES['and']} (h∧, the data's maximum-likelihood model)",
+    "or": f"{MODEL_FILES['or']} (h∨, optimistic)",
+    "tilde": f"{MODEL_FILES['tilde']} (the Occam model h̃)",
+}
 
 
 def model_path(target: str, kind: str | None) -> str:
@@ -74,13 +101,16 @@ def model_path(target: str, kind: str | None) -> str:
     p = Path(target)
     if not p.is_dir():
         if kind is not None:
-            raise UsageError(f"--model-kind {kind}: {target} is one model file; --model-kind picks a model of a "
-                             "run directory (capver learn --out)")
+            raise UsageError(
+                f"--model-kind {kind}: {target} is one model file; --model-kind picks a model of a "
+                "run directory (capver learn --out)"
+            )
         return target
     name = MODEL_FILES[kind or "and"]
     if not (p / name).is_file():
-        raise UsageError(f"{target}: a directory without {name}; expected MODEL.capm or the --out directory of "
-                         "capver learn")
+        raise UsageError(
+            f"{target}: a directory without {name}; expected MODEL.capm or the --out directory of capver learn"
+        )
     return str(Run(p).file(name))
 
 
@@ -88,25 +118,32 @@ def format_plan(plan: CapabilityPlan, model: CompoundModel) -> list[str]:
     vocab = model.vocabulary
     lines = [f"initial state: {vocab.format_state(plan.initial)}", f"goal: {plan.goal}"]
     if plan.milestones:
-        lines.append("milestones (mutations of the goal from the initial state): "
-                     + ", ".join(str(m) for m in plan.milestones))
+        lines.append(
+            "milestones (mutations of the goal from the initial state): " + ", ".join(str(m) for m in plan.milestones)
+        )
     else:
         lines.append("milestones: none (the goal holds and no capability can undo it, or no capability can reach it)")
     status = "solved" if plan.solved else ("TIMED OUT" if plan.timed_out else "no plan reaches the goal")
-    lines.append(f"{plan.planner}: {len(plan.steps)} capabilities, {status}; planning {plan.runtime:.4f} s "
-                 f"(grounding {plan.build_seconds:.4f} s), {plan.expanded} expanded, {plan.generated} generated")
+    lines.append(
+        f"{plan.planner}: {len(plan.steps)} capabilities, {status}; planning {plan.runtime:.4f} s "
+        f"(grounding {plan.build_seconds:.4f} s), {plan.expanded} expanded, {plan.generated} generated"
+    )
     for i, (a, s, s2) in enumerate(zip(plan.steps, plan.states, plan.states[1:]), 1):
         eta = a.effect
         changes = [str(x) for x in vocab.atoms_of(eta.add)] + [f"~{x}" for x in vocab.atoms_of(eta.delete)]
         # The outcome's probability Pr_h(s2 | s, c), averaged over every rule that
         # applies at s (as `capver export --plan` prints it), not the probability
         # within the one rule the planner grounded the step on.
-        lines.append(f"  {i}. {a.name}   planned outcome: {' '.join(changes) or 'no change'}"
-                     f"   Pr_h = {model.prob(s, a.name, s2)} (an outcome of rule {a.rule + 1})")
+        lines.append(
+            f"  {i}. {a.name}   planned outcome: {' '.join(changes) or 'no change'}"
+            f"   Pr_h = {model.prob(s, a.name, s2)} (an outcome of rule {a.rule + 1})"
+        )
     if plan.solved:
-        lines.append(f"predicted: path probability {plan.path_probability} ({float(plan.path_probability):.4f}), "
-                     f"goal probability {plan.success_probability} ({float(plan.success_probability):.4f}), "
-                     f"no prediction {plan.unknown_probability} ({float(plan.unknown_probability):.4f})")
+        lines.append(
+            f"predicted: path probability {plan.path_probability} ({float(plan.path_probability):.4f}), "
+            f"goal probability {plan.success_probability} ({float(plan.success_probability):.4f}), "
+            f"no prediction {plan.unknown_probability} ({float(plan.unknown_probability):.4f})"
+        )
     return lines
 
 

@@ -17,8 +17,9 @@ METRICS = ("coverage_agreement", "agreement", "exact_vd", "coverage_agreement_ti
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", type=Path, nargs="+", metavar="RUN", help="--out directories of capver learn")
-    parser.add_argument("--metric", choices=METRICS, default="coverage_agreement",
-                        help="the y axis (default coverage_agreement)")
+    parser.add_argument(
+        "--metric", choices=METRICS, default="coverage_agreement", help="the y axis (default coverage_agreement)"
+    )
     parser.add_argument("--out", type=Path, required=True, help="the PNG to write (a new file)")
     parser.add_argument("--force", action="store_true", help="overwrite --out if it exists")
 

@@ -65,8 +65,9 @@ class ProgressReport:
         self._total, self._unit = total, unit
         if self.quiet or not self.terminal:
             return
-        self._bar = tqdm(total=total, initial=initial, unit=unit, file=self.stream, dynamic_ncols=True,
-                         leave=False, smoothing=0.1)
+        self._bar = tqdm(
+            total=total, initial=initial, unit=unit, file=self.stream, dynamic_ncols=True, leave=False, smoothing=0.1
+        )
 
     def update(self, position: int, status: str) -> None:
         """Move the bar to ``position`` with ``status`` beside it; off a terminal, a

@@ -31,15 +31,28 @@ DEFAULT_NAME = "report.html"
 CERTIFICATE = run_dir.CERTIFICATE
 VERDICTS = verdicts_file.NAME  # written by capver verify RUN --save
 # Linked from the page in this order; those the run lacks are listed as not present.
-LINKED = (*run_dir.MODEL_FILES.values(), run_dir.REPORT_TXT, run_dir.DATASET, run_dir.EVAL_DATASET, run_dir.CURVE_CSV,
-          run_dir.CURVE_PNG, run_dir.MANIFEST, CERTIFICATE, VERDICTS)
+LINKED = (
+    *run_dir.MODEL_FILES.values(),
+    run_dir.REPORT_TXT,
+    run_dir.DATASET,
+    run_dir.EVAL_DATASET,
+    run_dir.CURVE_CSV,
+    run_dir.CURVE_PNG,
+    run_dir.MANIFEST,
+    CERTIFICATE,
+    VERDICTS,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", type=Path, metavar="RUN_DIR", help="the --out directory of capver learn")
-    parser.add_argument("--out", type=Path, metavar="FILE.html",
-                        help=f"the HTML file to write: a new file or a page capver report wrote, which is "
-                        f"replaced (default: RUN_DIR/{DEFAULT_NAME})")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE.html",
+        help=f"the HTML file to write: a new file or a page capver report wrote, which is "
+        f"replaced (default: RUN_DIR/{DEFAULT_NAME})",
+    )
     parser.add_argument("--force", action="store_true", help="overwrite --out even if capver did not write it")
 
 
@@ -105,11 +118,17 @@ def run(args: argparse.Namespace) -> int:
     links = {name: _href(directory / name, out) if (directory / name).exists() else None for name in LINKED}
     report_txt = run.file(run_dir.REPORT_TXT)
     findings = read_findings(report_txt.read_text(encoding="utf-8")) if report_txt.exists() else None
-    page = render(ReportInputs(
-        manifest=manifest, h_and=h_and, curve=curve,
-        certificate=_json_file(directory / CERTIFICATE), verdicts=_json_file(directory / VERDICTS), links=links,
-        findings=findings,
-    ))
+    page = render(
+        ReportInputs(
+            manifest=manifest,
+            h_and=h_and,
+            curve=curve,
+            certificate=_json_file(directory / CERTIFICATE),
+            verdicts=_json_file(directory / VERDICTS),
+            links=links,
+            findings=findings,
+        )
+    )
     _write(out, page)
     n = len(h_and) if h_and is not None else 0
     print(f"wrote {out} ({n} capabilities, {len(curve)} checkpoints)")

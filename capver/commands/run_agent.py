@@ -30,25 +30,55 @@ AGENTS = ("lao", "primitive", "model")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("agent", choices=AGENTS, help="lao: LAO* planner; primitive: one ground action per "
-                        "capability; model: behaves as the capability model given with --model")
+    parser.add_argument(
+        "agent",
+        choices=AGENTS,
+        help="lao: LAO* planner; primitive: one ground action per "
+        "capability; model: behaves as the capability model given with --model",
+    )
     # One default domain for every command that runs an agent: capver learn's.
-    parser.add_argument("--domain", default=SettingArgs().domain,
-                        help=f"bundled PPDDL domain (default: {SettingArgs().domain}, as for capver learn)")
+    parser.add_argument(
+        "--domain",
+        default=SettingArgs().domain,
+        help=f"bundled PPDDL domain (default: {SettingArgs().domain}, as for capver learn)",
+    )
     parser.add_argument("--problem", default="problem1", help="problem of the domain (default: problem1)")
     parser.add_argument("--model", metavar="FILE", help="capability-model file (.capm) for the model agent")
-    parser.add_argument("--init", metavar="ATOMS", default="",
-                        help="model agent: initial state as space-separated atoms, e.g. 'on(a,b) clear(a)'")
-    parser.add_argument("--capabilities", metavar="N", type=non_negative, default=3,
-                        help="number of capabilities to execute, drawn at random (default: 3)")
-    parser.add_argument("--capability", metavar="NAME", action="append", default=[],
-                        help="execute this capability (repeatable), e.g. 'on(a,b)' or 'holding(a)&~clear(b)'")
-    parser.add_argument("--walk-states", metavar="K", type=non_negative, default=2,
-                        help="also execute from K states reached by random walks (default: 2)")
+    parser.add_argument(
+        "--init",
+        metavar="ATOMS",
+        default="",
+        help="model agent: initial state as space-separated atoms, e.g. 'on(a,b) clear(a)'",
+    )
+    parser.add_argument(
+        "--capabilities",
+        metavar="N",
+        type=non_negative,
+        default=3,
+        help="number of capabilities to execute, drawn at random (default: 3)",
+    )
+    parser.add_argument(
+        "--capability",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="execute this capability (repeatable), e.g. 'on(a,b)' or 'holding(a)&~clear(b)'",
+    )
+    parser.add_argument(
+        "--walk-states",
+        metavar="K",
+        type=non_negative,
+        default=2,
+        help="also execute from K states reached by random walks (default: 2)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: 0)")
     parser.add_argument("--theta", type=theta, default=1, help="temporal length bound Θ, or 'inf' (default: 1)")
-    parser.add_argument("--step-cap", type=positive, default=200,
-                        help="simulator steps one capability execution may take (default: 200)")
+    parser.add_argument(
+        "--step-cap",
+        type=positive,
+        default=200,
+        help="simulator steps one capability execution may take (default: 200)",
+    )
 
 
 def parse_capability(name: str, vocab: Vocabulary) -> Capability:
@@ -63,8 +93,15 @@ def _setup(args: argparse.Namespace, rng: np.random.Generator) -> tuple[Assessme
     and the capabilities to execute: discovered or named with ``--capability``."""
     if args.agent == "model" and not args.model:
         raise UsageError("--model FILE is required for the model agent")
-    options = SettingArgs(domain=args.domain, problem=args.problem, model=args.model, init=args.init,
-                          theta=args.theta, step_cap=args.step_cap, seed=args.seed)
+    options = SettingArgs(
+        domain=args.domain,
+        problem=args.problem,
+        model=args.model,
+        init=args.init,
+        theta=args.theta,
+        step_cap=args.step_cap,
+        seed=args.seed,
+    )
     a = build_assessment(args.agent, options, rng)
     caps = list(a.setting.capabilities)
     if not args.capability:
@@ -74,8 +111,11 @@ def _setup(args: argparse.Namespace, rng: np.random.Generator) -> tuple[Assessme
     known = {c.name: c for c in caps}
     for n in args.capability:
         if n not in known:
-            what = "the model has no such capability" if args.agent == "model" else \
-                f"not a ground action of {args.domain}/{args.problem}"
+            what = (
+                "the model has no such capability"
+                if args.agent == "model"
+                else f"not a ground action of {args.domain}/{args.problem}"
+            )
             raise UsageError(f"--capability {n!r}: {what}, e.g. {caps[0].name!r}")
     return a, [known[n] for n in args.capability]
 
@@ -112,8 +152,10 @@ def run(args: argparse.Namespace) -> int:
         starts += [(f"random-walk state {k + 1}", walked[i]) for k, i in enumerate(idx)]
     budget = ExecutionBudget(max_steps=args.step_cap, theta=args.theta)
     theta = "inf" if args.theta is None else str(args.theta)
-    print(f"{args.agent} agent, {a.name}: {n_known} capabilities, executing {len(caps)} "
-          f"from {len(starts)} states (theta={theta}, seed={args.seed})")
+    print(
+        f"{args.agent} agent, {a.name}: {n_known} capabilities, executing {len(caps)} "
+        f"from {len(starts)} states (theta={theta}, seed={args.seed})"
+    )
     n = 0
     for c in caps:
         for where, x in starts:

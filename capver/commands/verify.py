@@ -100,66 +100,115 @@ MODEL_KINDS = {
     "and": "every property on h∧ alone (the pessimistic model: observed transitions only)",
     "or": "every property on h∨ alone (the optimistic model)",
     "mle": "the maximum-likelihood model, which is h∧ (section 4.2): the same as 'and'",
-    "tilde": "every property on the Occam model h̃ (h_tilde.capm), between h∧ and h∨ and predicting where no "
-             "data is",
+    "tilde": "every property on the Occam model h̃ (h_tilde.capm), between h∧ and h∨ and predicting where no data is",
 }
 AUTO = "auto"
 MODEL_FILES = {**run_dir.MODEL_FILES, "mle": run_dir.MODEL_FILES["and"]}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", type=Path, metavar="RUN|MODEL.capm",
-                        help="a capver learn run directory (verdicts about the agent) or one model file")
+    parser.add_argument(
+        "target",
+        type=Path,
+        metavar="RUN|MODEL.capm",
+        help="a capver learn run directory (verdicts about the agent) or one model file",
+    )
     what = parser.add_mutually_exclusive_group(required=True)
-    what.add_argument("--property", action="append", default=[], metavar="TEXT",
-                      help="a property, e.g. 'A [ G !(holding(a) & holding(b)) ]' (repeatable)")
+    what.add_argument(
+        "--property",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="a property, e.g. 'A [ G !(holding(a) & holding(b)) ]' (repeatable)",
+    )
     what.add_argument("--properties", type=Path, metavar="FILE.props", help="a file of named properties")
-    parser.add_argument("--init", metavar="ATOMS", default="",
-                        help="initial state as its true atoms (default: the model's (:init ...), which a run's "
-                        "models carry; a model without one needs --init)")
-    parser.add_argument("--model-kind", choices=tuple(MODEL_KINDS), default="lattice",
-                        help="which model of a run the properties are checked on: "
-                        + "; ".join(f"{k}: {v}" for k, v in MODEL_KINDS.items()))
-    parser.add_argument("--engine", choices=(AUTO, *QUALITATIVE_ENGINES, *QUANTITATIVE_CHECKERS), action="append",
-                        default=[], metavar="NAME",
-                        help="the model checker (repeatable: one for E/A properties, one for P/R; the kind not named "
-                        "stays auto). E/A properties: "
-                        + "; ".join(f"{k}: {e.summary}" for k, e in QUALITATIVE_ENGINES.items())
-                        + "; auto (default): bdd first, and when its reachable set grows large ic3 (unbounded "
-                        "A G, E F, E U) or bmc (the others) beside it in parallel, the first answer wins. "
-                        "P/R properties: storm (Storm, exact rationals), storm-float "
-                        "(Storm on doubles, sound, precision 1e-12), explicit (capver's explicit-state engine, exact up "
-                        "to 5,000 states), sparse (capver's vectorised engine: a float solution rounded to rationals "
-                        "and verified exactly, exact arithmetic where the check fails); auto: explicit up to 200 "
-                        "reachable states, sparse above. Each value names the engine and its precision guarantee")
-    parser.add_argument("--timeout", type=seconds, default=None, metavar="SECONDS",
-                        help="stop a qualitative check (one property on one model, or a verdict tier's frontier) "
-                        "after this many seconds: a one-line error names the property, the engines and what to "
-                        "try, the other properties are still checked, and the exit status is 4 unless one is "
-                        "violated (default: no limit)")
-    parser.add_argument("--delta", type=open_unit_interval, default=DEFAULT_DELTA,
-                        help="on a run, the error probability δ of every statement about the agent that rests on the "
-                        "data's bounds: confident verdicts and the bounds on quantitative values (anytime-valid: they "
-                        f"hold wherever the run stopped; default {DEFAULT_DELTA})")
-    parser.add_argument("--epsilon", type=open_unit_interval, default=DEFAULT_EPSILON,
-                        help="on a run, a verdict that rests on h∨ is confident only when every (state, capability) "
-                        "pair of h∨'s frontier shows an unseen effect with probability ≤ ε per execution at "
-                        f"confidence 1 − δ; otherwise it is unconfirmed, with the queries that would confirm it "
-                        f"(default {DEFAULT_EPSILON})")
-    parser.add_argument("--bound-scope", choices=("sound", "observed"), default="sound",
-                        help="bounds on the agent's quantitative values: sound (unseen outcomes bounded by the "
-                        "missing mass, untried (state, capability) pairs at their worst, so a reachable untried pair "
-                        "widens the bound) or observed (the data read as complete: a bound on the agent restricted "
-                        "to the observed pairs and outcomes)")
-    parser.add_argument("--json", action="store_true",
-                        help="print one JSON object per property instead of text (values as numbers, with the exact "
-                        "fraction in \"exact\"; witnesses as lists of atoms)")
-    parser.add_argument("--save", action="store_true",
-                        help=f"on a run: also write the verdicts (the --json records) to RUN/{verdicts_file.NAME}, "
-                        "which capver report shows; replaces a file capver wrote there, never another one")
-    parser.add_argument("--replay", type=non_negative, default=0, metavar="N",
-                        help="on a run: execute each witness / counterexample N times with the agent in its "
-                        "simulator and report how often it reached the property's goal (default: 0, no replay)")
+    parser.add_argument(
+        "--init",
+        metavar="ATOMS",
+        default="",
+        help="initial state as its true atoms (default: the model's (:init ...), which a run's "
+        "models carry; a model without one needs --init)",
+    )
+    parser.add_argument(
+        "--model-kind",
+        choices=tuple(MODEL_KINDS),
+        default="lattice",
+        help="which model of a run the properties are checked on: "
+        + "; ".join(f"{k}: {v}" for k, v in MODEL_KINDS.items()),
+    )
+    parser.add_argument(
+        "--engine",
+        choices=(AUTO, *QUALITATIVE_ENGINES, *QUANTITATIVE_CHECKERS),
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="the model checker (repeatable: one for E/A properties, one for P/R; the kind not named "
+        "stays auto). E/A properties: "
+        + "; ".join(f"{k}: {e.summary}" for k, e in QUALITATIVE_ENGINES.items())
+        + "; auto (default): bdd first, and when its reachable set grows large ic3 (unbounded "
+        "A G, E F, E U) or bmc (the others) beside it in parallel, the first answer wins. "
+        "P/R properties: storm (Storm, exact rationals), storm-float "
+        "(Storm on doubles, sound, precision 1e-12), explicit (capver's explicit-state engine, exact up "
+        "to 5,000 states), sparse (capver's vectorised engine: a float solution rounded to rationals "
+        "and verified exactly, exact arithmetic where the check fails); auto: explicit up to 200 "
+        "reachable states, sparse above. Each value names the engine and its precision guarantee",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=seconds,
+        default=None,
+        metavar="SECONDS",
+        help="stop a qualitative check (one property on one model, or a verdict tier's frontier) "
+        "after this many seconds: a one-line error names the property, the engines and what to "
+        "try, the other properties are still checked, and the exit status is 4 unless one is "
+        "violated (default: no limit)",
+    )
+    parser.add_argument(
+        "--delta",
+        type=open_unit_interval,
+        default=DEFAULT_DELTA,
+        help="on a run, the error probability δ of every statement about the agent that rests on the "
+        "data's bounds: confident verdicts and the bounds on quantitative values (anytime-valid: they "
+        f"hold wherever the run stopped; default {DEFAULT_DELTA})",
+    )
+    parser.add_argument(
+        "--epsilon",
+        type=open_unit_interval,
+        default=DEFAULT_EPSILON,
+        help="on a run, a verdict that rests on h∨ is confident only when every (state, capability) "
+        "pair of h∨'s frontier shows an unseen effect with probability ≤ ε per execution at "
+        f"confidence 1 − δ; otherwise it is unconfirmed, with the queries that would confirm it "
+        f"(default {DEFAULT_EPSILON})",
+    )
+    parser.add_argument(
+        "--bound-scope",
+        choices=("sound", "observed"),
+        default="sound",
+        help="bounds on the agent's quantitative values: sound (unseen outcomes bounded by the "
+        "missing mass, untried (state, capability) pairs at their worst, so a reachable untried pair "
+        "widens the bound) or observed (the data read as complete: a bound on the agent restricted "
+        "to the observed pairs and outcomes)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object per property instead of text (values as numbers, with the exact "
+        'fraction in "exact"; witnesses as lists of atoms)',
+    )
+    parser.add_argument(
+        "--save",
+        action="store_true",
+        help=f"on a run: also write the verdicts (the --json records) to RUN/{verdicts_file.NAME}, "
+        "which capver report shows; replaces a file capver wrote there, never another one",
+    )
+    parser.add_argument(
+        "--replay",
+        type=non_negative,
+        default=0,
+        metavar="N",
+        help="on a run: execute each witness / counterexample N times with the agent in its "
+        "simulator and report how often it reached the property's goal (default: 0, no replay)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the replays")
 
 
@@ -168,8 +217,10 @@ def run(args: argparse.Namespace) -> int:
     data: TransitionDataset | None = None
     if args.save:
         if not target.is_dir():
-            raise UsageError(f"--save: {target} is one model file; --save writes {verdicts_file.NAME} into a run "
-                             "directory (capver learn --out)")
+            raise UsageError(
+                f"--save: {target} is one model file; --save writes {verdicts_file.NAME} into a run "
+                "directory (capver learn --out)"
+            )
         verdicts_file.check_writable(target)
     if target.is_dir():
         opened = run_dir.Run.open(target)
@@ -178,12 +229,16 @@ def run(args: argparse.Namespace) -> int:
         models: dict[str, CompoundModel] = {"and": first.model, "or": second.model, "mle": first.model}
         if args.model_kind == "tilde":
             if not opened.has(MODEL_FILES["tilde"]):
-                raise UsageError(f"--model-kind tilde: {target} has no h_tilde.capm (runs of capver learn write it "
-                                 "since the Occam model was added)")
+                raise UsageError(
+                    f"--model-kind tilde: {target} has no h_tilde.capm (runs of capver learn write it "
+                    "since the Occam model was added)"
+                )
             models["tilde"] = opened.h_tilde
     elif args.model_kind != "lattice":
-        raise UsageError(f"--model-kind {args.model_kind}: {target} is one model; the kinds are models of a run "
-                         "directory (h_and.capm, h_or.capm)")
+        raise UsageError(
+            f"--model-kind {args.model_kind}: {target} is one model; the kinds are models of a run "
+            "directory (h_and.capm, h_or.capm)"
+        )
     else:
         first, second = dsl.read(target), None
         models = {"model": first.model}
@@ -191,8 +246,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.init.strip() and first.init is None:
         # A verdict from an initial state the user never chose (the empty one) looks
         # like a verdict about the agent and is not one.
-        raise UsageError(f"{first.filename} has no (:init ...) and no --init was given: give --init ATOMS "
-                         "(the initial state's true atoms) or add (:init ...) to the model")
+        raise UsageError(
+            f"{first.filename} has no (:init ...) and no --init was given: give --init ATOMS "
+            "(the initial state's true atoms) or add (:init ...) to the model"
+        )
     props = _properties(args, vocab, tuple(first.model))
     init, source = first.initial_state(args.init)
     qualitative_engine, quantitative_engine = _engines(args.engine)
@@ -201,8 +258,15 @@ def run(args: argparse.Namespace) -> int:
     # The qualitative checks run in worker processes forked from this one (each
     # engine's reachable sets and z3 terms are kept there across properties), so that
     # auto can race engines and --timeout can stop one.  h∧ serves "mle" too.
-    portfolio = Portfolio({k: m for k, m in models.items() if k != "mle"}, props, engine=qualitative_engine,
-                          timeout=args.timeout, data=data, delta=args.delta, epsilon=args.epsilon)
+    portfolio = Portfolio(
+        {k: m for k, m in models.items() if k != "mle"},
+        props,
+        engine=qualitative_engine,
+        timeout=args.timeout,
+        data=data,
+        delta=args.delta,
+        epsilon=args.epsilon,
+    )
     earlier = _saved_records(target) if args.save else {}
     invariants: list[tuple[str, str, IC3Result]] = []  # (property text, model file, result) for --save
     codes = []
@@ -210,8 +274,22 @@ def run(args: argparse.Namespace) -> int:
     with portfolio:
         for index, prop in enumerate(props):
             try:
-                record, code = _check_one(args, target, portfolio, index, prop, models, second is not None, init,
-                                          source, checker, data, on_model, vocab, invariants)
+                record, code = _check_one(
+                    args,
+                    target,
+                    portfolio,
+                    index,
+                    prop,
+                    models,
+                    second is not None,
+                    init,
+                    source,
+                    checker,
+                    data,
+                    on_model,
+                    vocab,
+                    invariants,
+                )
             except CheckTimeout as exc:
                 print(f"capver verify: error: {exc}", file=sys.stderr)
                 record = _timeout_record(prop, exc, earlier)
@@ -223,8 +301,10 @@ def run(args: argparse.Namespace) -> int:
     if args.save:
         path = verdicts_file.write(target, records)
         # With --json, stdout stays one JSON object per line.
-        print(f"saved {len(records)} verdict{'s' if len(records) != 1 else ''} to {path}",
-              file=sys.stderr if args.json else sys.stdout)
+        print(
+            f"saved {len(records)} verdict{'s' if len(records) != 1 else ''} to {path}",
+            file=sys.stderr if args.json else sys.stdout,
+        )
         _save_invariants(target, invariants, init, sys.stderr if args.json else sys.stdout)
     for code in (EXIT_VIOLATED, EXIT_TIMEOUT, EXIT_UNKNOWN):
         if code in codes:
@@ -232,10 +312,22 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_one(args: argparse.Namespace, target: Path, portfolio: Portfolio, index: int, prop: Property,
-               models: dict[str, CompoundModel], lattice: bool, init: State, source: str,
-               checker: quantitative.QuantitativeChecker, data: TransitionDataset | None, on_model: dict[str, str],
-               vocab: Vocabulary, invariants: list[tuple[str, str, IC3Result]]) -> tuple[dict[str, object], int]:
+def _check_one(
+    args: argparse.Namespace,
+    target: Path,
+    portfolio: Portfolio,
+    index: int,
+    prop: Property,
+    models: dict[str, CompoundModel],
+    lattice: bool,
+    init: State,
+    source: str,
+    checker: quantitative.QuantitativeChecker,
+    data: TransitionDataset | None,
+    on_model: dict[str, str],
+    vocab: Vocabulary,
+    invariants: list[tuple[str, str, IC3Result]],
+) -> tuple[dict[str, object], int]:
     """Check one property, print its result and return its record and exit code;
     IC3's proofs of ``A [ G φ ]`` on a run's model files join ``invariants``."""
     start = time.perf_counter()
@@ -245,8 +337,15 @@ def _check_one(args: argparse.Namespace, target: Path, portfolio: Portfolio, ind
         model = models[kind] if lattice else models["model"]
         try:
             # The bound is on the data's MLE model, h∧.
-            q = quantitative.check(prop, model, init, checker, data=data if kind in ("and", "mle") else None,
-                                   delta=args.delta, observed_only=args.bound_scope == "observed")
+            q = quantitative.check(
+                prop,
+                model,
+                init,
+                checker,
+                data=data if kind in ("and", "mle") else None,
+                delta=args.delta,
+                observed_only=args.bound_scope == "observed",
+            )
         except TypeError as exc:
             raise UsageError(f"{prop.name}: {exc}") from None
         line, record, code = _quantitative_line(prop, q, on_model[kind] if lattice else "the model", vocab)
@@ -274,8 +373,7 @@ def _check_one(args: argparse.Namespace, target: Path, portfolio: Portfolio, ind
         reached, runs = _replay(target, prop, witness, args.replay, args.seed)
         record["replay"] = {"runs": runs, "reached_goal": reached}
         line += f"\n  replayed on the agent: the goal was reached in {reached} of {runs} runs"
-    record.update(seconds=round(time.perf_counter() - start, 4), init=vocab.format_state(init),
-                  init_from=source)
+    record.update(seconds=round(time.perf_counter() - start, 4), init=vocab.format_state(init), init_from=source)
     print(json.dumps(record, ensure_ascii=False) if args.json else line, flush=True)
     return record, code
 
@@ -287,12 +385,18 @@ def _qualitative(portfolio: Portfolio, key: str, index: int, init: State) -> Qua
         raise UsageError(f"--engine: {exc}") from None
 
 
-def _proved(prop: Property, model_file: str, result: QualitativeResult,
-            invariants: list[tuple[str, str, IC3Result]]) -> None:
+def _proved(
+    prop: Property, model_file: str, result: QualitativeResult, invariants: list[tuple[str, str, IC3Result]]
+) -> None:
     """Keep IC3's proof of an ``A [ G φ ]`` for the certificate (``--save``)."""
     query = prop.query
-    if (isinstance(result, IC3Result) and result.invariant is not None and result.holds
-            and isinstance(query, ForallPath) and isinstance(query.path, Globally)):
+    if (
+        isinstance(result, IC3Result)
+        and result.invariant is not None
+        and result.holds
+        and isinstance(query, ForallPath)
+        and isinstance(query.path, Globally)
+    ):
         invariants.append((_bare_text(prop), model_file, result))
 
 
@@ -314,8 +418,11 @@ def _save_invariants(target: Path, invariants: list[tuple[str, str, IC3Result]],
         except certificate.CertificateError as exc:
             print(f"capver verify: the invariant of {text} on {model_file} is not recorded: {exc}", file=sys.stderr)
     if recorded:
-        print(f"recorded {recorded} inductive invariant{'s' if recorded != 1 else ''} (ic3) in "
-              f"{target / certificate.NAME}; capver certify {target} re-checks them", file=out)
+        print(
+            f"recorded {recorded} inductive invariant{'s' if recorded != 1 else ''} (ic3) in "
+            f"{target / certificate.NAME}; capver certify {target} re-checks them",
+            file=out,
+        )
 
 
 def _saved_records(target: Path) -> dict[str, dict[str, object]]:
@@ -335,10 +442,15 @@ def _timeout_record(prop: Property, exc: CheckTimeout, earlier: dict[str, dict[s
     text = to_text(prop)
     old = earlier.get(text)
     if old is not None:
-        return {**old, "rechecked": False,
-                "note": f"not re-checked: {exc}; this is the verdict saved before"}
-    return {"property": prop.name, "text": text, "verdict": "timeout", "reason": str(exc),
-            "engine": " and ".join(exc.engines), "timeout": exc.seconds}
+        return {**old, "rechecked": False, "note": f"not re-checked: {exc}; this is the verdict saved before"}
+    return {
+        "property": prop.name,
+        "text": text,
+        "verdict": "timeout",
+        "reason": str(exc),
+        "engine": " and ".join(exc.engines),
+        "timeout": exc.seconds,
+    }
 
 
 def _engines(names: list[str]) -> tuple[str, str]:
@@ -348,8 +460,10 @@ def _engines(names: list[str]) -> tuple[str, str]:
     quantitative = [n for n in names if n in QUANTITATIVE_CHECKERS]
     for kind, chosen in (("E/A", qualitative), ("P/R", quantitative)):
         if len(set(chosen)) > 1:
-            raise UsageError(f"--engine: {' and '.join(sorted(set(chosen)))} are both engines of {kind} properties; "
-                             "name at most one of each kind")
+            raise UsageError(
+                f"--engine: {' and '.join(sorted(set(chosen)))} are both engines of {kind} properties; "
+                "name at most one of each kind"
+            )
     return (qualitative[0] if qualitative else AUTO), (quantitative[0] if quantitative else AUTO)
 
 
@@ -357,8 +471,9 @@ def _engine(name: str) -> str:
     if name == AUTO:
         return AUTO  # checkers.AutoChecker picks by the model's size
     if name.startswith("storm") and not storm.available():
-        raise UsageError(f"--engine {name}: stormpy is not installed (pip install 'stormpy>=2.0'), "
-                         "or use --engine explicit")
+        raise UsageError(
+            f"--engine {name}: stormpy is not installed (pip install 'stormpy>=2.0'), or use --engine explicit"
+        )
     return name
 
 
@@ -407,8 +522,12 @@ def _value_json(v: quantitative.Value) -> dict[str, object]:
 
 
 _SYMBOL = {Comparison.LT: "<", Comparison.LE: "≤", Comparison.GE: "≥", Comparison.GT: ">"}
-_NEGATION = {Comparison.LT: Comparison.GE, Comparison.LE: Comparison.GT, Comparison.GE: Comparison.LT,
-             Comparison.GT: Comparison.LE}
+_NEGATION = {
+    Comparison.LT: Comparison.GE,
+    Comparison.LE: Comparison.GT,
+    Comparison.GE: Comparison.LT,
+    Comparison.GT: Comparison.LE,
+}
 
 
 def _comparison(bound: ProbabilityBound, q: quantitative.QuantitativeResult) -> tuple[str, str]:
@@ -419,21 +538,34 @@ def _comparison(bound: ProbabilityBound, q: quantitative.QuantitativeResult) -> 
     relation = bound.comparison if q.holds else _NEGATION[bound.comparison]
     extreme = "maximum" if bound.comparison in (Comparison.LT, Comparison.LE) else "minimum"
     must = "holds" if q.holds else "must hold"
-    return (f"{q.what} = {_value_text(q.value)} {_SYMBOL[relation]} {p}",
-            f"P{bound.comparison.value}{p} {must} for every scheduler, so the {extreme} over schedulers is compared")
+    return (
+        f"{q.what} = {_value_text(q.value)} {_SYMBOL[relation]} {p}",
+        f"P{bound.comparison.value}{p} {must} for every scheduler, so the {extreme} over schedulers is compared",
+    )
 
 
-def _quantitative_line(prop: Property, q: quantitative.QuantitativeResult, on: str,
-                       vocab: Vocabulary) -> tuple[str, dict[str, object], int]:
-    record: dict[str, object] = {"property": prop.name, "text": to_text(prop), **_value_json(q.value),
-                                 "quantity": q.what, "model": on, "engine": q.engine, "guarantee": q.guarantee}
+def _quantitative_line(
+    prop: Property, q: quantitative.QuantitativeResult, on: str, vocab: Vocabulary
+) -> tuple[str, dict[str, object], int]:
+    record: dict[str, object] = {
+        "property": prop.name,
+        "text": to_text(prop),
+        **_value_json(q.value),
+        "quantity": q.what,
+        "model": on,
+        "engine": q.engine,
+        "guarantee": q.guarantee,
+    }
     line = f"{prop.name}: {q.what} = {_value_text(q.value)} on {on} (engine {q.engine}: {q.guarantee})"
     bound = prop.query
     if q.holds is not None and isinstance(bound, ProbabilityBound):  # the only query with a verdict
         compared, why = _comparison(bound, q)
         p = bound.probability
-        record.update(verdict="holds" if q.holds else "violated", reason=f"{compared} ({why})",
-                      threshold={"comparison": bound.comparison.value, "value": float(p), "exact": str(p)})
+        record.update(
+            verdict="holds" if q.holds else "violated",
+            reason=f"{compared} ({why})",
+            threshold={"comparison": bound.comparison.value, "value": float(p), "exact": str(p)},
+        )
         line = f"{prop.name}: {'HOLDS' if q.holds else 'VIOLATED'} on {on}: {compared} ({why}; engine {q.engine}: {q.guarantee})"
     code = EXIT_VIOLATED if q.holds is False else 0
     if q.agent is not None:
@@ -445,33 +577,51 @@ def _quantitative_line(prop: Property, q: quantitative.QuantitativeResult, on: s
         verdict = q.agent_verdict
         record["agent_verdict"] = verdict.value
         asked = float(bound.probability)
-        words = {BoundVerdict.CONFIRMED: "HOLDS for the agent", BoundVerdict.REFUTED: "VIOLATED for the agent",
-                 BoundVerdict.UNDECIDED: "UNDECIDED for the agent"}[verdict]
-        line += (f"\n  {words} at confidence {1 - b.delta:g}: its {b.quantity} lies in [{b.lower:.4g}, {b.upper:.4g}] "
-                 f"and the bound asks {b.quantity} {bound.comparison.value} {asked:g}")
-        code = {BoundVerdict.CONFIRMED: 0, BoundVerdict.REFUTED: EXIT_VIOLATED,
-                BoundVerdict.UNDECIDED: EXIT_UNKNOWN}[verdict]
+        words = {
+            BoundVerdict.CONFIRMED: "HOLDS for the agent",
+            BoundVerdict.REFUTED: "VIOLATED for the agent",
+            BoundVerdict.UNDECIDED: "UNDECIDED for the agent",
+        }[verdict]
+        line += (
+            f"\n  {words} at confidence {1 - b.delta:g}: its {b.quantity} lies in [{b.lower:.4g}, {b.upper:.4g}] "
+            f"and the bound asks {b.quantity} {bound.comparison.value} {asked:g}"
+        )
+        code = {BoundVerdict.CONFIRMED: 0, BoundVerdict.REFUTED: EXIT_VIOLATED, BoundVerdict.UNDECIDED: EXIT_UNKNOWN}[
+            verdict
+        ]
     return line, record, code
 
 
 def _agent_bounds_text(b: AgentBounds, vocab: Vocabulary) -> str:
     upper = "∞" if math.isinf(b.upper) else f"{b.upper:.4g}"
-    scope = ("unseen outcomes bounded by the missing mass, untried pairs counted at their worst"
-             if b.scope == "sound" else "restricted to the observed pairs and outcomes")
-    text = (f"\n  for the agent, with probability ≥ {1 - b.delta:g} (anytime-valid): {b.lower:.4g} ≤ {b.quantity} ≤ "
-            f"{upper} ({b.tried:,} tried and {b.untried:,} untried (state, capability) pairs met; {scope}; "
-            f"largest ε {b.max_epsilon:.3g})")
+    scope = (
+        "unseen outcomes bounded by the missing mass, untried pairs counted at their worst"
+        if b.scope == "sound"
+        else "restricted to the observed pairs and outcomes"
+    )
+    text = (
+        f"\n  for the agent, with probability ≥ {1 - b.delta:g} (anytime-valid): {b.lower:.4g} ≤ {b.quantity} ≤ "
+        f"{upper} ({b.tried:,} tried and {b.untried:,} untried (state, capability) pairs met; {scope}; "
+        f"largest ε {b.max_epsilon:.3g})"
+    )
     if b.untried_pairs:
         text += "\n  to narrow it, execute (never tried):" + "".join(
-            f"\n    {c} from {vocab.format_state(s)}" for s, c in b.untried_pairs)
+            f"\n    {c} from {vocab.format_state(s)}" for s, c in b.untried_pairs
+        )
     return text
 
 
 def _agent_bounds_json(b: AgentBounds, vocab: Vocabulary) -> dict[str, object]:
     return {
-        "quantity": b.quantity, "lower": b.lower, "upper": None if math.isinf(b.upper) else b.upper,
-        "delta": b.delta, "scope": b.scope, "tried": b.tried, "untried": b.untried,
-        "max_epsilon": b.max_epsilon, "converged": b.converged,
+        "quantity": b.quantity,
+        "lower": b.lower,
+        "upper": None if math.isinf(b.upper) else b.upper,
+        "delta": b.delta,
+        "scope": b.scope,
+        "tried": b.tried,
+        "untried": b.untried,
+        "max_epsilon": b.max_epsilon,
+        "converged": b.converged,
         "untried_pairs": [{"state": [str(a) for a in vocab.atoms_of(s)], "capability": c} for s, c in b.untried_pairs],
     }
 
@@ -482,8 +632,10 @@ def _how(r: QualitativeResult) -> str:
     if isinstance(r, IC3Result):
         if r.invariant is not None:
             inv = r.invariant
-            return (f"proved by an inductive invariant of {inv.lemmas} lemma{'s' if inv.lemmas != 1 else ''}, "
-                    f"{inv.literals} literal{'s' if inv.literals != 1 else ''}")
+            return (
+                f"proved by an inductive invariant of {inv.lemmas} lemma{'s' if inv.lemmas != 1 else ''}, "
+                f"{inv.literals} literal{'s' if inv.literals != 1 else ''}"
+            )
         return "a run found by Spacer" if r.witness_source == "spacer" else "a run found by bounded model checking"
     if r.engine == "bmc":
         if r.witness is not None:
@@ -502,17 +654,24 @@ def _engine_json(r: QualitativeResult) -> dict[str, object]:
     return {}
 
 
-def _model_line(prop: Property, r: QualitativeResult, vocab: Vocabulary,
-                on: str) -> tuple[str, dict[str, object], int]:
+def _model_line(prop: Property, r: QualitativeResult, vocab: Vocabulary, on: str) -> tuple[str, dict[str, object], int]:
     states = _how(r)
     reason = f"{r.verdict} on {on} ({states})"
     label = "witness" if r.holds else "counterexample"
     if r.witness is not None:
         n = len(r.witness)
         reason += f"; {label}: a run of {n} step{'s' if n != 1 else ''}"
-    record: dict[str, object] = {"property": prop.name, "text": to_text(prop), "verdict": r.verdict, "reason": reason,
-                                 "model": on, "engine": r.engine, "reachable": r.reachable, "explored": r.explored,
-                                 **_engine_json(r)}
+    record: dict[str, object] = {
+        "property": prop.name,
+        "text": to_text(prop),
+        "verdict": r.verdict,
+        "reason": reason,
+        "model": on,
+        "engine": r.engine,
+        "reachable": r.reachable,
+        "explored": r.explored,
+        **_engine_json(r),
+    }
     line = f"{prop.name}: {r.verdict.upper()} on {on} ({states}, engine {r.engine})"
     if r.witness is not None:
         line += f"\n  {label}: {r.witness.format_changes(vocab)}"
@@ -523,15 +682,19 @@ def _agent_line(prop: Property, v: LatticeVerdict, vocab: Vocabulary) -> tuple[s
     engines = {"h_and": v.on_and.engine, "h_or": v.on_or.engine}
     same = v.on_and.engine == v.on_or.engine
     record: dict[str, object] = {
-        "property": prop.name, "text": to_text(prop), "verdict": v.verdict.value, "reason": v.reason,
-        "on_h_and": v.on_and.verdict, "on_h_or": v.on_or.verdict,
-        "engine": v.on_and.engine if same else f"h∧: {v.on_and.engine}, h∨: {v.on_or.engine}", "engines": engines,
+        "property": prop.name,
+        "text": to_text(prop),
+        "verdict": v.verdict.value,
+        "reason": v.reason,
+        "on_h_and": v.on_and.verdict,
+        "on_h_or": v.on_or.verdict,
+        "engine": v.on_and.engine if same else f"h∧: {v.on_and.engine}, h∨: {v.on_or.engine}",
+        "engines": engines,
         "assumption": v.assumption,
     }
     record["tier"] = v.tier.value
     by = f"by {v.on_and.engine}" if same else f"by {v.on_and.engine} on h∧, {v.on_or.engine} on h∨"
-    line = (f"{prop.name}: {_verdict_words(v)} — {v.reason} (h∧: {v.on_and.verdict}, h∨: {v.on_or.verdict}) "
-            f"{by}")
+    line = f"{prop.name}: {_verdict_words(v)} — {v.reason} (h∧: {v.on_and.verdict}, h∨: {v.on_or.verdict}) {by}"
     for model, r in (("h∧", v.on_and), ("h∨", v.on_or)):
         extra = _engine_json(r)
         if extra:
@@ -549,8 +712,12 @@ def _agent_line(prop: Property, v: LatticeVerdict, vocab: Vocabulary) -> tuple[s
         s, c = v.decisive_query
         record["decisive_query"] = {"state": vocab.format_state(s), "capability": c}
         line += f"\n  to decide it, execute {c} from {vocab.format_state(s)} (never tried)"
-    code = {AgentVerdict.HOLDS: 0, AgentVerdict.VIOLATED: EXIT_VIOLATED, AgentVerdict.UNCONFIRMED: EXIT_UNKNOWN,
-            AgentVerdict.UNKNOWN: EXIT_UNKNOWN}
+    code = {
+        AgentVerdict.HOLDS: 0,
+        AgentVerdict.VIOLATED: EXIT_VIOLATED,
+        AgentVerdict.UNCONFIRMED: EXIT_UNKNOWN,
+        AgentVerdict.UNKNOWN: EXIT_UNKNOWN,
+    }
     return line, record, code[v.verdict]
 
 
@@ -565,21 +732,29 @@ def _verdict_words(v: LatticeVerdict) -> str:
 def _confidence_text(v: LatticeVerdict, c: Confidence, vocab: Vocabulary) -> str:
     """What the data bound at h∨'s frontier: the guarantee of a confident verdict, or
     why an unconfirmed one is not confident and which queries would make it so."""
-    frontier = (f"h∨'s frontier: {c.states:,} states × {c.pairs // max(c.states, 1):,} capabilities = {c.pairs:,} "
-                "(state, capability) pairs")
+    frontier = (
+        f"h∨'s frontier: {c.states:,} states × {c.pairs // max(c.states, 1):,} capabilities = {c.pairs:,} "
+        "(state, capability) pairs"
+    )
     if not c.complete:
-        frontier = (f"h∨'s frontier, its nearest rings only (the whole is h∨'s reachable set, too large to "
-                    f"enumerate; one untried pair decides the tier): at least {c.states:,} states × "
-                    f"{c.pairs // max(c.states, 1):,} capabilities = {c.pairs:,} (state, capability) pairs")
+        frontier = (
+            f"h∨'s frontier, its nearest rings only (the whole is h∨'s reachable set, too large to "
+            f"enumerate; one untried pair decides the tier): at least {c.states:,} states × "
+            f"{c.pairs // max(c.states, 1):,} capabilities = {c.pairs:,} (state, capability) pairs"
+        )
     at_least = "" if c.complete else "at least "
     if v.tier is Tier.CONFIDENT:
         ks = ", ".join(f"k = {k}: {b:.3g}" for k, b in c.violation)
-        return (f"\n  guarantee: with probability ≥ {1 - c.delta:g} (whichever queries were chosen and wherever the run "
-                f"stopped), each of the {c.pairs:,} (state, capability) pairs of h∨'s frontier shows an effect never observed there with "
-                f"probability ≤ ε̄ = {c.epsilon:.3g} per execution; so under any scheduler a run of the agent that "
-                f"breaks this verdict within k executions has probability ≤ 1 − (1 − ε̄)^k ({ks})")
-    text = (f"\n  {frontier}; {at_least}{c.untried:,} never tried, {c.thin:,} tried with ε > {c.threshold:g} "
-            f"(largest ε {c.epsilon:.3g}) at δ = {c.delta:g}")
+        return (
+            f"\n  guarantee: with probability ≥ {1 - c.delta:g} (whichever queries were chosen and wherever the run "
+            f"stopped), each of the {c.pairs:,} (state, capability) pairs of h∨'s frontier shows an effect never observed there with "
+            f"probability ≤ ε̄ = {c.epsilon:.3g} per execution; so under any scheduler a run of the agent that "
+            f"breaks this verdict within k executions has probability ≤ 1 − (1 − ε̄)^k ({ks})"
+        )
+    text = (
+        f"\n  {frontier}; {at_least}{c.untried:,} never tried, {c.thin:,} tried with ε > {c.threshold:g} "
+        f"(largest ε {c.epsilon:.3g}) at δ = {c.delta:g}"
+    )
     if c.queries:
         shown = len(c.queries)
         text += f"\n  to confirm it, execute ({shown} of {at_least}{c.untried + c.thin:,}):"
@@ -587,18 +762,34 @@ def _confidence_text(v: LatticeVerdict, c: Confidence, vocab: Vocabulary) -> str
             where = "never tried" if q.tried == 0 else f"tried {q.tried}×, ε {q.epsilon:.3g}"
             # An untried pair's count rises with the number of untried pairs, which a prefix underestimates.
             least = at_least if q.tried == 0 else ""
-            text += (f"\n    {q.capability} from {vocab.format_state(q.state)} ({where}): {least}{q.executions} more "
-                     "executions")
+            text += (
+                f"\n    {q.capability} from {vocab.format_state(q.state)} ({where}): {least}{q.executions} more "
+                "executions"
+            )
     return text
 
 
 def _confidence_json(c: Confidence, vocab: Vocabulary) -> dict[str, object]:
     return {
-        "delta": c.delta, "epsilon_threshold": c.threshold, "epsilon": c.epsilon, "frontier_states": c.states,
-        "frontier_pairs": c.pairs, "untried": c.untried, "thin": c.thin, "frontier_complete": c.complete,
+        "delta": c.delta,
+        "epsilon_threshold": c.threshold,
+        "epsilon": c.epsilon,
+        "frontier_states": c.states,
+        "frontier_pairs": c.pairs,
+        "untried": c.untried,
+        "thin": c.thin,
+        "frontier_complete": c.complete,
         "violation": [{"k": k, "bound": b} for k, b in c.violation],
-        "queries": [{"state": [str(a) for a in vocab.atoms_of(q.state)], "capability": q.capability,
-                     "tried": q.tried, "epsilon": q.epsilon, "executions": q.executions} for q in c.queries],
+        "queries": [
+            {
+                "state": [str(a) for a in vocab.atoms_of(q.state)],
+                "capability": q.capability,
+                "tried": q.tried,
+                "epsilon": q.epsilon,
+                "executions": q.executions,
+            }
+            for q in c.queries
+        ],
     }
 
 
@@ -618,11 +809,14 @@ def _replay(directory: Path, prop: Property, witness: Witness, n: int, seed: int
         raise UsageError(f"--replay: no initial state of the run's setting is {vocab.format_state(witness.initial)}")
     path = prop.query.path  # type: ignore[union-attr]  # qualitative here
     if isinstance(path, Globally):
+
         def goal(s: State) -> bool:
             return not holds(path.invariant, s, vocab)
     else:
+
         def goal(s: State) -> bool:
             return holds(path.goal, s, vocab)
+
     rng = np.random.default_rng(seed)
     reached = 0
     for _ in range(n):

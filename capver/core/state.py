@@ -78,7 +78,4 @@ class Transition:
         return observed_effect(self.s, self.s_next)
 
     def format(self, vocab: Vocabulary) -> str:
-        return (
-            f"{vocab.format_state(self.s)} --{self.c}--> "
-            f"{self.effect.format(vocab)}"
-        )
+        return f"{vocab.format_state(self.s)} --{self.c}--> {self.effect.format(vocab)}"

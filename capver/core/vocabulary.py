@@ -154,24 +154,18 @@ class Vocabulary:
         try:
             return self.predicates[name]
         except KeyError:
-            raise VocabularyError(
-                f"unknown predicate {name!r}; expected one of {sorted(self.predicates)}"
-            ) from None
+            raise VocabularyError(f"unknown predicate {name!r}; expected one of {sorted(self.predicates)}") from None
 
     def check_atom(self, atom: Atom) -> None:
         """Raise :class:`VocabularyError` unless ``atom`` is well-typed."""
         p = self.predicate(atom.predicate)
         if len(atom.args) != p.arity:
-            raise VocabularyError(
-                f"{atom}: predicate {p.name!r} takes {p.arity} argument(s), got {len(atom.args)}"
-            )
+            raise VocabularyError(f"{atom}: predicate {p.name!r} takes {p.arity} argument(s), got {len(atom.args)}")
         for arg, t in zip(atom.args, p.param_types):
             if arg not in self.objects:
                 raise VocabularyError(f"{atom}: unknown object {arg!r}")
             if not self.is_subtype(self.objects[arg], t):
-                raise VocabularyError(
-                    f"{atom}: object {arg!r} has type {self.objects[arg]!r}, expected {t!r}"
-                )
+                raise VocabularyError(f"{atom}: object {arg!r} has type {self.objects[arg]!r}, expected {t!r}")
 
     # -- atom <-> bit -------------------------------------------------------------
     def __len__(self) -> int:

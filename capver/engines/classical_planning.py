@@ -149,7 +149,9 @@ def validate_plan(model: CompoundModel, det: DeterminisedProblem, plan: Sequence
     for name in plan:
         a = det.actions.get(name)
         if a is None:
-            return PlanValidation(tuple(steps), False, f"step {len(steps) + 1}: {name!r} is not an action of the export")
+            return PlanValidation(
+                tuple(steps), False, f"step {len(steps) + 1}: {name!r} is not an action of the export"
+            )
         s2 = a.effect.apply(s)
         p = model.prob(s, a.capability, s2)
         steps.append(PlanStep(name, a.capability, s, s2, p))

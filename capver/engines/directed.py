@@ -162,8 +162,9 @@ class _MemoEngine(SymbolicEngine):
             hit = self._checks[key] = super().check(item, init, counts=counts)
         return hit
 
-    def frontier_prefix(self, init: State, goal: Node, hold: Node, bound: int | None, *,
-                        limited: bool = True) -> tuple[list[Node], bool]:
+    def frontier_prefix(
+        self, init: State, goal: Node, hold: Node, bound: int | None, *, limited: bool = True
+    ) -> tuple[list[Node], bool]:
         key = (init, goal, hold, bound, limited)
         hit = self._frontiers.get(key)
         if hit is None:
@@ -174,8 +175,13 @@ class _MemoEngine(SymbolicEngine):
 class PropertyTracker:
     """The tiers of ``properties`` from ``init`` as the data grow (module docstring)."""
 
-    def __init__(self, properties: Sequence[Property], init: State, targets: Targets = Targets(),
-                 history: Iterable[TierChange] = ()) -> None:
+    def __init__(
+        self,
+        properties: Sequence[Property],
+        init: State,
+        targets: Targets = Targets(),
+        history: Iterable[TierChange] = (),
+    ) -> None:
         self.properties = tuple(properties)
         self.init = init
         self.targets = targets
@@ -194,8 +200,9 @@ class PropertyTracker:
     def qualitative(self, prop: Property) -> bool:
         return isinstance(prop.query, ExistsPath | ForallPath)
 
-    def update(self, h_and: CompoundModel, h_or: CompoundModel, data: TransitionDataset, steps: int,
-               queries: int) -> list[TierChange]:
+    def update(
+        self, h_and: CompoundModel, h_or: CompoundModel, data: TransitionDataset, steps: int, queries: int
+    ) -> list[TierChange]:
         """Re-decide the undecided properties on the current lattice; the tier changes."""
         changes: list[TierChange] = []
         self._regions = []
@@ -210,8 +217,16 @@ class PropertyTracker:
                 continue
             v: LatticeVerdict | None = None
             if self.qualitative(prop):
-                v = decide(prop, h_and, h_or, data, self.init, engines=(eng_and, eng_or), delta=self.targets.delta,
-                           epsilon=self.targets.epsilon)
+                v = decide(
+                    prop,
+                    h_and,
+                    h_or,
+                    data,
+                    self.init,
+                    engines=(eng_and, eng_or),
+                    delta=self.targets.delta,
+                    epsilon=self.targets.epsilon,
+                )
                 st = PropertyStatus(prop, v.verdict.value, v.tier.value, is_decided(v), missing_text(v), v)
             else:
                 st, quantitative_region, quantitative_cost = self._quantitative(prop, data, bounds)
@@ -233,8 +248,9 @@ class PropertyTracker:
         self._track_stall(bool(changes))
         return changes
 
-    def _engines(self, h_and: CompoundModel, h_or: CompoundModel, data: TransitionDataset
-                 ) -> tuple[SymbolicEngine, SymbolicEngine]:
+    def _engines(
+        self, h_and: CompoundModel, h_or: CompoundModel, data: TransitionDataset
+    ) -> tuple[SymbolicEngine, SymbolicEngine]:
         """BDD engines of h∧ and h∨ that remember their checks and frontiers while the
         data's distinct transitions stay the same: the qualitative verdicts depend only
         on the supports, T_h∧ = T_D and h∨'s (built from T_D), and a repeat of an
@@ -259,8 +275,9 @@ class PropertyTracker:
         else:
             self._stall += 1
 
-    def _quantitative(self, prop: Property, data: TransitionDataset, bounds: SamplingBounds
-                      ) -> tuple[PropertyStatus, Region | None, float]:
+    def _quantitative(
+        self, prop: Property, data: TransitionDataset, bounds: SamplingBounds
+    ) -> tuple[PropertyStatus, Region | None, float]:
         """A quantitative property's status from the agent's bounds at 1 − δ: a
         ``P<op>p`` bound is decided once confirmed or refuted, a ``=?`` query once the
         bounds are at most ``width`` apart; the focus is where the bounds are widest
@@ -268,13 +285,20 @@ class PropertyTracker:
         b = agent_bounds(prop, data, self.init, self.targets.delta, sampling=bounds)
         q = prop.query
         if b is None:
-            return PropertyStatus(prop, "not bounded", "unknown", False, "no bound for this query (Rmax)"), None, math.inf
+            return (
+                PropertyStatus(prop, "not bounded", "unknown", False, "no bound for this query (Rmax)"),
+                None,
+                math.inf,
+            )
         interval = f"{b.quantity} in [{b.lower:.4g}, {b.upper:.4g}]"
         if isinstance(q, ProbabilityBound):
             verdict = bound_verdict(q.comparison, q.probability, b)
             decided = verdict is not BoundVerdict.UNDECIDED
-            name = {BoundVerdict.CONFIRMED: "holds", BoundVerdict.REFUTED: "violated",
-                    BoundVerdict.UNDECIDED: "undecided"}[verdict]
+            name = {
+                BoundVerdict.CONFIRMED: "holds",
+                BoundVerdict.REFUTED: "violated",
+                BoundVerdict.UNDECIDED: "undecided",
+            }[verdict]
         else:
             decided = b.width <= self.targets.width
             name = interval
@@ -282,8 +306,9 @@ class PropertyTracker:
         st = PropertyStatus(prop, name, "confident" if decided else "bounded", decided, missing)
         # Each untried pair the bound names needs its first execution and then enough
         # repeats for the threshold ε; the widest tried pair as much again.
-        cost = float((b.untried + 1) * (1 + executions_for(self.targets.epsilon, self.targets.delta,
-                                                           data.pairs_tried + 1)))
+        cost = float(
+            (b.untried + 1) * (1 + executions_for(self.targets.epsilon, self.targets.delta, data.pairs_tried + 1))
+        )
         if decided or self._h_or is None:
             return st, None, cost
         bdd = self._h_or.ctx.bdd
@@ -294,8 +319,9 @@ class PropertyTracker:
         bonus = {b.widest_pair: b.max_epsilon} if b.widest_pair is not None else {}
         return st, (region, bonus), cost
 
-    def _region(self, prop: Property, v: LatticeVerdict, eng_or: SymbolicEngine, data: TransitionDataset,
-                bounds: SamplingBounds) -> Region | None:
+    def _region(
+        self, prop: Property, v: LatticeVerdict, eng_or: SymbolicEngine, data: TransitionDataset, bounds: SamplingBounds
+    ) -> Region | None:
         query, caps = qualitative_query(prop)
         engine = eng_or.restricted(caps)
         bdd = engine.bdd
@@ -328,8 +354,11 @@ class PropertyTracker:
         if not self._regions or self._h_or is None:
             return None
         bdd = self._h_or.ctx.bdd
-        chosen = ([r for _, _, r in self._regions] if self._stall >= STALL
-                  else [min(self._regions, key=lambda r: (r[0], r[1]))[2]])
+        chosen = (
+            [r for _, _, r in self._regions]
+            if self._stall >= STALL
+            else [min(self._regions, key=lambda r: (r[0], r[1]))[2]]
+        )
         union = bdd.false
         bonus: dict[tuple[State, str], float] = {}
         for region, b in chosen:

@@ -125,6 +125,7 @@ def execute(
     # Only with a wall-clock budget do agent calls go through a worker thread, so the
     # common case pays nothing for it.
     worker = None if deadline is None else _AgentWorker(deadline)
+
     def agent_call(fn: Callable[[], T]) -> T:
         return _attributed("agent", fn if worker is None else lambda: worker.call(fn))
 

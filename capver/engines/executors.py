@@ -63,8 +63,9 @@ class Executor(Protocol):
         """True when :meth:`map` runs the items one after another in the calling thread."""
         ...
 
-    def map(self, fn: Task[T, R], items: Sequence[T], setup: Setup | None = None,
-            on_result: OnResult | None = None) -> list[R]:
+    def map(
+        self, fn: Task[T, R], items: Sequence[T], setup: Setup | None = None, on_result: OnResult | None = None
+    ) -> list[R]:
         """``[fn(context, item) for item in items]``, computed by the workers; the list
         is in the order of ``items``."""
         ...
@@ -124,8 +125,9 @@ class LocalExecutor(_Closing):
         if not self.in_process and self._pool is None:
             self._pool = multiprocessing.get_context("spawn").Pool(self.workers)
 
-    def map(self, fn: Task[T, R], items: Sequence[T], setup: Setup | None = None,
-            on_result: OnResult | None = None) -> list[R]:
+    def map(
+        self, fn: Task[T, R], items: Sequence[T], setup: Setup | None = None, on_result: OnResult | None = None
+    ) -> list[R]:
         if self.in_process or (len(items) <= 1 and self._pool is None):
             out = []
             for i, item in enumerate(items):
@@ -175,10 +177,12 @@ class ThreadExecutor(_Closing):
             cache = self._local.contexts = {}
         return fn(_context(cache, setup), item)
 
-    def map(self, fn: Task[T, R], items: Sequence[T], setup: Setup | None = None,
-            on_result: OnResult | None = None) -> list[R]:
-        futures: dict[Future[R], int] = {self._pool.submit(self._call, fn, setup, item): i
-                                         for i, item in enumerate(items)}
+    def map(
+        self, fn: Task[T, R], items: Sequence[T], setup: Setup | None = None, on_result: OnResult | None = None
+    ) -> list[R]:
+        futures: dict[Future[R], int] = {
+            self._pool.submit(self._call, fn, setup, item): i for i, item in enumerate(items)
+        }
         pending = set(futures)
         try:
             while pending:
@@ -215,12 +219,16 @@ def _check_reachable(address: str) -> None:
         return
     host, sep, port = address.rpartition(":")
     if not sep or not port.isdigit() or not host:
-        raise ExecutorError(f"--address {address!r}: expected HOST:PORT (e.g. 10.0.0.1:6379), 'auto' or ray://HOST:PORT")
+        raise ExecutorError(
+            f"--address {address!r}: expected HOST:PORT (e.g. 10.0.0.1:6379), 'auto' or ray://HOST:PORT"
+        )
     try:
         socket.create_connection((host, int(port)), timeout=5.0).close()
     except OSError as exc:
-        raise ExecutorError(f"--address {address}: no Ray head node answers there ({exc.strerror or exc}); start "
-                            "one with 'ray start --head --port=PORT'") from None
+        raise ExecutorError(
+            f"--address {address}: no Ray head node answers there ({exc.strerror or exc}); start "
+            "one with 'ray start --head --port=PORT'"
+        ) from None
 
 
 class RayExecutor(_Closing):
@@ -249,8 +257,9 @@ class RayExecutor(_Closing):
 
         if not ray.is_initialized():
             try:
-                ray.init(address=self.address, include_dashboard=False, logging_level=logging.ERROR,
-                         log_to_driver=False)
+                ray.init(
+                    address=self.address, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False
+                )
             except ConnectionError as exc:
                 raise ExecutorError(f"--address {self.address}: cannot connect to a Ray cluster ({exc})") from None
             self._started = True
@@ -271,8 +280,9 @@ class RayExecutor(_Closing):
 
         return ActorPool(self._actors)
 
-    def map(self, fn: Task[T, R], items: Sequence[T], setup: Setup | None = None,
-            on_result: OnResult | None = None) -> list[R]:
+    def map(
+        self, fn: Task[T, R], items: Sequence[T], setup: Setup | None = None, on_result: OnResult | None = None
+    ) -> list[R]:
         if not items:
             return []
         # The setup goes to the object store once per executor, not once per task
@@ -283,8 +293,7 @@ class RayExecutor(_Closing):
             setup_ref = self._setup_refs[key] = self._ray.put(setup)
         pool = self._pool()
         results: dict[int, Any] = {}
-        for i, r in pool.map_unordered(lambda a, v: a.run.remote(setup_ref, fn, v[0], v[1]),
-                                       list(enumerate(items))):
+        for i, r in pool.map_unordered(lambda a, v: a.run.remote(setup_ref, fn, v[0], v[1]), list(enumerate(items))):
             results[i] = r
             if on_result is not None:
                 on_result(i, r)

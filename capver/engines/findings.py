@@ -135,8 +135,9 @@ def _observe(m: CapabilityModel, cap: Capability) -> _Observed:
     return _Observed(outcomes, success, achieving)
 
 
-def short_conditions(m: CapabilityModel, block: frozenset[State], rest: frozenset[State],
-                     rng: np.random.Generator) -> tuple[Condition, Condition | None]:
+def short_conditions(
+    m: CapabilityModel, block: frozenset[State], rest: frozenset[State], rng: np.random.Generator
+) -> tuple[Condition, Condition | None]:
     """Short conditions of ``block`` and of ``rest`` (None when ``rest`` is empty):
     the first holds on every state of ``block`` and on no state of ``rest``, the
     second the other way round - the Occam model's conditions
@@ -144,8 +145,11 @@ def short_conditions(m: CapabilityModel, block: frozenset[State], rest: frozense
     ctx = m.rules[0].condition.ctx
     # The effects only carry the blocks through h̃'s construction; two distinct ones
     # keep the two rules distinct.
-    rules = [Rule(Condition.pessimistic(ctx, blk), ((Fraction(1), Effect(add=k)),))
-             for k, blk in enumerate((block, rest)) if blk]
+    rules = [
+        Rule(Condition.pessimistic(ctx, blk), ((Fraction(1), Effect(add=k)),))
+        for k, blk in enumerate((block, rest))
+        if blk
+    ]
     tilde, _ = occam_capability(CapabilityModel(m.capability, tuple(rules)), rng)
     by_block = {r.effects[0][1].add: r.condition for r in tilde.rules}
     if 0 not in by_block:
@@ -153,8 +157,9 @@ def short_conditions(m: CapabilityModel, block: frozenset[State], rest: frozense
     return by_block[0], by_block.get(1)
 
 
-def short_condition(m: CapabilityModel, block: frozenset[State], rest: frozenset[State],
-                    rng: np.random.Generator) -> Condition:
+def short_condition(
+    m: CapabilityModel, block: frozenset[State], rest: frozenset[State], rng: np.random.Generator
+) -> Condition:
     """A short condition that holds on every state of ``block`` and on no state of
     ``rest`` (:func:`short_conditions`)."""
     return short_conditions(m, block, rest, rng)[0]
@@ -171,8 +176,15 @@ def _drop(m: CapabilityModel, obs: _Observed, rng: np.random.Generator) -> Succe
     low = frozenset(s for s, p in obs.success.items() if p < mid)
     cond, high_cond = short_conditions(m, low, high, rng)
     assert high_cond is not None  # the high block holds the largest success, so it is never empty
-    return SuccessDrop(m.capability, min(obs.success[s] for s in high), len(high),
-                       max(obs.success[s] for s in low), len(low), cond, high_cond)
+    return SuccessDrop(
+        m.capability,
+        min(obs.success[s] for s in high),
+        len(high),
+        max(obs.success[s] for s in low),
+        len(low),
+        cond,
+        high_cond,
+    )
 
 
 def _side_effects(m: CapabilityModel, obs: _Observed, rng: np.random.Generator) -> list[SideEffect]:
@@ -180,8 +192,11 @@ def _side_effects(m: CapabilityModel, obs: _Observed, rng: np.random.Generator) 
     mentioned = {o for lit in m.capability.intent for o in lit.atom.args}
     # Atoms about an object the intent mentions may change as the intent needs (a
     # moved block's reach, a fetched key's room): side effects are changes elsewhere.
-    related = sum(1 << i for i, a in enumerate(vocab.atoms)
-                  if set(a.args) & mentioned or any(a == lit.atom for lit in m.capability.intent))
+    related = sum(
+        1 << i
+        for i, a in enumerate(vocab.atoms)
+        if set(a.args) & mentioned or any(a == lit.atom for lit in m.capability.intent)
+    )
     by_effect: dict[Effect, set[State]] = defaultdict(set)
     for s, good in obs.achieving.items():
         for eta in good:
@@ -209,8 +224,9 @@ def _side_effects(m: CapabilityModel, obs: _Observed, rng: np.random.Generator) 
             continue
         with_it = frozenset(states)
         without = frozenset(obs.achieving) - with_it
-        found.append(SideEffect(m.capability, extra, len(with_it), len(obs.achieving),
-                                short_condition(m, with_it, without, rng)))
+        found.append(
+            SideEffect(m.capability, extra, len(with_it), len(obs.achieving), short_condition(m, with_it, without, rng))
+        )
         if len(found) == MAX_SIDE_EFFECTS:
             break
     return found
@@ -251,7 +267,6 @@ FINDINGS_SALT = 14
 def run_findings(h_and: CompoundModel, seed: int) -> list[Finding]:
     """The findings as ``capver learn`` writes them into ``report.txt``."""
     return find(h_and, np.random.default_rng([seed, FINDINGS_SALT]))
-
 
 
 class Achievement(Enum):

@@ -393,8 +393,10 @@ class Learner:
             p.stop, p.stop_reason = StopReason.DECIDED, StopReason.DECIDED.value
         elif cfg.patience and p.since_change >= cfg.patience and self.tracker is None:
             p.stop = StopReason.CONVERGED
-            p.stop_reason = (f"converged: {cfg.patience} queries without a new transition or a "
-                             f">{cfg.prob_tolerance:.0%} probability change")
+            p.stop_reason = (
+                f"converged: {cfg.patience} queries without a new transition or a "
+                f">{cfg.prob_tolerance:.0%} probability change"
+            )
         else:
             return False
         return True
@@ -420,8 +422,9 @@ class Learner:
         return states[i], self.snapshots[states[i]]
 
     def synthesis_input(self) -> SynthesisInput:
-        return SynthesisInput(self.h_and, self.h_or, self.data, tuple(self.capability_table), self.xi(),
-                              self.uncertainty, self._focus)
+        return SynthesisInput(
+            self.h_and, self.h_or, self.data, tuple(self.capability_table), self.xi(), self.uncertainty, self._focus
+        )
 
     def query(self) -> None:
         """Synthesize and execute one query ⟨x₀, π, n⟩."""
@@ -481,8 +484,9 @@ class Learner:
         entropy = int(self.rng.integers(2**63))
         # π keeps per-execution state (where in its tree it is); the copies share
         # the plan it was synthesized with and the learner's stream for re-plans.
-        chains = [_Chain(policy if j == 0 else copy.copy(policy), x0, s0)
-                  for j in range(self.config.executions_per_query)]
+        chains = [
+            _Chain(policy if j == 0 else copy.copy(policy), x0, s0) for j in range(self.config.executions_per_query)
+        ]
         active = list(range(len(chains)))
         while active:
             batch: list[tuple[int, SeededExecution]] = []

@@ -67,7 +67,7 @@ def _variable_names(types: Sequence[str]) -> tuple[str, ...]:
         if bases.count(b) == 1:
             out.append(f"?{b}")
         else:
-            out.append(f"?{b}{bases[:i + 1].count(b)}")
+            out.append(f"?{b}{bases[: i + 1].count(b)}")
     return tuple(out)
 
 
@@ -90,8 +90,7 @@ def schema_of(cap: Capability, vocab: Vocabulary) -> tuple[Schema, tuple[str, ..
     types = tuple(vocab.objects[o] for o in objs)
     variables = _variable_names(types)
     sub = dict(zip(objs, variables, strict=True))
-    intent = tuple((Atom(lit.atom.predicate, tuple(sub[a] for a in lit.atom.args)), lit.positive)
-                   for lit in cap.intent)
+    intent = tuple((Atom(lit.atom.predicate, tuple(sub[a] for a in lit.atom.args)), lit.positive) for lit in cap.intent)
     if action is not None:
         action = Atom(action.predicate, tuple(sub[a] for a in action.args))
         name = str(action)
@@ -143,8 +142,10 @@ def contradiction(m: CapabilityModel, data: TransitionDataset) -> str | None:
         want = set(data.successors(s, c))
         got = set(m.distribution(s))
         if got != want:
-            return (f"at the tried state {vocab.format_state(s)} the lifted rules predict "
-                    f"{len(got)} successor(s) where {len(want)} were observed")
+            return (
+                f"at the tried state {vocab.format_state(s)} the lifted rules predict "
+                f"{len(got)} successor(s) where {len(want)} were observed"
+            )
     return None
 
 
@@ -161,8 +162,13 @@ def schemas(caps: Sequence[Capability], vocab: Vocabulary) -> dict[Schema, list[
     return {s: sorted(bs) for s, bs in groups.items() if len(bs) > 1}
 
 
-def _pooled(lv: LiftedVocabulary, schema: Schema, bindings: Sequence[tuple[str, ...]], data: TransitionDataset,
-            kept: dict[str, str]) -> dict[State, dict[Effect, int]]:
+def _pooled(
+    lv: LiftedVocabulary,
+    schema: Schema,
+    bindings: Sequence[tuple[str, ...]],
+    data: TransitionDataset,
+    kept: dict[str, str],
+) -> dict[State, dict[Effect, int]]:
     pooled: dict[State, dict[Effect, int]] = {}
     for b in bindings:
         c = schema.capability(b).name
@@ -197,13 +203,15 @@ def _lifted_h_and(ctx: LogicContext, schema: Schema, pooled: Mapping[State, Mapp
             for e, n in pooled[L].items():
                 counts[e] = counts.get(e, 0) + n
         total = sum(counts.values())
-        rules.append(Rule.make(Condition.pessimistic(ctx, blocks[label]),
-                               ((Fraction(n, total), e) for e, n in counts.items())))
+        rules.append(
+            Rule.make(Condition.pessimistic(ctx, blocks[label]), ((Fraction(n, total), e) for e, n in counts.items()))
+        )
     return CapabilityModel(Capability(schema.name, ()), tuple(rules))
 
 
-def projected_capability(lc: LiftedCapability, binding: tuple[str, ...], ctx: LogicContext,
-                         data: TransitionDataset, ground: CapabilityModel) -> CapabilityModel:
+def projected_capability(
+    lc: LiftedCapability, binding: tuple[str, ...], ctx: LogicContext, data: TransitionDataset, ground: CapabilityModel
+) -> CapabilityModel:
     """The lifted rules of a binding they contradict, projected into its lattice
     interval: each rule keeps only the effects observed for this capability (its
     pooled MLE renormalised over them, i.e. the pooled counts of those effects) and
@@ -238,8 +246,13 @@ def projected_capability(lc: LiftedCapability, binding: tuple[str, ...], ctx: Lo
 
 
 def lifted_occam_model(
-    h_and: CompoundModel, data: TransitionDataset, rng: np.random.Generator, ground: OccamModel,
-    minimisers: Mapping[str, Minimiser] = MINIMISERS, k: int = 5, project: bool = True,
+    h_and: CompoundModel,
+    data: TransitionDataset,
+    rng: np.random.Generator,
+    ground: OccamModel,
+    minimisers: Mapping[str, Minimiser] = MINIMISERS,
+    k: int = 5,
+    project: bool = True,
 ) -> LiftedOccam:
     """h̃ lifted over objects, from the ground h̃ ``ground`` (kept for the groundings
     the lifted rules contradict and for capabilities without a schema)."""
@@ -260,8 +273,9 @@ def lifted_occam_model(
             continue
         tilde, choice = occam_capability(_lifted_h_and(lctx, schema, pooled), rng, minimisers, k)
         choices[schema.name] = choice
-        lc = LiftedCapability(schema, lctx, lv, tilde.rules,
-                              tuple(b for b in bindings if schema.capability(b).name not in kept))
+        lc = LiftedCapability(
+            schema, lctx, lv, tilde.rules, tuple(b for b in bindings if schema.capability(b).name not in kept)
+        )
         candidates.append(lc)
         good = []
         for b in bindings:
@@ -290,7 +304,14 @@ def lifted_occam_model(
     first = set(order)
     order += [c for c in ground.model if c not in first]
     table = {**dict(ground.model), **grounded}
-    return LiftedOccam(CompoundModel(ctx, [table[c] for c in order]), tuple(lifted), kept, choices, tuple(candidates), frozenset(projected))
+    return LiftedOccam(
+        CompoundModel(ctx, [table[c] for c in order]),
+        tuple(lifted),
+        kept,
+        choices,
+        tuple(candidates),
+        frozenset(projected),
+    )
 
 
 LIFT_SALT = 13

@@ -53,8 +53,7 @@ class SearchProblem(Protocol[S, A]):
         """Sample (s′, reward of entering s′, s′ is terminal)."""
         ...
 
-    def key(self, s: S) -> Hashable:
-        ...
+    def key(self, s: S) -> Hashable: ...
 
 
 class Backup(StrEnum):
@@ -159,9 +158,7 @@ class MCTS(Generic[S, A]):
         bound = self.config.value_bound
         for _ in range(self.config.iterations):
             self._iterate(root)
-            if root.terminal or (
-                not root.untried and (until_expanded or (bound is not None and root.value >= bound))
-            ):
+            if root.terminal or (not root.untried and (until_expanded or (bound is not None and root.value >= bound))):
                 break
         return root
 

@@ -63,8 +63,11 @@ def _projected_block_bdds(ctx: LogicContext, blocks: Sequence[frozenset[State]])
     for s in states:
         varying |= s ^ states[0]
     b = ctx.bdd
-    return [disjoin(b, (b.cube(Cube(varying, s & varying)) for s in sorted(blk))) for blk in blocks] \
-        if varying != full else _block_bdds(ctx, blocks)
+    return (
+        [disjoin(b, (b.cube(Cube(varying, s & varying)) for s in sorted(blk))) for blk in blocks]
+        if varying != full
+        else _block_bdds(ctx, blocks)
+    )
 
 
 def _interval_minimiser(shrink: Callable[[LogicContext, Node, Node], Node | None]) -> Minimiser:
@@ -140,11 +143,13 @@ def _best_split(x: np.ndarray, y: np.ndarray) -> int:
     n_rows = x.shape[0]
     ones = x.T @ y  # atoms × labels: label counts where the atom holds
     zeros = y.sum(axis=0)[None, :] - ones
+
     def entropy(counts: np.ndarray) -> np.ndarray:
         tot = counts.sum(axis=1, keepdims=True)
         p = np.divide(counts, tot, out=np.zeros(counts.shape), where=tot > 0)
         logs = np.log2(p, out=np.zeros(p.shape), where=p > 0)
         return np.asarray(-(p * logs).sum(axis=1) * tot[:, 0])
+
     score = entropy(ones) + entropy(zeros)
     varying = (x.sum(axis=0) > 0) & (x.sum(axis=0) < n_rows)
     score = np.where(varying, score, np.inf)
@@ -176,7 +181,7 @@ def check_conditions(ctx: LogicContext, blocks: Sequence[frozenset[State]], fs: 
             raise OccamError(f"condition {i} misses a state of its block")
         if b.conj(f, b.conj(tried, b.neg(lo))) != b.false:
             raise OccamError(f"condition {i} holds at a tried state of another block")
-        for g in fs[i + 1:]:
+        for g in fs[i + 1 :]:
             if b.conj(f, g) != b.false:
                 raise OccamError(f"condition {i} overlaps a later one")
 
@@ -189,7 +194,10 @@ def _predict(ctx: LogicContext, fs: Sequence[Node], s: State) -> int | None:
 
 
 def heldout_accuracy(
-    ctx: LogicContext, blocks: Sequence[frozenset[State]], minimiser: Minimiser, folds: Sequence[np.ndarray],
+    ctx: LogicContext,
+    blocks: Sequence[frozenset[State]],
+    minimiser: Minimiser,
+    folds: Sequence[np.ndarray],
 ) -> float | None:
     """Share of tried states whose block the minimiser's conditions, fitted on the
     other folds, predict (no rule applying counts as wrong); None when it cannot run."""
@@ -197,8 +205,9 @@ def heldout_accuracy(
     right = total = 0
     for fold in folds:
         out = {int(k) for k in fold}
-        train = [frozenset(s for k, (s, i) in enumerate(labelled) if i == j and k not in out)
-                 for j in range(len(blocks))]
+        train = [
+            frozenset(s for k, (s, i) in enumerate(labelled) if i == j and k not in out) for j in range(len(blocks))
+        ]
         kept = [j for j, blk in enumerate(train) if blk]
         fs = minimiser(ctx, [train[j] for j in kept])
         if fs is None:
@@ -217,7 +226,10 @@ def _ordered(m: CapabilityModel) -> list[Rule]:
 
 
 def occam_capability(
-    m: CapabilityModel, rng: np.random.Generator, minimisers: Mapping[str, Minimiser] = MINIMISERS, k: int = 5,
+    m: CapabilityModel,
+    rng: np.random.Generator,
+    minimisers: Mapping[str, Minimiser] = MINIMISERS,
+    k: int = 5,
 ) -> tuple[CapabilityModel, Choice]:
     """h̃_c from h∧_c (whose rules are the blocks with their MLE effects)."""
     rules = _ordered(m)
@@ -251,7 +263,10 @@ def occam_capability(
 
 
 def occam_model(
-    h_and: CompoundModel, rng: np.random.Generator, minimisers: Mapping[str, Minimiser] = MINIMISERS, k: int = 5,
+    h_and: CompoundModel,
+    rng: np.random.Generator,
+    minimisers: Mapping[str, Minimiser] = MINIMISERS,
+    k: int = 5,
 ) -> OccamModel:
     """h̃ for every capability of h∧ (in name order, so the folds drawn from ``rng``
     do not depend on the order capabilities were declared)."""

@@ -193,8 +193,17 @@ class _Env(crafter.Env):  # type: ignore[misc,unused-ignore]  # crafter.Env is A
             self._balance_chunk(chunk, objs)
 
     def _balance_object(
-        self, chunk: Any, objs: Any, cls: Any, material: Any, span_dist: Any, despan_dist: Any,
-        spawn_prob: Any, despawn_prob: Any, ctor: Any, target_fn: Any,
+        self,
+        chunk: Any,
+        objs: Any,
+        cls: Any,
+        material: Any,
+        span_dist: Any,
+        despan_dist: Any,
+        spawn_prob: Any,
+        despawn_prob: Any,
+        ctor: Any,
+        target_fn: Any,
     ) -> None:
         # crafter 1.8.3's body; the victim of a despawn is drawn from the creatures
         # sorted by position instead of in set order.
@@ -320,10 +329,16 @@ class CrafterSimulator:
             self._chunk_keys = tuple(chunks)
         x, y = player.pos.tolist()
         p = PlayerState(
-            (x, y), (int(player.facing[0]), int(player.facing[1])),
-            tuple(player.inventory.values()), tuple(player.achievements.values()),
-            bool(player.sleeping), player._last_health, player._hunger, player._thirst,
-            player._fatigue, player._recover,
+            (x, y),
+            (int(player.facing[0]), int(player.facing[1])),
+            tuple(player.inventory.values()),
+            tuple(player.achievements.values()),
+            bool(player.sleeping),
+            player._last_health,
+            player._hunger,
+            player._thirst,
+            player._fatigue,
+            player._recover,
         )
         objs = tuple(_record(o) for o in world._objects if o is not None and o is not player)
         return CrafterState(env._step, tuple(world.area), world._mat_map.tobytes(), p, objs, self._chunk_keys)
@@ -437,7 +452,11 @@ THING_CREATURES: tuple[str, ...] = ("cow", "zombie", "skeleton", "plant")
 THINGS: tuple[str, ...] = THING_MATERIALS + THING_CREATURES
 THRESHOLDS: tuple[tuple[str, int], ...] = (
     *((item, 1) for item in ITEMS if item not in ("health", "food", "drink", "energy")),
-    ("wood", 2), ("wood", 3), ("stone", 2), ("stone", 3), ("sapling", 2),
+    ("wood", 2),
+    ("wood", 3),
+    ("stone", 2),
+    ("stone", 3),
+    ("sapling", 2),
 )
 VITALS: tuple[str, ...] = ("health", "food", "drink", "energy")
 LOW, HIGH = 3, 7
@@ -469,9 +488,7 @@ class CrafterRepresentation:
         self._vocab = vocab
         bit = vocab.index
         self._has = tuple((ITEMS.index(item), n, 1 << bit(has_atom(item, n))) for item, n in THRESHOLDS)
-        self._vitals = tuple(
-            (ITEMS.index(v), 1 << bit(Atom(f"low_{v}")), 1 << bit(Atom(f"high_{v}"))) for v in VITALS
-        )
+        self._vitals = tuple((ITEMS.index(v), 1 << bit(Atom(f"low_{v}")), 1 << bit(Atom(f"high_{v}"))) for v in VITALS)
         self._unlocked = tuple(1 << bit(unlocked_atom(a)) for a in ACHIEVEMENTS)
         # Per material id: the bit of near_T / adjacent_T (0 for materials α ignores).
         self._near_mat = [0] * 256
@@ -516,7 +533,7 @@ class CrafterRepresentation:
         w, h = x.area
         (hx, hy) = VIEW_HALF
         mat = x.material_map()
-        window = mat[max(0, px - hx): px + hx + 1, max(0, py - hy): py + hy + 1]
+        window = mat[max(0, px - hx) : px + hx + 1, max(0, py - hy) : py + hy + 1]
         for m in set(window.ravel().tolist()):
             s |= self._near_mat[m]
         for dx, dy in ((-1, 0), (1, 0), (0, -1), (0, 1)):

@@ -105,8 +105,7 @@ def discrete_actions(space: spaces.Space[Any]) -> tuple[int, ...]:
     """The action list of a :class:`gymnasium.spaces.Discrete` space."""
     if not isinstance(space, spaces.Discrete):
         raise SimulatorError(
-            f"action space {space}: only Discrete spaces have a finite action list; "
-            "pass actions=... to GymSimulator"
+            f"action space {space}: only Discrete spaces have a finite action list; pass actions=... to GymSimulator"
         )
     start = int(space.start)
     return tuple(range(start, start + int(space.n)))

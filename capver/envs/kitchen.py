@@ -130,24 +130,41 @@ class KitchenLayout:
                 if ch in "12":
                     starts[ch] = (x, y)  # a start cell is floor
                 elif ch not in "XODPS ":
-                    raise SimulatorError(f"layout {name!r}: row {y + 1} column {x + 1}: unknown tile {ch!r}; "
-                                         "expected one of X O D P S 1 2 or space")
+                    raise SimulatorError(
+                        f"layout {name!r}: row {y + 1} column {x + 1}: unknown tile {ch!r}; "
+                        "expected one of X O D P S 1 2 or space"
+                    )
                 tile[(x, y)] = " " if ch in "12" else ch
         if set(starts) != {"1", "2"}:
             raise SimulatorError(f"layout {name!r}: expected one start cell '1' and one '2'")
         for (x, y), ch in tile.items():
             if ch == " " and (x in (0, width - 1) or y in (0, len(rows) - 1)):
-                raise SimulatorError(f"layout {name!r}: floor cell {(x, y)} on the border; expected tiles around the floor")
+                raise SimulatorError(
+                    f"layout {name!r}: floor cell {(x, y)} on the border; expected tiles around the floor"
+                )
 
         def cells(ch: str) -> tuple[Cell, ...]:
             return tuple(sorted((c for c, t in tile.items() if t == ch), key=lambda c: (c[1], c[0])))
 
         layout = KitchenLayout(
-            name, width, len(rows), frozenset(cells(" ")), cells("X"), cells("O"), cells("D"), cells("P"),
-            cells("S"), (starts["1"], starts["2"]), tile,
+            name,
+            width,
+            len(rows),
+            frozenset(cells(" ")),
+            cells("X"),
+            cells("O"),
+            cells("D"),
+            cells("P"),
+            cells("S"),
+            (starts["1"], starts["2"]),
+            tile,
         )
-        for kind, found in (("pot", layout.pots), ("onion dispenser", layout.onion_dispensers),
-                            ("dish dispenser", layout.dish_dispensers), ("serving window", layout.serving)):
+        for kind, found in (
+            ("pot", layout.pots),
+            ("onion dispenser", layout.onion_dispensers),
+            ("dish dispenser", layout.dish_dispensers),
+            ("serving window", layout.serving),
+        ):
             if not found:
                 raise SimulatorError(f"layout {name!r}: expected at least one {kind}")
         return layout
@@ -209,8 +226,9 @@ class KitchenState:
 def start_state(layout: KitchenLayout) -> KitchenState:
     """The layout's own start: chefs on ``1``/``2`` facing north, empty hands, pots and
     counters."""
-    return KitchenState((Chef(layout.starts[0], NORTH), Chef(layout.starts[1], NORTH)),
-                        tuple((0, NOT_COOKING) for _ in layout.pots))
+    return KitchenState(
+        (Chef(layout.starts[0], NORTH), Chef(layout.starts[1], NORTH)), tuple((0, NOT_COOKING) for _ in layout.pots)
+    )
 
 
 def draw_start(layout: KitchenLayout, rng: np.random.Generator) -> KitchenState:
@@ -239,10 +257,10 @@ def _interact(layout: KitchenLayout, cook_time: int, x: KitchenState, who: int) 
         onions, _cooked = pots[i]
         if held == "onion" and x.pot_takes_onion(i):
             onions += 1
-            pots = (*pots[:i], (onions, 0 if onions == MAX_ONIONS else NOT_COOKING), *pots[i + 1:])
+            pots = (*pots[:i], (onions, 0 if onions == MAX_ONIONS else NOT_COOKING), *pots[i + 1 :])
             new_held = None
         elif held == "dish" and x.pot_ready(i, cook_time):
-            pots = (*pots[:i], (0, NOT_COOKING), *pots[i + 1:])
+            pots = (*pots[:i], (0, NOT_COOKING), *pots[i + 1 :])
             new_held = "soup"
     elif kind == "S" and held == "soup":
         new_held, delivered, reward = None, delivered + 1, SOUP_REWARD
@@ -297,9 +315,7 @@ def transition(
 # -- grid planning (shared by the teammate and capver.agents.kitchen_agents) -----------------
 
 
-def first_moves(
-    layout: KitchenLayout, x: KitchenState, who: int, targets: Sequence[Cell]
-) -> tuple[int, list[int]]:
+def first_moves(layout: KitchenLayout, x: KitchenState, who: int, targets: Sequence[Cell]) -> tuple[int, list[int]]:
     """Breadth-first search for chef ``who`` towards a floor cell next to one of the
     ``targets`` tiles, the other chef's cell blocked.  Returns (distance, the first
     actions of every shortest route); at distance 0 the actions turn to face a target
@@ -317,8 +333,9 @@ def first_moves(
     return route(layout, x, who, {c for t in goal for _, c in layout.neighbours(t)})
 
 
-def route(layout: KitchenLayout, x: KitchenState, who: int, cells: set[Cell] | frozenset[Cell]
-          ) -> tuple[int, list[int]]:
+def route(
+    layout: KitchenLayout, x: KitchenState, who: int, cells: set[Cell] | frozenset[Cell]
+) -> tuple[int, list[int]]:
     """(distance, first moves of every shortest path) of chef ``who`` onto one of the
     floor ``cells``, the other chef's cell blocked; (0, []) when already on one,
     (-1, []) when none is reachable."""
@@ -349,8 +366,7 @@ def item_sources(layout: KitchenLayout, x: KitchenState, item: str) -> list[Cell
 
 def parking_cells(layout: KitchenLayout) -> list[Cell]:
     """Floor cells next to no station (only counters or floor around them)."""
-    return sorted(c for c in layout.floor
-                  if all(layout.tile.get(n, "X") in " X" for _, n in layout.neighbours(c)))
+    return sorted(c for c in layout.floor if all(layout.tile.get(n, "X") in " X" for _, n in layout.neighbours(c)))
 
 
 def free_counters(layout: KitchenLayout, x: KitchenState) -> list[Cell]:
@@ -404,8 +420,14 @@ class KitchenEnv(gym.Env[np.ndarray, int]):
 
     metadata = {"render_modes": ["ansi"]}  # noqa: RUF012 - gymnasium declares it per instance
 
-    def __init__(self, layout: str = "cramped_room", cook_time: int = 8, teammate: str = "onion-runner",
-                 horizon: int | None = None, render_mode: str | None = None) -> None:
+    def __init__(
+        self,
+        layout: str = "cramped_room",
+        cook_time: int = 8,
+        teammate: str = "onion-runner",
+        horizon: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
         if cook_time < 1:
             raise SimulatorError(f"argument 'cook_time': expected an integer >= 1, got {cook_time}")
         if teammate not in TEAMMATES:
@@ -434,13 +456,15 @@ class KitchenEnv(gym.Env[np.ndarray, int]):
         if not isinstance(x, KitchenState):
             raise SimulatorError(f"set_state: expected a KitchenState, got {type(x).__name__}")
         if len(x.pots) != len(self.layout.pots):
-            raise SimulatorError(f"set_state: snapshot has {len(x.pots)} pots, layout "
-                                 f"{self.layout.name!r} has {len(self.layout.pots)}")
+            raise SimulatorError(
+                f"set_state: snapshot has {len(x.pots)} pots, layout {self.layout.name!r} has {len(self.layout.pots)}"
+            )
         self._x = x
 
     # -- gymnasium -------------------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
-              ) -> tuple[np.ndarray, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         x = (options or {}).get("state")
         if x is None:
@@ -457,8 +481,7 @@ class KitchenEnv(gym.Env[np.ndarray, int]):
         self._x, reward = transition(self.layout, self.cook_time, self._x, (int(action), mate))
         self._t += 1
         truncated = self.horizon is not None and self._t >= self.horizon
-        return self._observation(), reward, False, truncated, {"teammate_action": mate,
-                                                               "delivered": self._x.delivered}
+        return self._observation(), reward, False, truncated, {"teammate_action": mate, "delivered": self._x.delivered}
 
     def render(self) -> str:
         return render(self.layout, self._x, self.cook_time)
@@ -492,8 +515,9 @@ def render(layout: KitchenLayout, x: KitchenState, cook_time: int) -> str:
     return "\n".join(lines)
 
 
-def kitchen_simulator(layout: str = "cramped_room", cook_time: int = 8, teammate: str = "onion-runner"
-                      ) -> GymSimulator[KitchenState]:
+def kitchen_simulator(
+    layout: str = "cramped_room", cook_time: int = 8, teammate: str = "onion-runner"
+) -> GymSimulator[KitchenState]:
     """A :class:`GymSimulator` over :class:`KitchenEnv` with reference snapshots."""
     env = KitchenEnv(layout, cook_time, teammate)
     sim: GymSimulator[KitchenState] = GymSimulator(env, StateApiCodec(), actions=ACTIONS)
@@ -514,9 +538,13 @@ def pot_names(layout: KitchenLayout) -> tuple[str, ...]:
 def kitchen_vocabulary(layout: KitchenLayout) -> Vocabulary:
     """The atoms of the module docstring: 25 for one pot, 32 for two."""
     types = {"chef": "object", "item": "object", "station": "object", "pot": "station", "count": "object"}
-    objects = {**dict.fromkeys(CHEFS, "chef"), **dict.fromkeys(ITEMS, "item"),
-               **dict.fromkeys(("onions", "dishes", "serving"), "station"),
-               **dict.fromkeys(pot_names(layout), "pot"), **dict.fromkeys(COUNTS, "count")}
+    objects = {
+        **dict.fromkeys(CHEFS, "chef"),
+        **dict.fromkeys(ITEMS, "item"),
+        **dict.fromkeys(("onions", "dishes", "serving"), "station"),
+        **dict.fromkeys(pot_names(layout), "pot"),
+        **dict.fromkeys(COUNTS, "count"),
+    }
     predicates = [
         Predicate("holding", ("chef", "item")),
         Predicate("near", ("chef", "station")),
@@ -543,8 +571,11 @@ class KitchenRepresentation:
             return 1 << vocab.index(Atom(pred, args))
 
         stations: dict[Cell, str] = {}
-        for cells, name in ((layout.onion_dispensers, "onions"), (layout.dish_dispensers, "dishes"),
-                            (layout.serving, "serving")):
+        for cells, name in (
+            (layout.onion_dispensers, "onions"),
+            (layout.dish_dispensers, "dishes"),
+            (layout.serving, "serving"),
+        ):
             stations.update((c, name) for c in cells)
         stations.update(zip(layout.pots, pot_names(layout)))
         self._near: list[dict[Cell, int]] = []

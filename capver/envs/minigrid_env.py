@@ -155,9 +155,7 @@ class Layout:
         if room_of(self.key_pos, self.room_size) is None:
             raise SimulatorError(f"Layout.key_pos {self.key_pos}: expected a cell inside a room")
         if room_of(self.agent_pos, self.room_size) is None or self.agent_pos == self.key_pos:
-            raise SimulatorError(
-                f"Layout.agent_pos {self.agent_pos}: expected a free cell inside a room"
-            )
+            raise SimulatorError(f"Layout.agent_pos {self.agent_pos}: expected a free cell inside a room")
         if self.agent_dir not in range(4):
             raise SimulatorError(f"Layout.agent_dir: expected 0..3, got {self.agent_dir}")
 
@@ -248,9 +246,7 @@ def generate_layout(
             layout.agent_room, dict(zip(DOORS, layout.door_states)), frozenset({"open", "closed"})
         ):
             return layout
-    raise SimulatorError(
-        f"generate_layout: no layout with a reachable key in {max_tries} draws from {distribution}"
-    )
+    raise SimulatorError(f"generate_layout: no layout with a reachable key in {max_tries} draws from {distribution}")
 
 
 def _draw_layout(rng: np.random.Generator, dist: LayoutDistribution, room_size: int) -> Layout:
@@ -547,9 +543,7 @@ class MiniGridRepresentation:
         self._vocab = vocab
         bit = vocab.index
         self._holding = 1 << bit(Atom("holding", ("key",)))
-        self._door_bits = [
-            {st: 1 << bit(Atom(st, (d,))) for st in DOOR_STATES} for d in DOORS
-        ]
+        self._door_bits = [{st: 1 << bit(Atom(st, (d,))) for st in DOOR_STATES} for d in DOORS]
         self._agent_in = {r: 1 << bit(Atom("in_room", ("agent", r))) for r in ROOMS}
         self._key_in = {r: 1 << bit(Atom("in_room", ("key", r))) for r in ROOMS}
 

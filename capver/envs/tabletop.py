@@ -62,8 +62,9 @@ class TabletopConfig:
         if not self.block_colours or len(set(self.block_colours)) != len(self.block_colours):
             raise ValueError(f"block_colours: expected distinct colours, got {self.block_colours}")
         if len(set(self.bowl_colours)) != len(self.bowl_colours) or self.bowl_capacity < 1:
-            raise ValueError(f"bowl_colours must be distinct and bowl_capacity >= 1; got {self.bowl_colours}, "
-                             f"{self.bowl_capacity}")
+            raise ValueError(
+                f"bowl_colours must be distinct and bowl_capacity >= 1; got {self.bowl_colours}, {self.bowl_capacity}"
+            )
 
     @property
     def blocks(self) -> tuple[str, ...]:
@@ -255,8 +256,12 @@ def tabletop_vocabulary(config: TabletopConfig) -> Vocabulary:
     types = {"thing": "object", "block": "thing", "bowl": "thing"}
     objects = {**dict.fromkeys(blocks, "block"), **dict.fromkeys(bowls, "bowl")}
     predicates = [
-        Predicate("on", ("block", "block")), Predicate("in", ("block", "bowl")), Predicate("on_table", ("block",)),
-        Predicate("holding", ("block",)), Predicate("clear", ("block",)), Predicate("hand_empty"),
+        Predicate("on", ("block", "block")),
+        Predicate("in", ("block", "bowl")),
+        Predicate("on_table", ("block",)),
+        Predicate("holding", ("block",)),
+        Predicate("clear", ("block",)),
+        Predicate("hand_empty"),
         Predicate("far", ("thing",)),
     ]
     atoms = [Atom("on", (a, b)) for a in blocks for b in blocks if a != b]

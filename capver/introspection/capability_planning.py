@@ -310,8 +310,21 @@ def plan_capabilities(
     muts, _valid = problem.mutations(initial)
     if problem.goal_holds(initial):
         return CapabilityPlan(
-            planner, goal, initial, (), (initial,), tuple(muts), True,
-            Fraction(1), Fraction(1), Fraction(0), 0.0, build_s, 0, 0, False,
+            planner,
+            goal,
+            initial,
+            (),
+            (initial,),
+            tuple(muts),
+            True,
+            Fraction(1),
+            Fraction(1),
+            Fraction(0),
+            0.0,
+            build_s,
+            0,
+            0,
+            False,
         )
     result = make_planner(planner).solve(problem, rng, budget)
     plan = result.plan or ()

@@ -272,7 +272,9 @@ def _check_term(t: Term, want: str, vocab: Vocabulary, scope: dict[str, Var], wh
         if bound is None:
             raise IntrospectionError(f"{where}: {ctx}: variable {t} is not bound by a quantifier or parameter")
         if bound != t:
-            raise IntrospectionError(f"{where}: {ctx}: variable {t} is used with type {t.type!r}, bound as {bound.type!r}")
+            raise IntrospectionError(
+                f"{where}: {ctx}: variable {t} is used with type {t.type!r}, bound as {bound.type!r}"
+            )
         if not (vocab.is_subtype(t.type, want) or vocab.is_subtype(want, t.type)):
             raise IntrospectionError(f"{where}: {ctx}: variable {t} of type {t.type!r} cannot fill a {want!r} argument")
         return

@@ -107,7 +107,9 @@ def is_unsatisfiable(result: MutationSet) -> bool:
 
 def mutations_of(result: MutationSet) -> list[Mutation]:
     """The proper mutations of a result, in a deterministic order."""
-    return sorted((m for m in result if isinstance(m, Mutation)), key=lambda m: (len(m.make_true) + len(m.make_false), str(m)))
+    return sorted(
+        (m for m in result if isinstance(m, Mutation)), key=lambda m: (len(m.make_true) + len(m.make_false), str(m))
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,7 +240,9 @@ class _Ctx:
         cur = bool(s >> i & 1) if isinstance(s, int) else atom in s
         mutable = bool((self.mut.deletable if cur else self.mut.addable) >> i & 1)
         if mutable:
-            return frozenset({Mutation(frozenset({atom}), frozenset()) if want else Mutation(frozenset(), frozenset({atom}))})
+            return frozenset(
+                {Mutation(frozenset({atom}), frozenset()) if want else Mutation(frozenset(), frozenset({atom}))}
+            )
         return _IV_SET if cur == want else UNSATISFIABLE
 
     def union(self, parts: Iterable[MutationSet]) -> MutationSet:

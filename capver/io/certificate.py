@@ -94,8 +94,10 @@ class InvariantClaim:
     def text(self) -> str:
         lemmas = f"{self.lemmas} lemma" + ("" if self.lemmas == 1 else "s")
         literals = f"{self.literals} literal" + ("" if self.literals == 1 else "s")
-        return (f"{self.property_text} on {self.model} from {{{self.init.replace(' ', ', ')}}}: holds by an inductive "
-                f"invariant ({lemmas}, {literals})")
+        return (
+            f"{self.property_text} on {self.model} from {{{self.init.replace(' ', ', ')}}}: holds by an inductive "
+            f"invariant ({lemmas}, {literals})"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,8 +170,13 @@ def certify(
     if truth is not None:
         truth = _in_context(truth, models[AND])
     claims = lattice_claims(models, truth)
-    cert = Certificate(claims, {n: sha256(directory / n) for n in models}, versions(), time.perf_counter() - start,
-                       _kept_invariants(directory))
+    cert = Certificate(
+        claims,
+        {n: sha256(directory / n) for n in models},
+        versions(),
+        time.perf_counter() - start,
+        _kept_invariants(directory),
+    )
     replace_text(directory / NAME, cert.to_json())
     return cert
 
@@ -182,11 +189,14 @@ def _kept_invariants(directory: Path) -> tuple[InvariantClaim, ...]:
         old = read(directory)
     except CertificateError:
         return ()
-    return tuple(c for c in old.invariants if (directory / c.model).exists() and sha256(directory / c.model) == c.sha256)
+    return tuple(
+        c for c in old.invariants if (directory / c.model).exists() and sha256(directory / c.model) == c.sha256
+    )
 
 
-def add_invariant(directory: Path, prop_text: str, model_name: str, invariant: Invariant,
-                  init: State | None = None) -> InvariantClaim:
+def add_invariant(
+    directory: Path, prop_text: str, model_name: str, invariant: Invariant, init: State | None = None
+) -> InvariantClaim:
     """Record in the run's certificate that the safety property ``prop_text`` holds on
     the model file ``model_name`` of the run directory from ``init`` (default: the
     file's ``(:init ...)``, else the empty state, as ``capver verify`` starts),
@@ -202,18 +212,30 @@ def add_invariant(directory: Path, prop_text: str, model_name: str, invariant: I
         raise CertificateError(f"{path}: missing; expected a model file of the run")
     digest = sha256(path)
     if model_name in cert.models and cert.models[model_name] != digest:
-        raise CertificateError(f"{path}: modified after certification; certify the models again before adding "
-                               "an invariant")
+        raise CertificateError(
+            f"{path}: modified after certification; certify the models again before adding an invariant"
+        )
     parsed = dsl.read(path)
     model = parsed.model
     start = parsed.initial_state()[0] if init is None else init
     vocab = model.vocabulary
-    claim = InvariantClaim(prop_text, model_name, digest, " ".join(str(a) for a in vocab.atoms_of(start)),
-                           invariant.smtlib, invariant.lemmas, invariant.literals)
+    claim = InvariantClaim(
+        prop_text,
+        model_name,
+        digest,
+        " ".join(str(a) for a in vocab.atoms_of(start)),
+        invariant.smtlib,
+        invariant.lemmas,
+        invariant.literals,
+    )
     failed = _invariant_failures(claim, model)
     if failed:
         raise CertificateError(f"{claim.property_text} on {model_name}: {failed}")
-    kept = tuple(c for c in cert.invariants if (c.property_text, c.model, c.init) != (claim.property_text, model_name, claim.init))
+    kept = tuple(
+        c
+        for c in cert.invariants
+        if (c.property_text, c.model, c.init) != (claim.property_text, model_name, claim.init)
+    )
     replace_text(directory / NAME, replace(cert, invariants=(*kept, claim)).to_json())
     return claim
 
@@ -229,8 +251,10 @@ def recheck_invariants(directory: Path, claims: Sequence[InvariantClaim]) -> lis
         if not path.is_file():
             raise CertificateError(f"{path}: missing; the certificate's invariant of {c.property_text} is about it")
         if sha256(path) != c.sha256:
-            raise CertificateError(f"{path}: modified after its invariant of {c.property_text} was certified (its SHA-256 "
-                                   f"differs from the one in {directory / NAME})")
+            raise CertificateError(
+                f"{path}: modified after its invariant of {c.property_text} was certified (its SHA-256 "
+                f"differs from the one in {directory / NAME})"
+            )
         if c.model not in models:
             models[c.model] = dsl.read(path).model
         out.append((c, _invariant_failures(c, models[c.model])))
@@ -238,7 +262,7 @@ def recheck_invariants(directory: Path, claims: Sequence[InvariantClaim]) -> lis
 
 
 def _invariant_failures(claim: InvariantClaim, model: CompoundModel) -> str:
-    """"" when the claim's invariant proves its property on ``model``, else why not."""
+    """ "" when the claim's invariant proves its property on ``model``, else why not."""
     vocab = model.vocabulary
     try:
         prop = parse_property(claim.property_text, vocab, tuple(model))
@@ -247,8 +271,9 @@ def _invariant_failures(claim: InvariantClaim, model: CompoundModel) -> str:
         invariant = Invariant.parse(claim.invariant)
     except (CapverError, TypeError, ValueError) as e:
         return f"not a checkable invariant claim ({e})"
-    failed = invariant_failures(model, init, problem.safe, invariant, hold=problem.hold,
-                                capabilities=problem.capabilities, bound=problem.bound)
+    failed = invariant_failures(
+        model, init, problem.safe, invariant, hold=problem.hold, capabilities=problem.capabilities, bound=problem.bound
+    )
     return "" if not failed else "the invariant fails " + ", ".join(failed)
 
 
@@ -262,8 +287,10 @@ def recheck(directory: Path, truth: CompoundModel | None = None) -> tuple[Certif
         if not path.exists():
             raise CertificateError(f"{path}: missing; the certificate covers it")
         if sha256(path) != digest:
-            raise CertificateError(f"{path}: modified after certification (its SHA-256 differs from the one in "
-                                   f"{directory / NAME}); certify the models again")
+            raise CertificateError(
+                f"{path}: modified after certification (its SHA-256 differs from the one in "
+                f"{directory / NAME}); certify the models again"
+            )
     models = _read_models(directory, TILDE in stored.models)
     needs_truth = any(TRUTH in (c.left, c.right) for c in stored.claims)
     if needs_truth and truth is None:
@@ -290,8 +317,9 @@ def read(directory: Path) -> Certificate:
         invariants = tuple(InvariantClaim(**c) for c in body.get("invariants", ()))
         cert = Certificate(claims, models, dict(body["versions"]), float(body["seconds"]), invariants)
     except (KeyError, TypeError, AttributeError) as e:
-        raise CertificateError(f"{path}: malformed ({e!r}); expected the fields claims, models, versions, seconds") \
-            from None
+        raise CertificateError(
+            f"{path}: malformed ({e!r}); expected the fields claims, models, versions, seconds"
+        ) from None
     if set(models) - {TILDE} != {AND, OR} or not claims:
         raise CertificateError(f"{path}: expected claims over {AND} and {OR} (and {TILDE})")
     return cert
@@ -303,8 +331,10 @@ def differences(stored: Sequence[Claim], now: Sequence[Claim]) -> list[str]:
     out = []
     for c in stored:
         if mine.get((c.left, c.right)) != c.holds:
-            out.append(f"{c.left} ⪯ {c.right}: the certificate says {'proved' if c.holds else 'refuted'}, "
-                       f"z3 now says {'proved' if mine.get((c.left, c.right)) else 'refuted'}")
+            out.append(
+                f"{c.left} ⪯ {c.right}: the certificate says {'proved' if c.holds else 'refuted'}, "
+                f"z3 now says {'proved' if mine.get((c.left, c.right)) else 'refuted'}"
+            )
     return out
 
 

@@ -12,8 +12,16 @@ from pathlib import Path
 from capver.io.atomic import replace_text
 
 CURVE_FIELDS = (
-    "method", "seed", "steps", "queries", "transitions", "agreement", "coverage_agreement", "exact_vd",
-    "coverage_agreement_tilde", "exact_vd_tilde",
+    "method",
+    "seed",
+    "steps",
+    "queries",
+    "transitions",
+    "agreement",
+    "coverage_agreement",
+    "exact_vd",
+    "coverage_agreement_tilde",
+    "exact_vd_tilde",
 )
 
 
@@ -36,7 +44,9 @@ def read_curves(paths: Iterable[Path]) -> list[dict[str, str]]:
     return rows
 
 
-def plot_curves(rows: Sequence[Mapping[str, object]], path: Path, metric: str = "coverage_agreement", title: str = "") -> None:
+def plot_curves(
+    rows: Sequence[Mapping[str, object]], path: Path, metric: str = "coverage_agreement", title: str = ""
+) -> None:
     """Model agreement vs simulator steps, one line per method (mean over seeds on a
     common step grid), like the paper's Fig. 4."""
     import matplotlib

@@ -178,9 +178,7 @@ def _text(raw: bytes) -> str:
     return raw.decode("utf-8").rstrip("\n")
 
 
-def _parse_line(
-    name: str, lineno: int, raw: bytes, *, torn_ok: bool, offset: int = 0
-) -> dict[str, Any] | TornLine:
+def _parse_line(name: str, lineno: int, raw: bytes, *, torn_ok: bool, offset: int = 0) -> dict[str, Any] | TornLine:
     """The JSON object on one line; for an unterminated last line that does not parse
     (``torn_ok``), a :class:`TornLine` instead of an error — a record cut off mid-write
     is never valid JSON, because an object is only complete at its closing brace."""
@@ -200,7 +198,9 @@ def _parse_line(
     except json.JSONDecodeError as exc:
         if torn_ok:
             return _torn(lineno, offset, raw, f"not valid JSON: {exc.msg}")
-        raise _error(name, lineno, exc.colno, f"invalid JSON ({exc.msg}); expected one JSON object per line", body) from None
+        raise _error(
+            name, lineno, exc.colno, f"invalid JSON ({exc.msg}); expected one JSON object per line", body
+        ) from None
     if not isinstance(obj, dict):
         raise _error(name, lineno, 1, f"expected a JSON object, got {type(obj).__name__}", body)
     return obj
@@ -311,9 +311,7 @@ class _RecordReader:
         s2 = self._state(lineno, text, obj, "s2")
         c = obj["c"]
         if not isinstance(c, str) or c not in self.data.capability_table:
-            raise self._fail(
-                lineno, text, "c", f"expected a capability declared on an earlier line, got {c!r}"
-            )
+            raise self._fail(lineno, text, "c", f"expected a capability declared on an earlier line, got {c!r}")
         steps = obj.get("steps", 0)
         if type(steps) is not int or steps < 0:
             raise self._fail(lineno, text, "steps", f"expected a non-negative integer step count, got {steps!r}")
@@ -444,9 +442,7 @@ class DatasetWriter:
                 # killed between creating the file and finishing its header: nothing
                 # was saved yet, so the header is simply written again
                 what = "empty" if exc.torn is None else "a torn header line"
-                warnings.warn(
-                    f"{name}: file holds {what}; writing the header again", TornRecordWarning, stacklevel=2
-                )
+                warnings.warn(f"{name}: file holds {what}; writing the header again", TornRecordWarning, stacklevel=2)
                 os.ftruncate(fd, 0)
                 _write_all(fd, _header_bytes(vocab))
                 if fsync:
@@ -645,4 +641,3 @@ __all__ = [
     "load",
     "open_or_resume",
 ]
-

@@ -75,8 +75,11 @@ def rule_summary(ctx: LogicContext, cap: Capability, r: Rule) -> str:
         # reachability to count against, so the sentence says which total it means.
         count = ctx.bdd.count(cond.bdd)
         n = len(ctx.vocab)
-        where = ("applies in no state" if count == 0 else
-                 f"applies in {count} of the 2^{n} = {1 << n} combinations of the {n} atoms (reachable or not)")
+        where = (
+            "applies in no state"
+            if count == 0
+            else f"applies in {count} of the 2^{n} = {1 << n} combinations of the {n} atoms (reachable or not)"
+        )
     success = success_words(intent_success(cap, r))
     return where if success is None else f"{where}; {success}"
 
@@ -163,8 +166,10 @@ def rule_words(cap: Capability, r: Rule, limit: int = WORDS_LIMIT) -> str | None
         if s.low == s.high:
             how = "always" if s.low == 1 else f"with probability {_probability_words(s.low)}"
             return f"achieves {goal} {how} {when}"
-        return (f"achieves {goal} with probability {_probability_words(s.low)} to "
-                f"{_probability_words(s.high)} (depending on the state) {when}")
+        return (
+            f"achieves {goal} with probability {_probability_words(s.low)} to "
+            f"{_probability_words(s.high)} (depending on the state) {when}"
+        )
     vocab = r.condition.ctx.vocab
     outcomes = "; ".join(f"{eta.format(vocab)} with probability {_probability_words(p)}" for p, eta in r.effects)
     return f"{when[0].upper()}{when[1:]}: {outcomes}"
@@ -206,26 +211,31 @@ def finding_words(f: Finding) -> str:
     cap = f.capability
     goal = intent_words(cap.intent)
     if isinstance(f, NeverAchieved):
-        where = ("in the one tried state" if f.tried == 1 else f"in any of the {f.tried} tried states")
+        where = "in the one tried state" if f.tried == 1 else f"in any of the {f.tried} tried states"
         return f"{cap.name}: never achieved {goal} {where} where it did not hold yet"
     if isinstance(f, Reliable):
         return f"{cap.name}: always achieved {goal}, in every outcome observed from {plural(f.tried, 'tried state')}"
     if isinstance(f, SuccessDrop):
-        low = ("never succeeds" if f.low == 0 else
-               f"succeeds with probability at most {_probability_words(f.low)}")
-        high = ("it always did" if f.high == 1 else
-                f"it did with probability at least {_probability_words(f.high)}")
-        return (f"{cap.name}: {low} {_when(f.condition)} ({plural(f.low_states, 'tried state')}; "
-                f"{high} {_when(f.high_condition)}, {plural(f.high_states, 'tried state')})")
+        low = "never succeeds" if f.low == 0 else f"succeeds with probability at most {_probability_words(f.low)}"
+        high = "it always did" if f.high == 1 else f"it did with probability at least {_probability_words(f.high)}"
+        return (
+            f"{cap.name}: {low} {_when(f.condition)} ({plural(f.low_states, 'tried state')}; "
+            f"{high} {_when(f.high_condition)}, {plural(f.high_states, 'tried state')})"
+        )
     if isinstance(f, SideEffect):
         vocab = f.condition.ctx.vocab
-        parts = [f"makes {', '.join(map(str, vocab.atoms_of(bits)))} {value}"
-                 for bits, value in ((f.extra.add, "true"), (f.extra.delete, "false")) if bits]
+        parts = [
+            f"makes {', '.join(map(str, vocab.atoms_of(bits)))} {value}"
+            for bits, value in ((f.extra.add, "true"), (f.extra.delete, "false"))
+            if bits
+        ]
         what = " and ".join(parts)
         share = f.states / f.achieving if f.achieving else 0.0
-        return (f"{cap.name}: also {what}, which {goal} does not ask for, in {f.states} of the {f.achieving} "
-                f"tried states ({share:.0%}) where it achieved {goal}, {_when(f.condition)}; from states alike in "
-                f"everything else that outcome changes, it achieved {goal} without it")
+        return (
+            f"{cap.name}: also {what}, which {goal} does not ask for, in {f.states} of the {f.achieving} "
+            f"tried states ({share:.0%}) where it achieved {goal}, {_when(f.condition)}; from states alike in "
+            f"everything else that outcome changes, it achieved {goal} without it"
+        )
     raise TypeError(f"not a finding: {f!r}")
 
 
@@ -242,8 +252,12 @@ FINDINGS_TITLE = "What the learned model reveals"
 
 def findings_report(findings: Sequence[Finding]) -> list[str]:
     """The report's "what the models reveal" section (section 4.2's E2)."""
-    lines = [(f"{FINDINGS_TITLE} (from h∧'s observations; conditions are h̃-style short ones, a guess "
-              "where nothing was tried):")]
+    lines = [
+        (
+            f"{FINDINGS_TITLE} (from h∧'s observations; conditions are h̃-style short ones, a guess "
+            "where nothing was tried):"
+        )
+    ]
     for kind, heading in FINDING_HEADINGS:
         these = [f for f in findings if isinstance(f, kind)]
         lines.append(f"  {heading}: {'none found' if not these else len(these)}")
@@ -260,7 +274,7 @@ def read_findings(report_text: str) -> list[tuple[str, list[str]]] | None:
     if start is None:
         return None
     groups: list[tuple[str, list[str]]] = []
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if not line.strip():
             break
         if line.startswith("  - ") and groups:
@@ -278,8 +292,9 @@ def tilde_blocks(lifted: LiftedOccam) -> dict[str, str]:
     """Where each capability's h̃ rules are written in ``h_tilde.capm``: the lifted
     capability a grounding stands in (its rules in the same order, each with the
     objects substituted) or its own ground block."""
-    where = {lc.schema.capability(b).name: f"lifted capability {lc.schema.name}" for lc in lifted.lifted
-             for b in lc.bindings}
+    where = {
+        lc.schema.capability(b).name: f"lifted capability {lc.schema.name}" for lc in lifted.lifted for b in lc.bindings
+    }
     return {c: where.get(c, f"capability {c}") for c in lifted.model}
 
 
@@ -298,8 +313,11 @@ def status_label(st: CapabilityStatus) -> str:
     intent, whether h∨ still allows it."""
     label = LABELS[st.achievement]
     if st.achievement in (Achievement.NOT_ACHIEVED, Achievement.ONLY_WHERE_HELD):
-        label += ("; h∨ allows it in states never tried" if st.possible_on_h_or else
-                  "; impossible on h∨: no outcome observed for it achieves it from any state")
+        label += (
+            "; h∨ allows it in states never tried"
+            if st.possible_on_h_or
+            else "; impossible on h∨: no outcome observed for it achieves it from any state"
+        )
     return label
 
 
@@ -309,8 +327,10 @@ def headline(statuses: Mapping[str, CapabilityStatus]) -> list[str]:
     by = {a: [st for st in statuses.values() if st.achievement is a] for a in Achievement}
     parts = [f"{len(by[Achievement.ACHIEVED])} observed to achieve their intent"]
     if by[Achievement.NOT_ACHIEVED]:
-        parts.append(f"{len(by[Achievement.NOT_ACHIEVED])} tried where their intent did not hold yet and never "
-                     "observed to achieve it (the \"Capabilities never achieved\" below)")
+        parts.append(
+            f"{len(by[Achievement.NOT_ACHIEVED])} tried where their intent did not hold yet and never "
+            'observed to achieve it (the "Capabilities never achieved" below)'
+        )
     if by[Achievement.ONLY_WHERE_HELD]:
         parts.append(f"{len(by[Achievement.ONLY_WHERE_HELD])} tried only where their intent already held")
     if by[Achievement.UNTRIED]:
@@ -328,8 +348,10 @@ def headline(statuses: Mapping[str, CapabilityStatus]) -> list[str]:
         elif not possible:
             said = f"none can achieve it even on the optimistic model h∨ ({why}): {', '.join(impossible)}"
         else:
-            said = (f"{possible} may achieve it on the optimistic model h∨ in states never tried; "
-                    f"{len(impossible)} cannot even on h∨ ({why}): {', '.join(impossible)}")
+            said = (
+                f"{possible} may achieve it on the optimistic model h∨ in states never tried; "
+                f"{len(impossible)} cannot even on h∨ ({why}): {', '.join(impossible)}"
+            )
         lines.append(f"Of the {len(unachieved)} tried but never observed to achieve their intent, {said}.")
     return lines
 
@@ -357,8 +379,10 @@ def _h_and_rule_lines(name: str, rules: Sequence[Rule]) -> list[str]:
             text, shown, total = cover_prefix(vocab.atoms, cover, RULE_WORDS_LIMIT)
             line = f"    rule {k}: in {n} of the {len(tried)} tried states, those where {text}"
             if shown < total:
-                line += (f" … ({total - shown} of its {total} literals left out here; the whole condition is rule "
-                         f"{k} of capability {name} in h_and.capm)")
+                line += (
+                    f" … ({total - shown} of its {total} literals left out here; the whole condition is rule "
+                    f"{k} of capability {name} in h_and.capm)"
+                )
             lines.append(line)
         for p, eta in r.effects:
             what = eta.format(vocab) if (eta.add or eta.delete) else "nothing changes"
@@ -366,9 +390,13 @@ def _h_and_rule_lines(name: str, rules: Sequence[Rule]) -> list[str]:
     return lines
 
 
-def capability_report(h_and: CompoundModel, h_or: CompoundModel, h_tilde: CompoundModel | None = None,
-                      findings: Sequence[Finding] | None = None,
-                      tilde_where: Mapping[str, str] | None = None) -> str:
+def capability_report(
+    h_and: CompoundModel,
+    h_or: CompoundModel,
+    h_tilde: CompoundModel | None = None,
+    findings: Sequence[Finding] | None = None,
+    tilde_where: Mapping[str, str] | None = None,
+) -> str:
     """Each capability with its status, conditions and outcome probabilities in
     words: when the Occam model h̃ is given, first its short conditions (when the
     capability works), then h∧'s rules (what was observed).  ``findings``
@@ -379,13 +407,17 @@ def capability_report(h_and: CompoundModel, h_or: CompoundModel, h_tilde: Compou
     statuses = capability_statuses(h_and, h_or)
     lines = headline(statuses)
     if h_tilde is not None:
-        lines.append("\"In words\" lines come from the Occam model h̃ (h_tilde.capm): the shortest conditions found "
-                     "that agree with every observation; z3 proves h∧ ⪯ h̃ ⪯ h∨ (certificate.json). Where nothing "
-                     "was tried they are a guess.")
+        lines.append(
+            '"In words" lines come from the Occam model h̃ (h_tilde.capm): the shortest conditions found '
+            "that agree with every observation; z3 proves h∧ ⪯ h̃ ⪯ h∨ (certificate.json). Where nothing "
+            "was tried they are a guess."
+        )
     lines += [
-        ("Rules are those of the pessimistic model h∧ (only observed behaviour): each applies in some of the states "
-         "where its capability was tried, named by the literals that set them apart from its other tried states "
-         "(as h_and.capm writes them)."),
+        (
+            "Rules are those of the pessimistic model h∧ (only observed behaviour): each applies in some of the states "
+            "where its capability was tried, named by the literals that set them apart from its other tried states "
+            "(as h_and.capm writes them)."
+        ),
         "",
     ]
     if findings is not None:
@@ -401,9 +433,12 @@ def capability_report(h_and: CompoundModel, h_or: CompoundModel, h_tilde: Compou
             where = (tilde_where or {}).get(name, f"capability {name}")
             for k, r in enumerate(t.rules, 1):
                 said = rule_words(cap, r, RULE_WORDS_LIMIT)
-                lines.append(f"    in words: {said}" if said is not None else
-                             f"    in words: rule {k} of h̃ has no short condition ({literals(r.condition)} literals; "
-                             f"the whole condition is rule {k} of {where} in h_tilde.capm)")
+                lines.append(
+                    f"    in words: {said}"
+                    if said is not None
+                    else f"    in words: rule {k} of h̃ has no short condition ({literals(r.condition)} literals; "
+                    f"the whole condition is rule {k} of {where} in h_tilde.capm)"
+                )
         lines += _h_and_rule_lines(name, m.rules)
         o = h_or.get(name)
         if o is not None and o.rules:

@@ -128,10 +128,14 @@ def curve_points(rows: Iterable[Mapping[str, str]], source: str) -> list[CurvePo
             raise RunFileError(f"{source}: row {line}: no steps; expected the curve.csv of capver learn")
         counts = [number(row, k, line, int) for k in ("queries", "transitions")]
         scores = [number(row, k, line, float) for k in ("agreement", "coverage_agreement", "exact_vd")]
-        points.append(CurvePoint(
-            str(row.get("method") or ""), int(steps),
-            *(None if c is None else int(c) for c in counts), *scores,
-        ))
+        points.append(
+            CurvePoint(
+                str(row.get("method") or ""),
+                int(steps),
+                *(None if c is None else int(c) for c in counts),
+                *scores,
+            )
+        )
     return points
 
 
@@ -189,8 +193,10 @@ def _bar(low: Fraction | None, high: Fraction | None) -> str:
     if low is None or high is None:
         return ""
     lo, hi = float(low) * 100, float(high) * 100
-    return (f'<span class="bar" aria-hidden="true"><span class="lo" style="width:{lo:.1f}%"></span>'
-            f'<span class="hi" style="left:{lo:.1f}%;width:{hi - lo:.1f}%"></span></span>')
+    return (
+        f'<span class="bar" aria-hidden="true"><span class="lo" style="width:{lo:.1f}%"></span>'
+        f'<span class="hi" style="left:{lo:.1f}%;width:{hi - lo:.1f}%"></span></span>'
+    )
 
 
 def _success_cell(s: IntentSuccess) -> str:
@@ -209,9 +215,11 @@ def _condition_cell(text: str) -> str:
     if len(text) <= CONDITION_CHARS:
         return f"<code>{_e(text)}</code>"
     short = text[:CONDITION_CHARS].rstrip() + "…"
-    return (f"<code>{_e(short)}</code>"
-            f'<details><summary>show all ({len(text):,} characters)</summary><code class="full">{_e(text)}</code>'
-            "</details>")
+    return (
+        f"<code>{_e(short)}</code>"
+        f'<details><summary>show all ({len(text):,} characters)</summary><code class="full">{_e(text)}</code>'
+        "</details>"
+    )
 
 
 def _effect_words(model: CompoundModel, rule: Rule) -> str:
@@ -236,11 +244,18 @@ def _not_present(what: str) -> str:
 
 
 def _setting_section(m: RunManifest) -> str:
-    rows = [("agent", m.agent), ("domain", m.setting.domain), ("problem", m.setting.problem),
-            ("method", m.method), ("budget", m.budget.describe())]
+    rows = [
+        ("agent", m.agent),
+        ("domain", m.setting.domain),
+        ("problem", m.setting.problem),
+        ("method", m.method),
+        ("budget", m.budget.describe()),
+    ]
     rest = {k: v for k, v in asdict(m.setting).items() if k not in ("domain", "problem")}
-    rows += [(k.replace("_", " "), "inf" if v is None and k == "theta" else ("—" if v in (None, "") else v))
-             for k, v in rest.items()]
+    rows += [
+        (k.replace("_", " "), "inf" if v is None and k == "theta" else ("—" if v in (None, "") else v))
+        for k, v in rest.items()
+    ]
     # A grid of short pairs rather than a tall two-column table: the setting is
     # context, and the page's first screen should also reach the numbers and curve.
     body = "".join(f"<div><dt>{_e(k)}</dt><dd>{_e(v)}</dd></div>" for k, v in rows)
@@ -251,15 +266,22 @@ def _summary_section(curve: Sequence[CurvePoint]) -> str:
     if not curve:
         return f"<section class=summary><h2>Summary</h2>{_not_present('curve.csv')}</section>"
     last = curve[-1]
-    cards = [("simulator steps", _number(last.steps)), ("queries", _number(last.queries)),
-             ("transitions", _number(last.transitions)), ("agreement", _number(last.agreement)),
-             ("coverage agreement", _number(last.coverage_agreement))]
+    cards = [
+        ("simulator steps", _number(last.steps)),
+        ("queries", _number(last.queries)),
+        ("transitions", _number(last.transitions)),
+        ("agreement", _number(last.agreement)),
+        ("coverage agreement", _number(last.coverage_agreement)),
+    ]
     if last.exact_vd is not None:
         cards.append(("exact VD", _number(last.exact_vd)))
-    body = "".join(f'<div class="card"><div class="value">{_e(v)}</div><div class="label">{_e(k)}</div></div>'
-                   for k, v in cards)
-    return (f'<section class="summary"><h2>Summary</h2><p class="muted">At the last checkpoint of curve.csv '
-            f"({len(curve)} checkpoint{'s' if len(curve) != 1 else ''}).</p><div class=cards>{body}</div></section>")
+    body = "".join(
+        f'<div class="card"><div class="value">{_e(v)}</div><div class="label">{_e(k)}</div></div>' for k, v in cards
+    )
+    return (
+        f'<section class="summary"><h2>Summary</h2><p class="muted">At the last checkpoint of curve.csv '
+        f"({len(curve)} checkpoint{'s' if len(curve) != 1 else ''}).</p><div class=cards>{body}</div></section>"
+    )
 
 
 def _ticks(top: float) -> list[float]:
@@ -286,18 +308,27 @@ def curve_svg(curve: Sequence[CurvePoint], width: int = 660, height: int = 300) 
     def y(v: float) -> float:
         return top + ph * (1 - min(max(v, 0.0), 1.0))
 
-    parts = [(f'<svg class="curve" role="img" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-              'xmlns="http://www.w3.org/2000/svg"><title>learning curve: model agreement against simulator steps'
-              "</title>")]
+    parts = [
+        (
+            f'<svg class="curve" role="img" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+            'xmlns="http://www.w3.org/2000/svg"><title>learning curve: model agreement against simulator steps'
+            "</title>"
+        )
+    ]
     for v in (0, 0.25, 0.5, 0.75, 1):
-        parts.append(f'<line class="grid" x1="{left}" x2="{left + pw}" y1="{y(v):.1f}" y2="{y(v):.1f}"/>'
-                     f'<text class="tick" x="{left - 8}" y="{y(v) + 4:.1f}" text-anchor="end">{v:g}</text>')
+        parts.append(
+            f'<line class="grid" x1="{left}" x2="{left + pw}" y1="{y(v):.1f}" y2="{y(v):.1f}"/>'
+            f'<text class="tick" x="{left - 8}" y="{y(v) + 4:.1f}" text-anchor="end">{v:g}</text>'
+        )
     for t in _ticks(xmax) if max_steps > 0 else [0.0]:
-        parts.append(f'<line class="grid" x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{top}" y2="{top + ph}"/>'
-                     f'<text class="tick" x="{x(t):.1f}" y="{top + ph + 18}" text-anchor="middle">{t:,.0f}</text>')
+        parts.append(
+            f'<line class="grid" x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{top}" y2="{top + ph}"/>'
+            f'<text class="tick" x="{x(t):.1f}" y="{top + ph + 18}" text-anchor="middle">{t:,.0f}</text>'
+        )
     parts.append(f'<rect class="frame" x="{left}" y="{top}" width="{pw}" height="{ph}"/>')
-    parts.append(f'<text class="axis" x="{left + pw / 2:.1f}" y="{top + ph + 38}" text-anchor="middle">'
-                 "simulator steps</text>")
+    parts.append(
+        f'<text class="axis" x="{left + pw / 2:.1f}" y="{top + ph + 38}" text-anchor="middle">simulator steps</text>'
+    )
     legend_x = left
     for key, label, colour in METRICS:
         pts = [(p.steps, v, p) for p in curve if (v := getattr(p, key)) is not None]
@@ -307,11 +338,14 @@ def curve_svg(curve: Sequence[CurvePoint], width: int = 660, height: int = 300) 
         parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2.5" points="{coords}"/>')
         for s, v, p in pts:
             tip = f"{label} {v:.3f} at {s:,} steps, {p.queries if p.queries is not None else '?'} queries"
-            parts.append(f'<circle cx="{x(s):.1f}" cy="{y(v):.1f}" r="3.5" fill="{colour}"><title>{_e(tip)}</title>'
-                         "</circle>")
+            parts.append(
+                f'<circle cx="{x(s):.1f}" cy="{y(v):.1f}" r="3.5" fill="{colour}"><title>{_e(tip)}</title></circle>'
+            )
         ly = height - 12
-        parts.append(f'<line x1="{legend_x}" x2="{legend_x + 22}" y1="{ly - 4}" y2="{ly - 4}" stroke="{colour}" '
-                     f'stroke-width="3"/><text class="legend" x="{legend_x + 28}" y="{ly}">{_e(label)}</text>')
+        parts.append(
+            f'<line x1="{legend_x}" x2="{legend_x + 22}" y1="{ly - 4}" y2="{ly - 4}" stroke="{colour}" '
+            f'stroke-width="3"/><text class="legend" x="{legend_x + 28}" y="{ly}">{_e(label)}</text>'
+        )
         legend_x += 40 + 8 * len(label)
     parts.append("</svg>")
     return "".join(parts)
@@ -321,16 +355,40 @@ def _curve_section(curve: Sequence[CurvePoint]) -> str:
     if not curve:
         return f"<section class=curve><h2>Learning curve</h2>{_not_present('curve.csv')}</section>"
     methods = sorted({p.method for p in curve if p.method})
-    note = (f'<p class="muted">Method{"s" if len(methods) > 1 else ""}: {_e(", ".join(methods))}. '
+    note = (
+        (
+            f'<p class="muted">Method{"s" if len(methods) > 1 else ""}: {_e(", ".join(methods))}. '
             "Agreement of the learned model with an independent evaluation dataset; coverage agreement also counts "
-            "the transitions the model does not cover.</p>") if methods else ""
+            "the transitions the model does not cover.</p>"
+        )
+        if methods
+        else ""
+    )
     return f'<section class="curve"><h2>Learning curve</h2>{note}<div class="figure">{curve_svg(curve)}</div></section>'
 
 
-_GOOD = frozenset({"holds", "hold", "held", "verified", "valid", "pass", "passed", "ok", "proved", "proven",
-                   "true", "yes", "success", "succeeded", "certified"})
-_BAD = frozenset({"violated", "fails", "fail", "failed", "false", "invalid", "refuted", "counterexample", "no",
-                  "error", "unsound"})
+_GOOD = frozenset(
+    {
+        "holds",
+        "hold",
+        "held",
+        "verified",
+        "valid",
+        "pass",
+        "passed",
+        "ok",
+        "proved",
+        "proven",
+        "true",
+        "yes",
+        "success",
+        "succeeded",
+        "certified",
+    }
+)
+_BAD = frozenset(
+    {"violated", "fails", "fail", "failed", "false", "invalid", "refuted", "counterexample", "no", "error", "unsound"}
+)
 _STATUS_KEYS = ("status", "verdict", "result", "holds", "valid", "verified", "ok")
 
 
@@ -372,7 +430,9 @@ def _json_html(value: object, depth: int = 0) -> str:
                 keys += [k for k in v if k not in keys]
             head = "".join(f"<th>{_e(k)}</th>" for k in keys)
             body = "".join(
-                "<tr>" + "".join(f"<td>{_json_html(v.get(k), depth + 1) if k in v else ''}</td>" for k in keys) + "</tr>"
+                "<tr>"
+                + "".join(f"<td>{_json_html(v.get(k), depth + 1) if k in v else ''}</td>" for k in keys)
+                + "</tr>"
                 for v in value
             )
             return f'<table class="grid"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
@@ -417,10 +477,15 @@ def _verdict_values(r: Mapping[str, object]) -> list[str]:
     if isinstance(threshold, dict):
         out.append(f"threshold {threshold.get('comparison')} {_json_number(threshold.get('value'))}")
     bound = r.get("confidence_bound")
-    if isinstance(bound, dict) and isinstance(bound.get("upper"), int | float) and isinstance(bound.get("delta"),
-                                                                                                  int | float):
-        out.append(f"the agent's {r.get('quantity', 'value')} ≤ {bound['upper']:.6g} with probability "
-                   f"≥ {1 - bound['delta']:g} ({bound.get('scope', '?')} bound)")
+    if (
+        isinstance(bound, dict)
+        and isinstance(bound.get("upper"), int | float)
+        and isinstance(bound.get("delta"), int | float)
+    ):
+        out.append(
+            f"the agent's {r.get('quantity', 'value')} ≤ {bound['upper']:.6g} with probability "
+            f"≥ {1 - bound['delta']:g} ({bound.get('scope', '?')} bound)"
+        )
     if "on_h_and" in r or "on_h_or" in r:
         out.append(f"h∧: {r.get('on_h_and')}, h∨: {r.get('on_h_or')}")
     if isinstance(r.get("model"), str):
@@ -447,15 +512,18 @@ def _witness_html(witness: object, label: str) -> str:
             items.append(f"<li><code>{_e(step)}</code></li>")
             continue
         diff = [f"+{a}" for a in step.get("added") or ()] + [f"-{a}" for a in step.get("removed") or ()]
-        items.append(f"<li>{_e(step.get('capability'))}: <code>{_e(' '.join(diff) if diff else '(no change)')}</code>"
-                     "</li>")
+        items.append(
+            f"<li>{_e(step.get('capability'))}: <code>{_e(' '.join(diff) if diff else '(no change)')}</code></li>"
+        )
     loop = witness.get("loop")
     if isinstance(loop, int):
         back = "the initial state" if loop == 0 else f"the state after step {loop}"
         items.append(f'<li class="muted">then back to {_e(back)}, around that cycle forever</li>')
     n = len(steps)
-    return (f"<details><summary>{_e(label)}: {n} step{'s' if n != 1 else ''}</summary>"
-            f"<p>from <code>{{{_e(atoms)}}}</code></p><ol>{''.join(items)}</ol></details>")
+    return (
+        f"<details><summary>{_e(label)}: {n} step{'s' if n != 1 else ''}</summary>"
+        f"<p>from <code>{{{_e(atoms)}}}</code></p><ol>{''.join(items)}</ol></details>"
+    )
 
 
 def _verdicts_block(doc: JsonFile | None) -> str:
@@ -480,8 +548,10 @@ def _verdicts_block(doc: JsonFile | None) -> str:
             reason.append(f"<br>assuming {_e(r['assumption'])}")
         query = r.get("decisive_query")
         if isinstance(query, dict):
-            reason.append(f"<br>to decide it, execute {_e(query.get('capability'))} from "
-                          f"<code>{_e(query.get('state'))}</code> (never tried)")
+            reason.append(
+                f"<br>to decide it, execute {_e(query.get('capability'))} from "
+                f"<code>{_e(query.get('state'))}</code> (never tried)"
+            )
         if "witness" in r:
             label = "counterexample" if verdict in ("fails", "violated") else "witness"
             reason.append(_witness_html(r["witness"], label))
@@ -489,23 +559,29 @@ def _verdicts_block(doc: JsonFile | None) -> str:
         name, text = str(r.get("property", "")), str(r.get("text", ""))
         # The text names the property first (capver.core.properties.to_text); the name has its own column.
         text = text.removeprefix(f"{json.dumps(name, ensure_ascii=False)}: ")
-        body.append(f"<tr><td>{_e(name)}</td><td><code>{_e(text)}</code></td>"
-                    f"<td>{badge}</td><td>{''.join(reason)}</td><td>{values}</td></tr>")
+        body.append(
+            f"<tr><td>{_e(name)}</td><td><code>{_e(text)}</code></td>"
+            f"<td>{badge}</td><td>{''.join(reason)}</td><td>{values}</td></tr>"
+        )
     starts = {(str(r.get("init")), str(r.get("init_from"))) for r in rows if "init" in r}
     start = ""
     if len(starts) == 1:
         state, source = next(iter(starts))
         start = f'<p class="muted">Checked from <code>{_e(state)}</code> ({_e(source)}).</p>'
     head = "".join(f"<th>{h}</th>" for h in ("property", "text", "verdict", "reason", "values"))
-    return (f"<h3>{_e(title)} <span class=muted>({_e(doc.name)})</span></h3>{start}"
-            f'<table class="grid"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>')
+    return (
+        f"<h3>{_e(title)} <span class=muted>({_e(doc.name)})</span></h3>{start}"
+        f'<table class="grid"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    )
 
 
 def _verification_section(inputs: ReportInputs) -> str:
-    return ("<section><h2>Verification</h2>"
-            + _json_file_block("Certificate", inputs.certificate, "certificate.json")
-            + _verdicts_block(inputs.verdicts)
-            + "</section>")
+    return (
+        "<section><h2>Verification</h2>"
+        + _json_file_block("Certificate", inputs.certificate, "certificate.json")
+        + _verdicts_block(inputs.verdicts)
+        + "</section>"
+    )
 
 
 def _findings_section(groups: Sequence[tuple[str, Sequence[str]]] | None) -> str:
@@ -526,11 +602,13 @@ def _capabilities_section(model: CompoundModel | None) -> str:
     names = sorted(model)
     best = {n: best_success(model, model[n]) for n in names}
     achieving = sum(1 for b in best.values() if b is not None and b > 0)
-    intro = (f"<p>{len(names)} capabilit{'y' if len(names) == 1 else 'ies'} assessed; {achieving} of them were "
-             "observed to bring their intent about (a success probability above 0). Everything below is the pessimistic model h∧: it predicts only behaviour that was "
-             "observed, so a rule applies only in states where the capability was tried. The success probability "
-             "of a rule is the probability that one execution ends with the intent achieved, in the states where "
-             "the rule applies and the intent does not hold yet.</p>")
+    intro = (
+        f"<p>{len(names)} capabilit{'y' if len(names) == 1 else 'ies'} assessed; {achieving} of them were "
+        "observed to bring their intent about (a success probability above 0). Everything below is the pessimistic model h∧: it predicts only behaviour that was "
+        "observed, so a rule applies only in states where the capability was tried. The success probability "
+        "of a rule is the probability that one execution ends with the intent achieved, in the states where "
+        "the rule applies and the intent does not hold yet.</p>"
+    )
     rows = []
     for i, n in enumerate(names):
         cm = model[n]
@@ -540,7 +618,9 @@ def _capabilities_section(model: CompoundModel | None) -> str:
         elif b is None:
             # Tried only where the intent already held (or cases too many to count).
             notes = {_note(intent_success(cm.capability, r)) for r in cm.rules}
-            words = "already held where tried" if notes == {SuccessCase.ALREADY_HOLDS.value} else " / ".join(sorted(notes))
+            words = (
+                "already held where tried" if notes == {SuccessCase.ALREADY_HOLDS.value} else " / ".join(sorted(notes))
+            )
             status = f'<span class="badge neutral">{_e(words)}</span>'
         elif b > 0:
             # Observed on h∧, like report.txt's label: not a claim about untried states.
@@ -548,34 +628,48 @@ def _capabilities_section(model: CompoundModel | None) -> str:
         else:
             status = '<span class="badge bad">never achieved</span>'
         states = sum(_state_count(model, r) for r in cm.rules)
-        best_cell = (f"{_bar(b, b)}<span class=prob>{_e(_fraction(b))} ({_percent(b)})</span>" if b is not None
-                     else '<span class="muted">—</span>')
-        rows.append(f'<tr><td><a href="#{_anchor(i)}">{_e(n)}</a></td><td>{_e(_intent_words(cm.capability))}</td>'
-                    f"<td>{status}</td><td class=num>{len(cm.rules)}</td><td class=num>{states:,}</td>"
-                    f"<td>{best_cell}</td></tr>")
-    overview = ('<table class="grid overview" id="overview"><thead><tr><th>capability</th><th>intent</th><th>status</th>'
-                "<th>rules</th><th>states tried</th><th>best success probability</th></tr></thead><tbody>"
-                + "".join(rows) + "</tbody></table>")
+        best_cell = (
+            f"{_bar(b, b)}<span class=prob>{_e(_fraction(b))} ({_percent(b)})</span>"
+            if b is not None
+            else '<span class="muted">—</span>'
+        )
+        rows.append(
+            f'<tr><td><a href="#{_anchor(i)}">{_e(n)}</a></td><td>{_e(_intent_words(cm.capability))}</td>'
+            f"<td>{status}</td><td class=num>{len(cm.rules)}</td><td class=num>{states:,}</td>"
+            f"<td>{best_cell}</td></tr>"
+        )
+    overview = (
+        '<table class="grid overview" id="overview"><thead><tr><th>capability</th><th>intent</th><th>status</th>'
+        "<th>rules</th><th>states tried</th><th>best success probability</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
     details = [_capability_block(model, i, n) for i, n in enumerate(names)]
-    return f'<section><h2>Capabilities</h2>{intro}{overview}{"".join(details)}</section>'
+    return f"<section><h2>Capabilities</h2>{intro}{overview}{''.join(details)}</section>"
 
 
 def _capability_block(model: CompoundModel, index: int, name: str) -> str:
     cm = model[name]
-    head = (f'<h3 id="{_anchor(index)}">{_e(name)} <a class="up" href="#overview">↑ overview</a></h3>'
-            f"<p>Intent: <b>{_e(_intent_words(cm.capability))}</b>. "
-            f"{len(cm.rules)} rule{'s' if len(cm.rules) != 1 else ''}.</p>")
+    head = (
+        f'<h3 id="{_anchor(index)}">{_e(name)} <a class="up" href="#overview">↑ overview</a></h3>'
+        f"<p>Intent: <b>{_e(_intent_words(cm.capability))}</b>. "
+        f"{len(cm.rules)} rule{'s' if len(cm.rules) != 1 else ''}.</p>"
+    )
     if not cm.rules:
         return f'<div class="capability">{head}<p class="muted">Never tried: the model predicts nothing.</p></div>'
     rows = []
     for k, r in enumerate(cm.rules, 1):
         n_states = _state_count(model, r)
-        rows.append(f"<tr><td class=num>{k}</td><td>{_condition_cell(condition_text(r.condition))}"
-                    f'<div class="muted">applies in {n_states:,} state{"s" if n_states != 1 else ""}</div></td>'
-                    f"<td>{_effect_words(model, r)}</td><td>{_success_cell(intent_success(cm.capability, r))}</td></tr>")
-    table = ('<table class="grid rules"><colgroup><col style="width:5%"><col style="width:44%">'
-             '<col style="width:33%"><col style="width:18%"></colgroup><thead><tr><th>rule</th><th>when</th><th>outcomes</th>'
-             "<th>success probability</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+        rows.append(
+            f"<tr><td class=num>{k}</td><td>{_condition_cell(condition_text(r.condition))}"
+            f'<div class="muted">applies in {n_states:,} state{"s" if n_states != 1 else ""}</div></td>'
+            f"<td>{_effect_words(model, r)}</td><td>{_success_cell(intent_success(cm.capability, r))}</td></tr>"
+        )
+    table = (
+        '<table class="grid rules"><colgroup><col style="width:5%"><col style="width:44%">'
+        '<col style="width:33%"><col style="width:18%"></colgroup><thead><tr><th>rule</th><th>when</th><th>outcomes</th>'
+        "<th>success probability</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+    )
     return f'<div class="capability">{head}{table}</div>'
 
 
@@ -682,21 +776,26 @@ def render(inputs: ReportInputs) -> str:
     subtitle = f"method {m.method}, budget {m.budget.describe()}"
     # The empty data: icon keeps the browser from requesting /favicon.ico (a console
     # error when the page is served over HTTP, a needless file lookup otherwise).
-    return "".join([
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        # The mark by which `capver report` recognises its own page and replaces it.
-        GENERATOR_META,
-        '<link rel="icon" href="data:,">',
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
-        f"<header><h1>{_e(title)}</h1><p>{_e(subtitle)}</p></header><main>",
-        _setting_section(m),
-        # Side by side on a wide screen (the first screen then shows the numbers and
-        # the curve), stacked on a narrow one.
-        '<div class="row">', _summary_section(inputs.curve), _curve_section(inputs.curve), "</div>",
-        _verification_section(inputs),
-        _findings_section(inputs.findings),
-        _capabilities_section(inputs.h_and),
-        _files_section(inputs.links),
-        "</main></body></html>\n",
-    ])
+    return "".join(
+        [
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            # The mark by which `capver report` recognises its own page and replaces it.
+            GENERATOR_META,
+            '<link rel="icon" href="data:,">',
+            f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
+            f"<header><h1>{_e(title)}</h1><p>{_e(subtitle)}</p></header><main>",
+            _setting_section(m),
+            # Side by side on a wide screen (the first screen then shows the numbers and
+            # the curve), stacked on a narrow one.
+            '<div class="row">',
+            _summary_section(inputs.curve),
+            _curve_section(inputs.curve),
+            "</div>",
+            _verification_section(inputs),
+            _findings_section(inputs.findings),
+            _capabilities_section(inputs.h_and),
+            _files_section(inputs.links),
+            "</main></body></html>\n",
+        ]
+    )

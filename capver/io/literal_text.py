@@ -59,7 +59,9 @@ def parse_atoms(text: str, vocab: Vocabulary, *, what: str = "--init") -> tuple[
     lits = parse_conjunction(text, vocab, what=what)
     negative = [lit for lit in lits if not lit.positive]
     if negative:
-        raise UsageError(f"{what} {text!r}: a state lists its true atoms; expected no negation, got not {negative[0].atom}")
+        raise UsageError(
+            f"{what} {text!r}: a state lists its true atoms; expected no negation, got not {negative[0].atom}"
+        )
     return tuple(lit.atom for lit in lits)
 
 
@@ -69,7 +71,9 @@ def _tree(text: str, what: str) -> lark.Tree:
         return parser.parse(text)
     except lark.UnexpectedInput as exc:
         problem = describe_syntax_error(parser, exc, text, _WORDS, end="end of the text")
-        raise UsageError(f"{what} {text!r}: column {problem.column}: {problem.message}\n{problem.context.rstrip()}") from None
+        raise UsageError(
+            f"{what} {text!r}: column {problem.column}: {problem.message}\n{problem.context.rstrip()}"
+        ) from None
 
 
 def _conjunction(alt: lark.Tree, text: str, vocab: Vocabulary, what: str) -> Conjunction:

@@ -82,10 +82,14 @@ def parse_property(
     props = reader.properties()
     if not props:
         line, column = _end_position(text)
-        raise reader.error_at(line, column, "expected a property such as 'Pmax=? [ F goal ]', got none", PropertySyntaxError)
+        raise reader.error_at(
+            line, column, "expected a property such as 'Pmax=? [ F goal ]', got none", PropertySyntaxError
+        )
     if len(props) > 1:
         raise reader.error_at(
-            props[1].line, reader.columns[1], "expected one property, got a second one (a .props file holds several)",
+            props[1].line,
+            reader.columns[1],
+            "expected one property, got a second one (a .props file holds several)",
             PropertySyntaxError,
         )
     return props[0]
@@ -145,8 +149,12 @@ class _Reader:
         except lark.UnexpectedInput as exc:
             problem = describe_syntax_error(parser, exc, self.text, _WORDS, end=self.end)
             raise PropertySyntaxError(
-                problem.message, filename=self.filename, line=problem.line, column=problem.column,
-                context=problem.context, expected=problem.expected,
+                problem.message,
+                filename=self.filename,
+                line=problem.line,
+                column=problem.column,
+                context=problem.context,
+                expected=problem.expected,
             ) from None
         out: list[Property] = []
         first_line: dict[str, tuple[int, bool]] = {}  # name -> (line, was it written)
@@ -169,10 +177,13 @@ class _Reader:
         name_token = node.children[0]
         if name_token is None:
             return self.error(
-                node, f"unnamed property {number} is called {quoted}, but the property on line {line} has that name;"
+                node,
+                f"unnamed property {number} is called {quoted}, but the property on line {line} has that name;"
                 " expected a name for one of them",
             )
-        earlier = f"the property on line {line} has it" if written else f"the unnamed property on line {line} is called so"
+        earlier = (
+            f"the property on line {line} has it" if written else f"the unnamed property on line {line} is called so"
+        )
         return self.error(name_token, f"duplicate property name {quoted}: {earlier}; expected a new name")
 
     def property(self, node: lark.Tree, number: int) -> Property:
@@ -216,7 +227,8 @@ class _Reader:
         if kind in ("p_unoptimised", "r_unoptimised"):
             letter = "P" if kind == "p_unoptimised" else "R"
             raise self.error(
-                tree, f"{letter}=? is not one number: each scheduler has its own; expected {letter}max=? or {letter}min=?"
+                tree,
+                f"{letter}=? is not one number: each scheduler has its own; expected {letter}max=? or {letter}min=?",
             )
         path_tree = tree.children[-1]
         assert isinstance(path_tree, lark.Tree)
@@ -274,7 +286,9 @@ class _Reader:
         assert isinstance(tok, lark.Token)
         if not _DIGITS.fullmatch(tok.value):
             sign = "is negative" if tok.value.lstrip().startswith("-") else "is not a whole number"
-            raise self.error(tok, f"step bound {tok.value} {sign}; expected a number of capability executions: 0, 1, 2, ...")
+            raise self.error(
+                tok, f"step bound {tok.value} {sign}; expected a number of capability executions: 0, 1, 2, ..."
+            )
         return int(tok.value)
 
     # -- state formulas ----------------------------------------------------------------
@@ -326,6 +340,8 @@ class _Reader:
         except json.JSONDecodeError as exc:
             line, column = _position(tok)
             raise self.error_at(
-                line, column + exc.pos, f"malformed quoted name {tok.value}: {exc.msg}; expected a JSON string",
+                line,
+                column + exc.pos,
+                f"malformed quoted name {tok.value}: {exc.msg}; expected a JSON string",
                 PropertySyntaxError,
             ) from None

@@ -34,17 +34,28 @@ def write(directory: Path, tracker: PropertyTracker, directed: bool) -> None:
     for prop in tracker.properties:
         st = tracker.status.get(prop.name)
         reached = tracker.reached(prop.name)
-        rows.append({
-            "name": prop.name, "text": to_text(prop),
-            "verdict": st.verdict if st else "", "tier": st.tier if st else "", "decided": bool(st and st.decided),
-            "missing": st.missing if st else "", "steps": reached.steps if reached else None,
-        })
+        rows.append(
+            {
+                "name": prop.name,
+                "text": to_text(prop),
+                "verdict": st.verdict if st else "",
+                "tier": st.tier if st else "",
+                "decided": bool(st and st.decided),
+                "missing": st.missing if st else "",
+                "steps": reached.steps if reached else None,
+            }
+        )
     doc = {
-        "format": FORMAT, "delta": tracker.targets.delta, "epsilon": tracker.targets.epsilon,
-        "width": tracker.targets.width, "directed": directed,
+        "format": FORMAT,
+        "delta": tracker.targets.delta,
+        "epsilon": tracker.targets.epsilon,
+        "width": tracker.targets.width,
+        "directed": directed,
         "properties": rows,
-        "history": [{"name": h.name, "verdict": h.verdict, "tier": h.tier, "steps": h.steps, "queries": h.queries}
-                    for h in tracker.history],
+        "history": [
+            {"name": h.name, "verdict": h.verdict, "tier": h.tier, "steps": h.steps, "queries": h.queries}
+            for h in tracker.history
+        ],
     }
     replace_text(directory / NAME, json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
 
@@ -58,8 +69,10 @@ def read(directory: Path) -> StoredProperties | None:
         doc = json.loads(path.read_text(encoding="utf-8"))
         if doc.get("format") != FORMAT:
             raise ValueError(f"format is {doc.get('format')!r}, expected {FORMAT!r}")
-        history = tuple(TierChange(str(h["name"]), str(h["verdict"]), str(h["tier"]), int(h["steps"]),
-                                   int(h["queries"])) for h in doc["history"])
+        history = tuple(
+            TierChange(str(h["name"]), str(h["verdict"]), str(h["tier"]), int(h["steps"]), int(h["queries"]))
+            for h in doc["history"]
+        )
         targets = Targets(float(doc["delta"]), float(doc["epsilon"]), float(doc.get("width", DEFAULT_WIDTH)))
         return StoredProperties(targets, bool(doc["directed"]), history)
     except (ValueError, KeyError, TypeError) as exc:

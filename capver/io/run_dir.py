@@ -70,8 +70,10 @@ _WHAT = {
 
 def _missing(directory: Path, name: str) -> RunFileError:
     what = _WHAT.get(name, "")
-    return RunFileError(f"{directory / name}: missing{f' ({what})' if what else ''}; the directory {directory} "
-                        "is not a run with it: expected the --out directory of capver learn (or of LearnResult.save)")
+    return RunFileError(
+        f"{directory / name}: missing{f' ({what})' if what else ''}; the directory {directory} "
+        "is not a run with it: expected the --out directory of capver learn (or of LearnResult.save)"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,8 +134,9 @@ class Run:
                 self._cache[key] = dsl.read(self.path / name)
             else:
                 first = self.parsed("and")
-                self._cache[key] = dsl.read(self.path / name, ctx=first.ctx,
-                                            ctx_source=f"the first model ({self.path / MODEL_FILES['and']})")
+                self._cache[key] = dsl.read(
+                    self.path / name, ctx=first.ctx, ctx_source=f"the first model ({self.path / MODEL_FILES['and']})"
+                )
         parsed: ParsedModel = self._cache[key]
         return parsed
 
@@ -209,15 +212,25 @@ def check_target(directory: Path, *, what: str = "save") -> None:
         if not (directory / MANIFEST).is_file():
             names = sorted(p.name for p in directory.iterdir())
             shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
-            raise RunFileError(f"{what}: {directory} is not empty ({shown}) and is not a capver learn run; "
-                               "capver does not overwrite files it did not create: choose a new or empty directory")
+            raise RunFileError(
+                f"{what}: {directory} is not empty ({shown}) and is not a capver learn run; "
+                "capver does not overwrite files it did not create: choose a new or empty directory"
+            )
         run_file.read(directory)  # a broken run.json is not capver's run to replace
 
 
 def save(
-    directory: str | Path, *, h_and: CompoundModel, h_or: CompoundModel, tilde: LiftedOccam | CompoundModel | None,
-    data: TransitionDataset | None = None, manifest: RunManifest | None = None, init: State | None = None,
-    truth: CompoundModel | None = None, certify: bool = True, properties_text: str | None = None,
+    directory: str | Path,
+    *,
+    h_and: CompoundModel,
+    h_or: CompoundModel,
+    tilde: LiftedOccam | CompoundModel | None,
+    data: TransitionDataset | None = None,
+    manifest: RunManifest | None = None,
+    init: State | None = None,
+    truth: CompoundModel | None = None,
+    certify: bool = True,
+    properties_text: str | None = None,
 ) -> Run:
     """Write the models (h∧, h∨ and h̃, lifted over objects when ``tilde`` is a
     :class:`~capver.model.lifted.LiftedOccam`) with the initial state ``init``,

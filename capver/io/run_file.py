@@ -43,8 +43,8 @@ class RunBudget:
 
     def describe(self) -> str:
         parts = [
-            f"{v} {unit}" for v, unit in
-            ((self.max_steps, "steps"), (self.max_queries, "queries"), (self.max_seconds, "seconds"))
+            f"{v} {unit}"
+            for v, unit in ((self.max_steps, "steps"), (self.max_queries, "queries"), (self.max_seconds, "seconds"))
             if v is not None
         ]
         return ", ".join(parts) or "none"
@@ -76,8 +76,11 @@ def _show(value: object) -> str:
 def write(directory: Path, manifest: RunManifest) -> None:
     """Write ``run.json`` atomically (a kill leaves the old file or the new one)."""
     body = {
-        "format": FORMAT, "agent": manifest.agent, "method": manifest.method,
-        "setting": asdict(manifest.setting), "budget": asdict(manifest.budget),
+        "format": FORMAT,
+        "agent": manifest.agent,
+        "method": manifest.method,
+        "setting": asdict(manifest.setting),
+        "budget": asdict(manifest.budget),
     }
     replace_text(directory / NAME, json.dumps(body, indent=2, sort_keys=True) + "\n")
 
@@ -92,25 +95,27 @@ def read(directory: Path) -> RunManifest:
     try:
         body: Any = json.loads(path.read_text())
     except json.JSONDecodeError as e:
-        raise RunFileError(f"{path}:{e.lineno}:{e.colno}: {e.msg}; expected the JSON manifest of a capver learn run") from None
+        raise RunFileError(
+            f"{path}:{e.lineno}:{e.colno}: {e.msg}; expected the JSON manifest of a capver learn run"
+        ) from None
     except (OSError, UnicodeDecodeError) as e:
         raise RunFileError(f"{path}: cannot read it ({e}); expected the JSON manifest of a capver learn run") from None
     if not isinstance(body, dict) or body.get("format") not in (1, FORMAT):
-        raise RunFileError(f"{path}: expected a manifest with \"format\": {FORMAT}")
+        raise RunFileError(f'{path}: expected a manifest with "format": {FORMAT}')
     setting = body.get("setting")
     if isinstance(setting, dict) and body["format"] == 1 and "max_steps" in setting:
         # Format 1 called the per-execution step cap "max_steps", the name of the budget.
         setting = {("step_cap" if k == "max_steps" else k): v for k, v in setting.items()}
     names = {f.name for f in fields(SettingArgs)}
     if not isinstance(setting, dict) or set(setting) != names:
-        raise RunFileError(f"{path}: \"setting\" must have exactly the keys {sorted(names)}")
+        raise RunFileError(f'{path}: "setting" must have exactly the keys {sorted(names)}')
     agent, method = body.get("agent"), body.get("method")
     if not isinstance(agent, str) or not isinstance(method, str):
-        raise RunFileError(f"{path}: \"agent\" and \"method\" must be strings")
+        raise RunFileError(f'{path}: "agent" and "method" must be strings')
     budget = body.get("budget", {})
     budget_names = {f.name for f in fields(RunBudget)}
     if not isinstance(budget, dict) or not set(budget) <= budget_names:
-        raise RunFileError(f"{path}: \"budget\" must be an object with keys among {sorted(budget_names)}")
+        raise RunFileError(f'{path}: "budget" must be an object with keys among {sorted(budget_names)}')
     return RunManifest(agent, SettingArgs(**setting), method, RunBudget(**budget))
 
 
@@ -133,4 +138,3 @@ def check_resume(directory: Path, manifest: RunManifest) -> RunManifest:
             "use the same options, or a new --out"
         )
     return stored
-

@@ -25,8 +25,10 @@ def check_writable(directory: Path) -> Path:
     refusal costs nothing."""
     path = directory / NAME
     if (path.exists() or path.is_symlink()) and not _ours(path):
-        raise UsageError(f"--save: {path} exists and capver did not write it (no \"format\": \"{FORMAT}\"); "
-                         "capver does not overwrite files it did not create: move it away or remove it")
+        raise UsageError(
+            f'--save: {path} exists and capver did not write it (no "format": "{FORMAT}"); '
+            "capver does not overwrite files it did not create: move it away or remove it"
+        )
     return path
 
 
@@ -61,5 +63,5 @@ def records(data: object, source: str) -> tuple[Mapping[str, object], ...]:
         raise RunFileError(f"{source}: verdicts file version {data.get('version')!r}; this capver reads {VERSION}")
     rows = data.get("verdicts")
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-        raise RunFileError(f"{source}: \"verdicts\" is not a list of objects")
+        raise RunFileError(f'{source}: "verdicts" is not a list of objects')
     return tuple(rows)

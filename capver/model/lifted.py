@@ -110,8 +110,10 @@ def ground_capability(lc: LiftedCapability, binding: tuple[str, ...], ctx: Logic
     b = ctx.bdd
     rules = []
     for r in lc.rules:
-        cubes = (Cube(lc.lifted.ground_mask(binding, c.mask), lc.lifted.ground_mask(binding, c.value))
-                 for c in r.condition.cover)
+        cubes = (
+            Cube(lc.lifted.ground_mask(binding, c.mask), lc.lifted.ground_mask(binding, c.value))
+            for c in r.condition.cover
+        )
         f = disjoin(b, (b.cube(c) for c in cubes))
         effects = tuple(sorted(((p, lc.lifted.ground_effect(binding, e)) for p, e in r.effects), key=lambda pe: pe[1]))
         rules.append(Rule(formula_condition(ctx, f), effects))

@@ -17,5 +17,6 @@ def capver_command() -> list[str]:
 
 
 def capver(*argv: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(capver_command() + list(argv), capture_output=True, text=True, timeout=timeout,
-                          check=False, cwd=cwd)
+    return subprocess.run(
+        capver_command() + list(argv), capture_output=True, text=True, timeout=timeout, check=False, cwd=cwd
+    )

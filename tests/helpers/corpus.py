@@ -84,8 +84,7 @@ def typed_specs(draw: st.DrawFn, max_types: int = 4, max_objects: int = 5, max_p
     objects = {f"o{k}": draw(st.sampled_from(type_names)) for k in range(n_objects)}
     n_preds = draw(st.integers(1, max_predicates))
     preds = tuple(
-        Predicate(f"q{k}", tuple(draw(st.lists(st.sampled_from(type_names), max_size=3))))
-        for k in range(n_preds)
+        Predicate(f"q{k}", tuple(draw(st.lists(st.sampled_from(type_names), max_size=3)))) for k in range(n_preds)
     )
     return TypedSpec(types, objects, preds)
 
@@ -371,8 +370,7 @@ def brute_distribution(model: CapabilityModel, s: int) -> dict[int, Fraction]:
 def brute_admits(model: CapabilityModel, s: int, s2: int) -> bool:
     """h ⊨ ⟨s, c, s′⟩: some rule with s ⊨ cond(r) has an effect with apply = s′."""
     return any(
-        condition_holds(r.condition, s) and any(apply_effect(s, eta) == s2 for _, eta in r.effects)
-        for r in model.rules
+        condition_holds(r.condition, s) and any(apply_effect(s, eta) == s2 for _, eta in r.effects) for r in model.rules
     )
 
 

@@ -160,8 +160,11 @@ def policy(prompt: str) -> tuple[str, str]:
     if not pending:
         return "The intent already holds.", "done"
     lit = pending[0]
-    if lit == "holding(key)" or (lit.startswith("open(") and not scene.holding
-                                 and scene.door_state.get(scene.doors.get(lit[5:-1], (-1, -1))) == "locked"):
+    if lit == "holding(key)" or (
+        lit.startswith("open(")
+        and not scene.holding
+        and scene.door_state.get(scene.doors.get(lit[5:-1], (-1, -1))) == "locked"
+    ):
         if scene.key is None:
             return "No key to fetch.", "done"
         if scene.front() == scene.key:
@@ -182,8 +185,13 @@ def policy(prompt: str) -> tuple[str, str]:
         return ("I walk to the door.", act) if act else ("I cannot reach the door.", "done")
     m = re.fullmatch(r"in_room\(agent,\s*(\w+)\)", lit)
     if m:
-        goal = {(x, y, d) for y in range(scene.size) for x in range(scene.size) for d in range(4)
-                if scene.room_of((x, y)) == m.group(1)}
+        goal = {
+            (x, y, d)
+            for y in range(scene.size)
+            for x in range(scene.size)
+            for d in range(4)
+            if scene.room_of((x, y)) == m.group(1)
+        }
         act = _bfs(scene, goal)
         return (f"I walk to room {m.group(1)}.", act) if act else ("I cannot get there.", "done")
     return f"I do not know how to make {lit} true.", "done"
@@ -206,7 +214,7 @@ def tabletop_scores(prompt: str) -> dict[str, float]:
     _, block, target = m.groups()
     support: dict[str, str] = {}
     held = None
-    for line in lines[lines.index("Scene:") + 1:lines.index("Candidate skills:")]:
+    for line in lines[lines.index("Scene:") + 1 : lines.index("Candidate skills:")]:
         g = re.fullmatch(r"- (\w+): (on the table|in the gripper|in (\w+)|on (\w+)|holding (\w+)|.*)", line)
         if g is None:
             continue
@@ -219,7 +227,7 @@ def tabletop_scores(prompt: str) -> dict[str, float]:
             support[name] = "gripper"
         elif g.group(3) or g.group(4):
             support[name] = g.group(3) or g.group(4)
-    candidates = lines[lines.index("Candidate skills:") + 1:]
+    candidates = lines[lines.index("Candidate skills:") + 1 :]
     scores = dict.fromkeys(candidates, 0.01)
     if support.get(block) == target:
         return {**dict.fromkeys(candidates, 0.0), "done": 0.95}
@@ -344,12 +352,18 @@ class Handler(BaseHTTPRequestHandler):
             content = f"Thought: {thought}\nAction: {action}"
         usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": len(content.split())}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        self._send(200, {
-            "id": f"chatcmpl-{STATE.stats['chat_requests']}", "object": "chat.completion",
-            "model": body.get("model", ""),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": usage,
-        })
+        self._send(
+            200,
+            {
+                "id": f"chatcmpl-{STATE.stats['chat_requests']}",
+                "object": "chat.completion",
+                "model": body.get("model", ""),
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                ],
+                "usage": usage,
+            },
+        )
 
 
 def serve(port: int = 0) -> None:
@@ -367,7 +381,10 @@ class LocalChatServer:
 
     def __init__(self, startup_timeout: float = 10.0) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, __file__], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            [sys.executable, __file__],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
         )
         assert self.proc.stdout is not None
         ready, _, _ = select.select([self.proc.stdout], [], [], startup_timeout)
@@ -380,13 +397,23 @@ class LocalChatServer:
 
     def _call(self, path: str, body: Any | None = None) -> Any:
         data = None if body is None else json.dumps(body).encode("utf-8")
-        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data,
-                                     headers={"Content-Type": "application/json"}, method="GET" if data is None else "POST")
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}{path}",
+            data=data,
+            headers={"Content-Type": "application/json"},
+            method="GET" if data is None else "POST",
+        )
         with urllib.request.urlopen(req, timeout=5.0) as r:
             return json.loads(r.read())
 
-    def control(self, *, faults: list[str] | None = None, latency: float | None = None,
-                hang_seconds: float | None = None, reset: bool = False) -> None:
+    def control(
+        self,
+        *,
+        faults: list[str] | None = None,
+        latency: float | None = None,
+        hang_seconds: float | None = None,
+        reset: bool = False,
+    ) -> None:
         body: dict[str, Any] = {"reset": reset, "faults": faults or []}
         if latency is not None:
             body["latency"] = latency

@@ -15,10 +15,23 @@ def test_tiny_benchmark_writes_tables_and_plots(tmp_path, capsys) -> None:
     out = tmp_path / "bench"
     rc = main(
         [
-            "--domains", "grid", "blocks",
-            "--sizes", "grid=2,3", "--sizes", "blocks=2,4",
-            "--episodes", "2", "--grid-episodes", "2",
-            "--timeout", "20", "--k", "5", "--out", str(out),
+            "--domains",
+            "grid",
+            "blocks",
+            "--sizes",
+            "grid=2,3",
+            "--sizes",
+            "blocks=2,4",
+            "--episodes",
+            "2",
+            "--grid-episodes",
+            "2",
+            "--timeout",
+            "20",
+            "--k",
+            "5",
+            "--out",
+            str(out),
         ]
     )
     assert rc == 0
@@ -35,8 +48,14 @@ def test_tiny_benchmark_writes_tables_and_plots(tmp_path, capsys) -> None:
     with (out / "summary.csv").open() as fh:
         summary = list(csv.DictReader(fh))
     assert {(s["domain"], s["planner"]) for s in summary} == {
-        ("grid", "introspector"), ("grid", "greedy"), ("grid", "random"), ("grid", "beam"),
-        ("grid", "mcts"), ("grid", "mcts-u"), ("blocks", "introspector"), ("blocks", "greedy"),
+        ("grid", "introspector"),
+        ("grid", "greedy"),
+        ("grid", "random"),
+        ("grid", "beam"),
+        ("grid", "mcts"),
+        ("grid", "mcts-u"),
+        ("blocks", "introspector"),
+        ("blocks", "greedy"),
     }
     for name in ("introspection_grid.png", "introspection_blocks.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -69,7 +88,8 @@ def test_quick_run_covers_every_domain_and_cuts_greedy_off(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     out = tmp_path / "out"
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["runs.csv", "summary.csv", "targets.txt"] + [f"introspection_{d}.png" for d in ("bins", "blocks", "drawers", "grid")]
+        ["runs.csv", "summary.csv", "targets.txt"]
+        + [f"introspection_{d}.png" for d in ("bins", "blocks", "drawers", "grid")]
     )
     with (out / "runs.csv").open() as fh:
         runs = list(csv.DictReader(fh))
@@ -94,8 +114,11 @@ def test_quick_run_covers_every_domain_and_cuts_greedy_off(
     # GREEDY times out on 20 blocks in every episode, so it is not run on 40
     greedy_blocks = {int(r["size"]): r for r in runs if r["domain"] == "blocks" and r["planner"] == "greedy"}
     assert max(greedy_blocks) == 20
-    assert all(r["timed_out"] == "True" for r in runs if r["domain"] == "blocks" and r["planner"] == "greedy"
-               and r["size"] == "20")
+    assert all(
+        r["timed_out"] == "True"
+        for r in runs
+        if r["domain"] == "blocks" and r["planner"] == "greedy" and r["size"] == "20"
+    )
     targets = (out / "targets.txt").read_text()
     assert "blocks: introspector at size 40:" in targets and "solved 2/2" in targets
     assert "target 'blocks-40 under 10 s on one core':" in targets

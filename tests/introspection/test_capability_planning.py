@@ -50,8 +50,13 @@ def toy():
 def _model_setting(model, init: int) -> Setting:
     agent = ModelBackedAgent(model)
     return Setting(
-        agent, agent.simulator(init), agent.representation(), tuple(agent.capabilities), (init,),
-        ExecutionBudget(max_steps=2, theta=None), symbolic_states=True,
+        agent,
+        agent.simulator(init),
+        agent.representation(),
+        tuple(agent.capabilities),
+        (init,),
+        ExecutionBudget(max_steps=2, theta=None),
+        symbolic_states=True,
     )
 
 
@@ -185,7 +190,10 @@ def test_plan_with_learned_h_and_on_lao_blocks() -> None:
     assessment = build_assessment("lao", SettingArgs(domain="blocks"), rng)
     setting = assessment.setting
     learner = Learner(
-        assessment.ctx, setting, LearnConfig(method="mcqs-s", max_steps=60), np.random.default_rng(0),
+        assessment.ctx,
+        setting,
+        LearnConfig(method="mcqs-s", max_steps=60),
+        np.random.default_rng(0),
         grow=assessment.grow,
     )
     learner.run()

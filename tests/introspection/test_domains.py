@@ -43,7 +43,9 @@ def test_generators_are_deterministic(name: str) -> None:
     assert any(o.initial != a.initial or walk(o) != walk(a) for o in others)
 
 
-@pytest.mark.parametrize(("name", "sizes"), [("grid", (1, 3, 6)), ("blocks", (2, 3, 5)), ("drawers", (1, 2, 3)), ("bins", (1, 2, 3))])
+@pytest.mark.parametrize(
+    ("name", "sizes"), [("grid", (1, 3, 6)), ("blocks", (2, 3, 5)), ("drawers", (1, 2, 3)), ("bins", (1, 2, 3))]
+)
 def test_small_instances_are_solvable_by_bfs(name: str, sizes: tuple[int, ...]) -> None:
     for size in sizes:
         for seed in range(4):

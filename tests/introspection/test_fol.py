@@ -47,9 +47,7 @@ def vocab() -> Vocabulary:
 
 
 # a on b; b and c on the table; hand empty
-STATE = frozenset(
-    Atom.parse(t) for t in ["on(a,b)", "ontable(b)", "ontable(c)", "clear(a)", "clear(c)", "handempty"]
-)
+STATE = frozenset(Atom.parse(t) for t in ["on(a,b)", "ontable(b)", "ontable(c)", "clear(a)", "clear(c)", "handempty"])
 
 
 @pytest.mark.parametrize(

@@ -85,7 +85,11 @@ def test_static_predicates_are_folded_into_preconditions() -> None:
     d = RelationalDomain(
         "labels",
         (Predicate("fits", ("item", "box")), Predicate("in", ("item", "box"))),
-        (RelationalAction("put", (item, box), conj(lit("fits", item, box), Not(lit("in", item, box))), add=(lit("in", item, box),)),),
+        (
+            RelationalAction(
+                "put", (item, box), conj(lit("fits", item, box), Not(lit("in", item, box))), add=(lit("in", item, box),)
+            ),
+        ),
         (("item", "object"), ("box", "object")),
     )
     task = GroundTask.ground(d, {"i1": "item", "b1": "box", "b2": "box"}, [Atom.parse("fits(i1,b2)")])
@@ -97,7 +101,12 @@ def test_static_predicates_are_folded_into_preconditions() -> None:
     ("schema", "message"),
     [
         (RelationalAction("a", (Var("X", "block"),), lit("clear", Var("Y", "block"))), "variable \\?Y is not bound"),
-        (RelationalAction("a", (Var("X", "block"),), lit("clear", Var("X", "block")), add=(lit("glow", Var("X", "block")),)), "unknown predicate 'glow'"),
+        (
+            RelationalAction(
+                "a", (Var("X", "block"),), lit("clear", Var("X", "block")), add=(lit("glow", Var("X", "block")),)
+            ),
+            "unknown predicate 'glow'",
+        ),
         (RelationalAction("a", (Var("X", "ghost"),), lit("handempty")), "unknown type 'ghost'"),
     ],
 )

@@ -158,7 +158,9 @@ class _Chain:
 
 
 def test_mean_backup_estimates_expected_return() -> None:
-    engine = MCTS(_Chain(), MCTSConfig(iterations=3000, horizon=3, backup="mean", exploration=1.0), np.random.default_rng(0))
+    engine = MCTS(
+        _Chain(), MCTSConfig(iterations=3000, horizon=3, backup="mean", exploration=1.0), np.random.default_rng(0)
+    )
     root = engine.search(0)
     # V(risky-first) = 0.5·(1 + V*(1)); V*(2) = max(0.4, 0.5) = 0.5, V*(1) = max(0.4+0.5, 0.5·1.5) = 0.9
     # so Q(0, risky) = 0.5·1.9 = 0.95 and Q(0, safe) = 0.4 + 0.9 = 1.3.
@@ -188,10 +190,17 @@ class _Counting:
 
 
 def _tree(node):
-    return (node.state, node.visits, node.value, sorted((a, e.visits, e.best, e.total, _tree(next(iter(e.children.values())))) for a, e in node.edges.items()))
+    return (
+        node.state,
+        node.visits,
+        node.value,
+        sorted((a, e.visits, e.best, e.total, _tree(next(iter(e.children.values())))) for a, e in node.edges.items()),
+    )
 
 
-@given(st.lists(st.floats(0.0, 1.0), min_size=17, max_size=17), st.integers(0, 2**32 - 1), st.sampled_from(["max", "mean"]))
+@given(
+    st.lists(st.floats(0.0, 1.0), min_size=17, max_size=17), st.integers(0, 2**32 - 1), st.sampled_from(["max", "mean"])
+)
 def test_reusing_deterministic_children_changes_nothing_but_the_work(rewards, seed, backup) -> None:
     cfg = MCTSConfig(iterations=80, horizon=4, backup=backup, discount=0.95)
     trees, calls = [], []

@@ -54,8 +54,13 @@ def _world(seed: int, stochastic: bool):
     agent = ModelBackedAgent(truth)
     states = tuple(range(16))
     setting = Setting(
-        agent, agent.simulator(0), agent.representation(), tuple(truth.capabilities), states,
-        ExecutionBudget(max_steps=2, theta=None), symbolic_states=True,
+        agent,
+        agent.simulator(0),
+        agent.representation(),
+        tuple(truth.capabilities),
+        states,
+        ExecutionBudget(max_steps=2, theta=None),
+        symbolic_states=True,
     )
     return ctx, agent.true_model, setting
 
@@ -64,7 +69,9 @@ def _world(seed: int, stochastic: bool):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_deterministic_truth_is_learned_exactly(method: str, seed: int) -> None:
     ctx, truth, setting = _world(seed, stochastic=False)
-    learner = Learner(ctx, setting, LearnConfig(method=method, max_queries=400, patience=25), np.random.default_rng(seed))
+    learner = Learner(
+        ctx, setting, LearnConfig(method=method, max_queries=400, patience=25), np.random.default_rng(seed)
+    )
     progress = learner.run()
     assert progress.stop is StopReason.CONVERGED and progress.stop_reason.startswith("converged")
     assert exact_vd(learner.h_and, truth, range(16)) == 0.0
@@ -95,12 +102,16 @@ def test_mcqs_tries_every_pair_sooner_than_random() -> None:
         counts = []
         for seed in range(3):
             ctx, _truth, setting = _world(10 + seed, stochastic=False)
-            learner = Learner(ctx, setting, LearnConfig(method=method, max_queries=2000, patience=0), np.random.default_rng(seed))
+            learner = Learner(
+                ctx, setting, LearnConfig(method=method, max_queries=2000, patience=0), np.random.default_rng(seed)
+            )
             done = []
 
             def check(lr: Learner, done: list[int] = done) -> None:
-                if not done and len(lr.data.states()) == 16 and all(
-                    lr.data.count_sc(s, c) for s in range(16) for c in lr.capability_table
+                if (
+                    not done
+                    and len(lr.data.states()) == 16
+                    and all(lr.data.count_sc(s, c) for s in range(16) for c in lr.capability_table)
                 ):
                     done.append(lr.progress.executions)
                     lr.request_stop()
@@ -133,8 +144,27 @@ def test_reachable_states_of_truth(seed: int) -> None:
 @pytest.mark.slow
 def test_learn_command_resumes_after_sigkill(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "capver.cli", "learn", "--agent", "lao", "--domain", "blocks",
-           "--method", "mcqs-s", "--eval-sequences", "20", "--eval-every", "10", "--out", str(out), "--quiet", "--patience", "0"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "capver.cli",
+        "learn",
+        "--agent",
+        "lao",
+        "--domain",
+        "blocks",
+        "--method",
+        "mcqs-s",
+        "--eval-sequences",
+        "20",
+        "--eval-every",
+        "10",
+        "--out",
+        str(out),
+        "--quiet",
+        "--patience",
+        "0",
+    ]
     proc = subprocess.Popen([*cmd, "--max-steps", "100000"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     dataset = out / "dataset.jsonl"
     # Kill once records are written, however long that takes (a fixed wait may end
@@ -149,8 +179,16 @@ def test_learn_command_resumes_after_sigkill(tmp_path: Path) -> None:
     before = dataset.read_bytes()
     complete = before[: before.rfind(b"\n") + 1].count(b"\n")
     assert complete > 10
-    steps_before = sum(json.loads(line).get("steps", 0) for line in before.splitlines()[1:] if line.endswith(b"}") and b'"c"' in line)
-    res = subprocess.run([*cmd, "--resume", "--max-steps", str(steps_before + 50)], capture_output=True, text=True, timeout=120, check=False)
+    steps_before = sum(
+        json.loads(line).get("steps", 0) for line in before.splitlines()[1:] if line.endswith(b"}") and b'"c"' in line
+    )
+    res = subprocess.run(
+        [*cmd, "--resume", "--max-steps", str(steps_before + 50)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert res.returncode == 0, res.stderr
     after = dataset.read_bytes()
     # Every complete record written before the kill is still there, in order.

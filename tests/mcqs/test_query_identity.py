@@ -52,12 +52,14 @@ def _fingerprint(domain: str, method: str, steps: int) -> tuple[str, int, int]:
     the search configuration of ``capver learn`` (100 iterations, horizon 10, n = 2)."""
     a = build_assessment("lao", SettingArgs(domain=domain, seed=0), np.random.default_rng(0))
     a.setting.sim.reset(SEED)
-    config = LearnConfig.from_options(method, executions=2, iterations=100, horizon=10, xi_cap=1e-5, patience=0,
-                                      max_steps=steps)
+    config = LearnConfig.from_options(
+        method, executions=2, iterations=100, horizon=10, xi_cap=1e-5, patience=0, max_steps=steps
+    )
     # The early end of MCQS-E's searches changes queries by design (it was measured
     # on coverage instead, see capver.engines.mcqs.mcqs_e): off here, as at 81d4a4b.
     config = dataclasses.replace(
-        config, synthesis=dataclasses.replace(config.synthesis, stop_at_full_disagreement=False))
+        config, synthesis=dataclasses.replace(config.synthesis, stop_at_full_disagreement=False)
+    )
     record = _Record()
     progress = Learner(a.ctx, a.setting, config, np.random.default_rng(SEED), sink=record, grow=a.grow).run()
     digest = hashlib.sha256(repr(record.items).encode()).hexdigest()[:16]

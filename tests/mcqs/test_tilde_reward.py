@@ -133,8 +133,20 @@ def _records(out: Path) -> list[tuple[object, ...]]:
 
 @pytest.mark.slow
 def test_learn_with_the_tilde_reward(tmp_path: Path) -> None:
-    common = ["learn", "--agent", "lao", "--domain", "blocks", "--method", "mcqs-e", "--max-steps", "100",
-              "--eval-sequences", "10", "--quiet"]
+    common = [
+        "learn",
+        "--agent",
+        "lao",
+        "--domain",
+        "blocks",
+        "--method",
+        "mcqs-e",
+        "--max-steps",
+        "100",
+        "--eval-sequences",
+        "10",
+        "--quiet",
+    ]
     runs = {}
     for name, extra in [("default", []), ("tilde", ["--reward", "tilde", "--tilde-every", "3"])]:
         out = tmp_path / name
@@ -153,8 +165,20 @@ def test_bench_learning_plans_each_reward_side_by_side() -> None:
     reward and seed (labelled apart, λ passed to the learner); Random only its own."""
     from capver.bench.learning.cli import build_parser, plan_jobs
 
-    args = build_parser().parse(["--settings", "lao:blocks", "--methods", "mcqs-e,random", "--seeds", "2",
-                                 "--rewards", "disagreement,tilde,tilde:0.1", "--no-ablation", "--no-qace"])
+    args = build_parser().parse(
+        [
+            "--settings",
+            "lao:blocks",
+            "--methods",
+            "mcqs-e,random",
+            "--seeds",
+            "2",
+            "--rewards",
+            "disagreement,tilde,tilde:0.1",
+            "--no-ablation",
+            "--no-qace",
+        ]
+    )
     jobs = plan_jobs(args, {"lao:blocks": 100}, {"lao:blocks": None})  # type: ignore[dict-item]
     labels = [j.spec.label for j in jobs]
     assert sorted(set(labels)) == ["mcqs-e", "mcqs-e+h̃u", "mcqs-e+h̃u λ=0.1", "random"]

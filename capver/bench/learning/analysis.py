@@ -20,8 +20,11 @@ Curve = list[tuple[float, float]]
 
 
 def curve(result: RunResult, metric: str) -> Curve:
-    return [(float(r["steps"]), float(r[metric])) for r in result.rows  # type: ignore[arg-type]
-            if r.get(metric, "") != ""]
+    return [
+        (float(r["steps"]), float(r[metric]))  # type: ignore[arg-type]
+        for r in result.rows
+        if r.get(metric, "") != ""
+    ]
 
 
 def steps_to_reach(points: Curve, threshold: float, sustained: bool = False) -> float | None:
@@ -113,21 +116,39 @@ def summarize(results: Sequence[RunResult], budgets: Mapping[str, int], sustaine
             values = [curve(r, metric)[-1][1] for r in runs]
             final[metric] = (float(np.mean(values)), float(np.std(values)))
         vds = [float(r.rows[-1]["exact_vd"]) for r in runs if r.rows[-1].get("exact_vd", "") != ""]  # type: ignore[arg-type]
-        tilde_cov = [float(r.rows[-1]["coverage_agreement_tilde"]) for r in runs  # type: ignore[arg-type]
-                     if r.rows[-1].get("coverage_agreement_tilde", "") != ""]
-        tilde_vds = [float(r.rows[-1]["exact_vd_tilde"]) for r in runs  # type: ignore[arg-type]
-                     if r.rows[-1].get("exact_vd_tilde", "") != ""]
+        tilde_cov = [
+            float(r.rows[-1]["coverage_agreement_tilde"])  # type: ignore[arg-type]
+            for r in runs
+            if r.rows[-1].get("coverage_agreement_tilde", "") != ""
+        ]
+        tilde_vds = [
+            float(r.rows[-1]["exact_vd_tilde"])  # type: ignore[arg-type]
+            for r in runs
+            if r.rows[-1].get("exact_vd_tilde", "") != ""
+        ]
         budget = budgets[setting]
         cov_curves = [curve(r, "coverage_agreement") for r in runs]
         cov_b = float(np.mean([np.interp(budget, [s for s, _ in c], [v for _, v in c]) for c in cov_curves]))
-        out.append(SummaryRow(
-            setting, label, len(runs), budget, float(np.mean([float(r.rows[-1]["steps"]) for r in runs])),  # type: ignore[arg-type]
-            sum(r.time_capped for r in runs), reach, {}, "", cov_b, final,
-            float(np.mean(vds)) if vds else None,
-            float(np.mean([r.learn_seconds for r in runs])), float(np.mean([r.wall_seconds for r in runs])),
-            (float(np.mean(tilde_cov)), float(np.std(tilde_cov))) if tilde_cov else None,
-            float(np.mean(tilde_vds)) if tilde_vds else None,
-        ))
+        out.append(
+            SummaryRow(
+                setting,
+                label,
+                len(runs),
+                budget,
+                float(np.mean([float(r.rows[-1]["steps"]) for r in runs])),  # type: ignore[arg-type]
+                sum(r.time_capped for r in runs),
+                reach,
+                {},
+                "",
+                cov_b,
+                final,
+                float(np.mean(vds)) if vds else None,
+                float(np.mean([r.learn_seconds for r in runs])),
+                float(np.mean([r.wall_seconds for r in runs])),
+                (float(np.mean(tilde_cov)), float(np.std(tilde_cov))) if tilde_cov else None,
+                float(np.mean(tilde_vds)) if tilde_vds else None,
+            )
+        )
     return [_with_ratios(row, out, groups) for row in out]
 
 
@@ -151,8 +172,9 @@ def _with_ratios(
         else:
             ratio[key] = "—"
     at_final = _ratio_at_level(groups, row, "coverage_agreement", row.final["coverage_agreement"][0])
-    at_tilde = "—" if row.final_tilde is None else _ratio_at_level(
-        groups, row, "coverage_agreement_tilde", row.final_tilde[0])
+    at_tilde = (
+        "—" if row.final_tilde is None else _ratio_at_level(groups, row, "coverage_agreement_tilde", row.final_tilde[0])
+    )
     return replace(row, ratio=ratio, ratio_final_coverage=at_final, ratio_final_tilde=at_tilde)
 
 
@@ -229,18 +251,24 @@ def summarize_qace(results: Sequence[RunResult], threshold: float) -> list[QaceR
             bests.append(min(rows, key=lambda row: (float(row["mae"]), float(row["steps"]))))  # type: ignore[arg-type]
         tried = [float(r.rows[-1]["mae_tried"]) for r in runs if r.rows[-1].get("mae_tried", "") != ""]  # type: ignore[arg-type]
         tilde = _qace_tilde(runs, threshold)
-        out.append(QaceRow(
-            label, len(runs), len(hits),
-            mean(hits, "steps") if hits else None,
-            mean(hits, "executions") if hits else None,
-            mean(hits, "learn_seconds") if hits else None,
-            mean(bests, "mae"), mean(bests, "steps"), mean(bests, "learn_seconds"),
-            float(np.mean(tried)) if tried else None,
-            mean([r.rows[-1] for r in runs], "mae_effective"),
-            mean([r.rows[-1] for r in runs], "sc_coverage"),
-            mean([r.rows[-1] for r in runs], "steps"),
-            tilde,
-        ))
+        out.append(
+            QaceRow(
+                label,
+                len(runs),
+                len(hits),
+                mean(hits, "steps") if hits else None,
+                mean(hits, "executions") if hits else None,
+                mean(hits, "learn_seconds") if hits else None,
+                mean(bests, "mae"),
+                mean(bests, "steps"),
+                mean(bests, "learn_seconds"),
+                float(np.mean(tried)) if tried else None,
+                mean([r.rows[-1] for r in runs], "mae_effective"),
+                mean([r.rows[-1] for r in runs], "sc_coverage"),
+                mean([r.rows[-1] for r in runs], "steps"),
+                tilde,
+            )
+        )
     return out
 
 
@@ -253,8 +281,11 @@ def _qace_tilde(runs: Sequence[RunResult], threshold: float) -> QaceTilde | None
     def num(row: Mapping[str, object], key: str) -> float:
         return float(row[key])  # type: ignore[arg-type]
 
-    hits = [h for h in (next((row for row in rows if num(row, "mae_tilde") <= threshold), None) for rows in per_run)
-            if h is not None]
+    hits = [
+        h
+        for h in (next((row for row in rows if num(row, "mae_tilde") <= threshold), None) for rows in per_run)
+        if h is not None
+    ]
     bests = [min(rows, key=lambda row: (num(row, "mae_tilde"), num(row, "steps"))) for rows in per_run]
     finals = [rows[-1] for rows in per_run]
     tried = [num(row, "mae_tilde_tried") for row in finals if row.get("mae_tilde_tried", "") != ""]
@@ -267,6 +298,9 @@ def _qace_tilde(runs: Sequence[RunResult], threshold: float) -> QaceTilde | None
         mean(hits, "steps") if hits else None,
         mean(hits, "executions") if hits else None,
         float(np.mean([num(h, "learn_seconds") + num(h, "tilde_seconds") for h in hits])) if hits else None,
-        mean(bests, "mae_tilde"), mean(bests, "steps"), mean(finals, "mae_tilde"), mean(finals, "mae_tilde_effective"),
+        mean(bests, "mae_tilde"),
+        mean(bests, "steps"),
+        mean(finals, "mae_tilde"),
+        mean(finals, "mae_tilde_effective"),
         float(np.mean(tried)) if tried else None,
     )

@@ -14,12 +14,28 @@ from capver.bench.markdown import markdown_table, table_row
 from capver.io.curves import plot_curves
 
 CURVE_FIELDS = (
-    "setting", "method", "seed", "steps", "queries", "executions", "transitions", "learn_seconds",
-    "agreement", "coverage_agreement", "exact_vd", "mae", "mae_tried", "mae_effective", "sc_coverage",
-    "coverage_agreement_tilde", "exact_vd_tilde", "mae_tilde", "mae_tilde_tried", "mae_tilde_effective",
+    "setting",
+    "method",
+    "seed",
+    "steps",
+    "queries",
+    "executions",
+    "transitions",
+    "learn_seconds",
+    "agreement",
+    "coverage_agreement",
+    "exact_vd",
+    "mae",
+    "mae_tried",
+    "mae_effective",
+    "sc_coverage",
+    "coverage_agreement_tilde",
+    "exact_vd_tilde",
+    "mae_tilde",
+    "mae_tilde_tried",
+    "mae_tilde_effective",
     "tilde_seconds",
 )
-
 
 
 def _reach_cell(r: Reach) -> str:
@@ -38,17 +54,31 @@ def main_table(rows: Sequence[SummaryRow]) -> list[str]:
         head += [f"{SHORT[metric]}→{thr:.0%}" for thr in THRESHOLDS]
     for metric in METRICS:
         head += [f"R÷M {SHORT[metric]} {thr:.0%}" for thr in THRESHOLDS]
-    head += ["R÷M @final cov", "cov@budget", "final agr", "final cov", "exact VD", "learn s", "wall s",
-             "final cov h̃", "exact VD h̃", "R÷M @final cov h̃"]
+    head += [
+        "R÷M @final cov",
+        "cov@budget",
+        "final agr",
+        "final cov",
+        "exact VD",
+        "learn s",
+        "wall s",
+        "final cov h̃",
+        "exact VD h̃",
+        "R÷M @final cov h̃",
+    ]
     lines = markdown_table(head)
     for r in rows:
         cells = [r.setting, r.method, str(r.seeds), str(r.budget), f"{r.steps:.0f}", f"{r.time_capped}/{r.seeds}"]
         cells += [_reach_cell(r.reach[(m, t)]) for m in METRICS for t in THRESHOLDS]
         cells += [r.ratio.get((m, t), "") for m in METRICS for t in THRESHOLDS]
         cells += [
-            r.ratio_final_coverage, f"{r.cov_at_budget:.4f}", _pm(r.final["agreement"]),
-            _pm(r.final["coverage_agreement"]), "—" if r.exact_vd is None else f"{r.exact_vd:.4f}",
-            f"{r.learn_seconds:.3f}", f"{r.wall_seconds:.3f}",
+            r.ratio_final_coverage,
+            f"{r.cov_at_budget:.4f}",
+            _pm(r.final["agreement"]),
+            _pm(r.final["coverage_agreement"]),
+            "—" if r.exact_vd is None else f"{r.exact_vd:.4f}",
+            f"{r.learn_seconds:.3f}",
+            f"{r.wall_seconds:.3f}",
             "—" if r.final_tilde is None else _pm(r.final_tilde),
             "—" if r.exact_vd_tilde is None else f"{r.exact_vd_tilde:.4f}",
             r.ratio_final_tilde,
@@ -59,11 +89,27 @@ def main_table(rows: Sequence[SummaryRow]) -> list[str]:
 
 def qace_table(rows: Sequence[QaceRow], threshold: float) -> list[str]:
     head = [
-        "method", "seeds", f"reached ≤{threshold}", "steps at threshold", "executions at threshold",
-        "learn s at threshold", "best MAE", "steps at best", "learn s at best", "final MAE on tried (s,c)",
-        "final MAE on applicable (s,c)", "final (s,c) coverage", "steps run",
-        f"h̃ reached ≤{threshold}", "h̃ steps at threshold", "h̃ executions at threshold", "h̃ s at threshold",
-        "h̃ best MAE", "h̃ final MAE", "h̃ final MAE on applicable (s,c)", "h̃ final MAE on tried (s,c)",
+        "method",
+        "seeds",
+        f"reached ≤{threshold}",
+        "steps at threshold",
+        "executions at threshold",
+        "learn s at threshold",
+        "best MAE",
+        "steps at best",
+        "learn s at best",
+        "final MAE on tried (s,c)",
+        "final MAE on applicable (s,c)",
+        "final (s,c) coverage",
+        "steps run",
+        f"h̃ reached ≤{threshold}",
+        "h̃ steps at threshold",
+        "h̃ executions at threshold",
+        "h̃ s at threshold",
+        "h̃ best MAE",
+        "h̃ final MAE",
+        "h̃ final MAE on applicable (s,c)",
+        "h̃ final MAE on tried (s,c)",
     ]
     lines = markdown_table(head)
 
@@ -71,12 +117,26 @@ def qace_table(rows: Sequence[QaceRow], threshold: float) -> list[str]:
         return "—" if v is None else format(v, fmt)
 
     for r in rows:
-        lines.append(table_row([
-            r.method, str(r.seeds), f"{r.reached}/{r.seeds}", num(r.steps, ".0f"), num(r.executions, ".0f"),
-            num(r.learn_seconds, ".1f"), f"{r.best_mae:.4f}", f"{r.best_steps:.0f}", f"{r.best_seconds:.1f}",
-            num(r.final_mae_tried, ".4f"), f"{r.final_mae_effective:.4f}", f"{r.final_sc_coverage:.3f}", f"{r.budget_steps:.0f}",
-            *_tilde_cells(r, num),
-        ]))
+        lines.append(
+            table_row(
+                [
+                    r.method,
+                    str(r.seeds),
+                    f"{r.reached}/{r.seeds}",
+                    num(r.steps, ".0f"),
+                    num(r.executions, ".0f"),
+                    num(r.learn_seconds, ".1f"),
+                    f"{r.best_mae:.4f}",
+                    f"{r.best_steps:.0f}",
+                    f"{r.best_seconds:.1f}",
+                    num(r.final_mae_tried, ".4f"),
+                    f"{r.final_mae_effective:.4f}",
+                    f"{r.final_sc_coverage:.3f}",
+                    f"{r.budget_steps:.0f}",
+                    *_tilde_cells(r, num),
+                ]
+            )
+        )
     return lines
 
 
@@ -84,8 +144,16 @@ def _tilde_cells(r: QaceRow, num: Callable[[float | None, str], str]) -> list[st
     t = r.tilde
     if t is None:
         return ["—"] * 8
-    return [f"{t.reached}/{r.seeds}", num(t.steps, ".0f"), num(t.executions, ".0f"), num(t.seconds, ".1f"),
-            f"{t.best_mae:.4f}", f"{t.final_mae:.4f}", f"{t.final_mae_effective:.4f}", num(t.final_mae_tried, ".4f")]
+    return [
+        f"{t.reached}/{r.seeds}",
+        num(t.steps, ".0f"),
+        num(t.executions, ".0f"),
+        num(t.seconds, ".1f"),
+        f"{t.best_mae:.4f}",
+        f"{t.final_mae:.4f}",
+        f"{t.final_mae_effective:.4f}",
+        num(t.final_mae_tried, ".4f"),
+    ]
 
 
 def write_runs(path: Path, results: Iterable[RunResult]) -> None:

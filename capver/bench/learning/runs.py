@@ -103,8 +103,13 @@ class _Stopwatch:
 def _row(spec: RunSpec, lr: Learner, clock: _Stopwatch) -> dict[str, object]:
     p = lr.progress
     return {
-        "setting": spec.setting, "method": spec.label, "seed": spec.seed, "steps": p.steps,
-        "queries": p.queries, "executions": p.executions, "transitions": p.unique_transitions,
+        "setting": spec.setting,
+        "method": spec.label,
+        "seed": spec.seed,
+        "steps": p.steps,
+        "queries": p.queries,
+        "executions": p.executions,
+        "transitions": p.unique_transitions,
         "learn_seconds": round(clock.learning(), 3),
     }
 
@@ -249,8 +254,9 @@ def run_job(job: Job) -> RunResult:
     return run_curve(job.spec, job.eval_set)
 
 
-def run_jobs(jobs: Sequence[Job], n_procs: int, log: Callable[[str], None],
-             executor: Executor | None = None) -> list[RunResult]:
+def run_jobs(
+    jobs: Sequence[Job], n_procs: int, log: Callable[[str], None], executor: Executor | None = None
+) -> list[RunResult]:
     """Independent runs on ``executor``, by default a local pool of ``n_procs``
     processes (this one for 1); the expensive methods are started first so the
     workers stay busy to the end.  The results come back in the order of ``jobs``."""
@@ -261,8 +267,10 @@ def run_jobs(jobs: Sequence[Job], n_procs: int, log: Callable[[str], None],
     def done(_: int, r: RunResult) -> None:
         results.append(r)
         s = r.spec
-        log(f"[{len(results)}/{len(jobs)}] {s.setting} {s.label} seed {s.seed}: {r.rows[-1]['steps']} steps, "
-            f"{r.learn_seconds:.1f}s learning ({r.stop_reason})")
+        log(
+            f"[{len(results)}/{len(jobs)}] {s.setting} {s.label} seed {s.seed}: {r.rows[-1]['steps']} steps, "
+            f"{r.learn_seconds:.1f}s learning ({r.stop_reason})"
+        )
 
     with LocalExecutor(n_procs) if executor is None else _borrowed(executor) as ex:
         ex.map(_run_job_task, order, on_result=done)

@@ -81,8 +81,9 @@ class EvalSet:
         return _dataset(a, self.capabilities, ((Transition(s, c, s2), n) for s, c, s2, n in self.counts))
 
 
-def collect_eval_set(setting: str, n_sequences: int, executor: Executor | None = None,
-                     chunk: int | None = None) -> EvalSet:
+def collect_eval_set(
+    setting: str, n_sequences: int, executor: Executor | None = None, chunk: int | None = None
+) -> EvalSet:
     """D′ for ``setting``, from a fixed seed (section 4.2's independent dataset); in
     chunks of ``chunk`` sequences (None: one stream, in this process), those beyond
     the first on ``executor`` (default: this process)."""
@@ -90,8 +91,9 @@ def collect_eval_set(setting: str, n_sequences: int, executor: Executor | None =
     a.setting.sim.reset(EVAL_SEED)
     agent, args = parse_setting(setting)
     with LocalExecutor() if executor is None else _borrowed(executor) as ex:
-        d = collect_eval_chunked(a.setting, a.setting.capabilities, n_sequences, EVAL_SEED, ex,
-                                 SettingSpec(agent, args, SETTING_SEED), chunk)
+        d = collect_eval_chunked(
+            a.setting, a.setting.capabilities, n_sequences, EVAL_SEED, ex, SettingSpec(agent, args, SETTING_SEED), chunk
+        )
     counts = tuple(sorted((t.s, t.c, t.s_next, n) for t, n in d.items()))
     return EvalSet(setting, tuple(a.setting.capabilities), counts)
 
@@ -116,8 +118,9 @@ def applicable_transitions(truth: CompoundModel, transitions: Sequence[Transitio
     return [t for t in transitions if (t.s, t.c) not in still]
 
 
-def _dataset(a: Assessment, capabilities: Sequence[Capability],
-             counts: Iterable[tuple[Transition, int]]) -> TransitionDataset:
+def _dataset(
+    a: Assessment, capabilities: Sequence[Capability], counts: Iterable[tuple[Transition, int]]
+) -> TransitionDataset:
     d = TransitionDataset(a.ctx.vocab, capabilities)
     for t, n in counts:
         d.add(t, count=n)

@@ -112,8 +112,14 @@ class StepMemo:
 
     def table(self, c: str, m1: object, m2: object, xi: float, variant: object = 0) -> dict[Any, Any]:
         entry = self._tables.get(c)
-        if (entry is None or entry[0] is not m1 or entry[1] is not m2 or entry[2] != xi
-                or entry[4] != variant or len(entry[3]) > self.limit):
+        if (
+            entry is None
+            or entry[0] is not m1
+            or entry[1] is not m2
+            or entry[2] != xi
+            or entry[4] != variant
+            or len(entry[3]) > self.limit
+        ):
             entry = self._tables[c] = (m1, m2, xi, {}, variant)
         return entry[3]
 

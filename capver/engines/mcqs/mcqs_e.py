@@ -99,8 +99,9 @@ def plan_with_supports(
 def _search(
     s0: State, inp: SynthesisInput, config: MCTSConfig, rng: np.random.Generator, memo: StepMemo | None = None
 ) -> tuple[MCTS[MetaState, str], DistinguishingMDP, Node[MetaState, str]]:
-    mdp = DistinguishingMDP(inp.h_and, inp.h_or, inp.data, inp.capability_names, inp.xi, memo, inp.uncertainty,
-                            inp.focus)
+    mdp = DistinguishingMDP(
+        inp.h_and, inp.h_or, inp.data, inp.capability_names, inp.xi, memo, inp.uncertainty, inp.focus
+    )
     engine: MCTS[MetaState, str] = MCTS(_MetaProblem(mdp), config, rng)
     return engine, mdp, engine.search(MetaState.point(s0))
 

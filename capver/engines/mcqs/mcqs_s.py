@@ -129,8 +129,9 @@ def plan_sampled(
     models from s₀ with certainty (δ_SD = 1, e.g. one never tried in s₀), the search
     ends once every capability has been tried at the root."""
     memo = memo if memo is not None else SampleMemo()
-    mdp = DistinguishingMDP(inp.h_and, inp.h_or, inp.data, inp.capability_names, inp.xi, memo.mixtures,
-                             inp.uncertainty, inp.focus)
+    mdp = DistinguishingMDP(
+        inp.h_and, inp.h_or, inp.data, inp.capability_names, inp.xi, memo.mixtures, inp.uncertainty, inp.focus
+    )
     problem = _SampleProblem(mdp, memo)
     engine: MCTS[int, str] = MCTS(problem, config, rng)
     certain = stop_at_certain and any(problem.certain(s0, c) for c in problem.actions(s0))

@@ -101,9 +101,11 @@ from capver.engines.verification.symbolic import (
 from capver.logic.bdd import Node
 from capver.model.capability_model import CompoundModel
 
-MARKOV = ("the agent is Markov in α's states: each execution of c from a state s ends in s′ with a fixed "
-          "probability P(s′ | s, c), whatever came before (queries may be chosen from the data); and its "
-          "capabilities are the run's (a capability never declared is not on the frontier)")
+MARKOV = (
+    "the agent is Markov in α's states: each execution of c from a state s ends in s′ with a fixed "
+    "probability P(s′ | s, c), whatever came before (queries may be chosen from the data); and its "
+    "capabilities are the run's (a capability never declared is not on the frontier)"
+)
 DEFAULT_EPSILON = 0.05
 """The largest per-execution probability of an unseen effect a confident verdict allows."""
 DEFAULT_DELTA = 0.05
@@ -195,10 +197,19 @@ class LatticeVerdict:
         return MARKOV if self.tier is Tier.CONFIDENT else None
 
 
-def decide(prop: Property, h_and: CompoundModel, h_or: CompoundModel, data: TransitionDataset | None,
-           init: State, *, engines: tuple[SymbolicEngine, SymbolicEngine] | None = None,
-           results: tuple[QualitativeResult, QualitativeResult] | None = None,
-           delta: float = DEFAULT_DELTA, epsilon: float = DEFAULT_EPSILON, max_queries: int = 5) -> LatticeVerdict:
+def decide(
+    prop: Property,
+    h_and: CompoundModel,
+    h_or: CompoundModel,
+    data: TransitionDataset | None,
+    init: State,
+    *,
+    engines: tuple[SymbolicEngine, SymbolicEngine] | None = None,
+    results: tuple[QualitativeResult, QualitativeResult] | None = None,
+    delta: float = DEFAULT_DELTA,
+    epsilon: float = DEFAULT_EPSILON,
+    max_queries: int = 5,
+) -> LatticeVerdict:
     """The verdict for the agent; ``engines`` are BDD engines of h∧ and h∨ to reuse
     (their reachable sets are kept) when several properties are checked.
     ``results``: the property's verdicts on h∧ and h∨ when another engine already
@@ -215,16 +226,33 @@ def decide(prop: Property, h_and: CompoundModel, h_or: CompoundModel, data: Tran
     existential = isinstance(query, ExistsPath) and isinstance(path, Eventually | Until)
     invariant = isinstance(query, ForallPath) and isinstance(path, Globally)
     if existential and on_and.holds:
-        return LatticeVerdict(AgentVerdict.HOLDS, Tier.OBSERVED, "witnessed on h∧: every step was observed",
-                              on_and, on_or, on_and.witness)
+        return LatticeVerdict(
+            AgentVerdict.HOLDS, Tier.OBSERVED, "witnessed on h∧: every step was observed", on_and, on_or, on_and.witness
+        )
     if invariant and not on_and.holds:
-        return LatticeVerdict(AgentVerdict.VIOLATED, Tier.OBSERVED, "violated on h∧: the counterexample was observed",
-                              on_and, on_or, on_and.witness)
+        return LatticeVerdict(
+            AgentVerdict.VIOLATED,
+            Tier.OBSERVED,
+            "violated on h∧: the counterexample was observed",
+            on_and,
+            on_or,
+            on_and.witness,
+        )
     eng_and, eng_or = engines if engines is not None else (SymbolicEngine(h_and), SymbolicEngine(h_or))
     if not (existential or invariant):
         # E [ G φ ], A [ F φ ], A [ φ U ψ ]: on runs that never stop.
-        return _decide_lasting(query, eng_and.restricted(caps), eng_or.restricted(caps), on_and, on_or, data, init,
-                               delta, epsilon, max_queries)
+        return _decide_lasting(
+            query,
+            eng_and.restricted(caps),
+            eng_or.restricted(caps),
+            on_and,
+            on_or,
+            data,
+            init,
+            delta,
+            epsilon,
+            max_queries,
+        )
     if (existential and not on_or.holds) or (invariant and on_or.holds):
         engine = eng_or.restricted(caps)
         hold, goal = path_sets(engine, path)
@@ -239,30 +267,47 @@ def decide(prop: Property, h_and: CompoundModel, h_or: CompoundModel, data: Tran
         if conf.pairs == 0:
             # No state from which an execution could matter (e.g. the initial state
             # already ends every run through hold states): no agent can change it.
-            return LatticeVerdict(verdict, Tier.OBSERVED, f"{on}: the initial state decides it, whatever the agent "
-                                  "does", on_and, on_or)
+            return LatticeVerdict(
+                verdict, Tier.OBSERVED, f"{on}: the initial state decides it, whatever the agent does", on_and, on_or
+            )
         if conf.confirmed:
-            return LatticeVerdict(verdict, Tier.CONFIDENT, f"{on}, and the data bound its unseen effects",
-                                  on_and, on_or, confidence=conf)
-        return LatticeVerdict(AgentVerdict.UNCONFIRMED, Tier.UNCONFIRMED,
-                              f"{on}, but the data do not bound its unseen effects", on_and, on_or, confidence=conf)
+            return LatticeVerdict(
+                verdict, Tier.CONFIDENT, f"{on}, and the data bound its unseen effects", on_and, on_or, confidence=conf
+            )
+        return LatticeVerdict(
+            AgentVerdict.UNCONFIRMED,
+            Tier.UNCONFIRMED,
+            f"{on}, but the data do not bound its unseen effects",
+            on_and,
+            on_or,
+            confidence=conf,
+        )
     pair = first_untried(on_or.witness, data) if data is not None else None
     why = "holds on h∨ but not on h∧" if existential else "fails on h∨ but not on h∧"
-    return LatticeVerdict(AgentVerdict.UNKNOWN, Tier.UNKNOWN, why, on_and, on_or, on_or.witness,
-                          decisive_query=pair)
+    return LatticeVerdict(AgentVerdict.UNKNOWN, Tier.UNKNOWN, why, on_and, on_or, on_or.witness, decisive_query=pair)
 
 
-def _decide_lasting(query: ExistsPath | ForallPath, eng_and: SymbolicEngine, eng_or: SymbolicEngine,
-                    on_and: QualitativeResult, on_or: QualitativeResult, data: TransitionDataset | None,
-                    init: State, delta: float, epsilon: float, max_queries: int) -> LatticeVerdict:
+def _decide_lasting(
+    query: ExistsPath | ForallPath,
+    eng_and: SymbolicEngine,
+    eng_or: SymbolicEngine,
+    on_and: QualitativeResult,
+    on_or: QualitativeResult,
+    data: TransitionDataset | None,
+    init: State,
+    delta: float,
+    epsilon: float,
+    max_queries: int,
+) -> LatticeVerdict:
     """``E [ G φ ]``, ``A [ F φ ]`` and ``A [ φ U ψ ]`` for an agent whose runs never
     stop ("Runs that never stop" in the module docstring); the engines are already
     restricted to the property's capabilities."""
     path = query.path
     exists = isinstance(query, ExistsPath)
     # A lasting run of the agent makes E G hold and A F, A U fail.
-    found, absent = (AgentVerdict.HOLDS, AgentVerdict.VIOLATED) if exists else \
-        (AgentVerdict.VIOLATED, AgentVerdict.HOLDS)
+    found, absent = (
+        (AgentVerdict.HOLDS, AgentVerdict.VIOLATED) if exists else (AgentVerdict.VIOLATED, AgentVerdict.HOLDS)
+    )
     stay, escape = lasting_sets(eng_and, query)
     run = eng_and.lasting_run(init, stay, escape, path.bound)
     if run is not None:
@@ -273,36 +318,57 @@ def _decide_lasting(query: ExistsPath | ForallPath, eng_and: SymbolicEngine, eng
         else:
             how = f"an observed run of {len(run)} execution{'s' if len(run) != 1 else ''}"
         what = "witnessed" if exists else "violated"
-        return LatticeVerdict(found, Tier.OBSERVED, f"{what} on h∧ by {how}, without a dead end: every step was "
-                              "observed", on_and, on_or, run)
+        return LatticeVerdict(
+            found,
+            Tier.OBSERVED,
+            f"{what} on h∧ by {how}, without a dead end: every step was observed",
+            on_and,
+            on_or,
+            run,
+        )
     # On h∨ the model-checking semantics lets dead ends continue anywhere, as needed.
     lasting_on_or = on_or.holds if exists else not on_or.holds
     if not lasting_on_or:
         stay_or, escape_or = lasting_sets(eng_or, query)
-        conf = confidence(eng_or, init, escape_or, stay_or, path.bound, data, delta, epsilon, max_queries,
-                          finite_runs=True)
+        conf = confidence(
+            eng_or, init, escape_or, stay_or, path.bound, data, delta, epsilon, max_queries, finite_runs=True
+        )
         on = "impossible on h∨" if exists else "holds on h∨"
         if conf.states == 0:
             # No frontier state: the initial state is outside stay (or the bound is 0),
             # so no run of any agent is a lasting one.
-            return LatticeVerdict(absent, Tier.OBSERVED, f"{on}: the initial state decides it, whatever the agent "
-                                  "does", on_and, on_or)
+            return LatticeVerdict(
+                absent, Tier.OBSERVED, f"{on}: the initial state decides it, whatever the agent does", on_and, on_or
+            )
         if conf.confirmed:
-            return LatticeVerdict(absent, Tier.CONFIDENT, f"{on} (dead ends continuing anywhere), and the data "
-                                  "bound its unseen effects", on_and, on_or, confidence=conf)
-        return LatticeVerdict(AgentVerdict.UNCONFIRMED, Tier.UNCONFIRMED,
-                              f"{on} (dead ends continuing anywhere), but the data do not bound its unseen effects",
-                              on_and, on_or, confidence=conf)
+            return LatticeVerdict(
+                absent,
+                Tier.CONFIDENT,
+                f"{on} (dead ends continuing anywhere), and the data bound its unseen effects",
+                on_and,
+                on_or,
+                confidence=conf,
+            )
+        return LatticeVerdict(
+            AgentVerdict.UNCONFIRMED,
+            Tier.UNCONFIRMED,
+            f"{on} (dead ends continuing anywhere), but the data do not bound its unseen effects",
+            on_and,
+            on_or,
+            confidence=conf,
+        )
     pair = first_untried(on_or.witness, data) if data is not None else None
     if pair is None and on_or.witness is not None and eng_or.bdd.evaluate(eng_or.dead, on_or.witness.states[-1]):
         # h∨'s run stops in a dead end: no allowed capability was tried anywhere.
         pair = (on_or.witness.states[-1], eng_or.capability_names[0]) if eng_or.capability_names else None
-    why = ("holds on h∨ but h∧ has no run of the agent for it" if exists
-           else "fails on h∨ but h∧ has no observed counterexample")
+    why = (
+        "holds on h∨ but h∧ has no run of the agent for it"
+        if exists
+        else "fails on h∨ but h∧ has no observed counterexample"
+    )
     if on_and.holds == exists:
         why += " (h∧'s own verdict rests on a dead end, where the agent goes on)"
-    return LatticeVerdict(AgentVerdict.UNKNOWN, Tier.UNKNOWN, why, on_and, on_or, on_or.witness,
-                          decisive_query=pair)
+    return LatticeVerdict(AgentVerdict.UNKNOWN, Tier.UNKNOWN, why, on_and, on_or, on_or.witness, decisive_query=pair)
 
 
 def lasting_sets(engine: SymbolicEngine, query: ExistsPath | ForallPath) -> tuple[Node, Node]:
@@ -342,9 +408,19 @@ def path_sets(engine: SymbolicEngine, path: PathFormula | ExistsPath | ForallPat
     raise TypeError(f"no run to rule out for {path!r}")
 
 
-def confidence(engine: SymbolicEngine, init: State, goal: Node, hold: Node, bound: int | None,
-               data: TransitionDataset | None, delta: float, epsilon: float, max_queries: int = 5, *,
-               finite_runs: bool = False) -> Confidence:
+def confidence(
+    engine: SymbolicEngine,
+    init: State,
+    goal: Node,
+    hold: Node,
+    bound: int | None,
+    data: TransitionDataset | None,
+    delta: float,
+    epsilon: float,
+    max_queries: int = 5,
+    *,
+    finite_runs: bool = False,
+) -> Confidence:
     """The missing-mass bounds at the frontier of a run from ``init`` to ``goal``
     through ``hold`` on ``engine``'s model, where there is none (module docstring).
 
@@ -356,14 +432,31 @@ def confidence(engine: SymbolicEngine, init: State, goal: Node, hold: Node, boun
     conf = _confidence_on(engine, rings, complete, bound, data, delta, epsilon, max_queries, finite_runs)
     if not complete and conf.untried == 0:
         # Every pair of the prefix was tried: only the whole frontier can tell.
-        conf = _confidence_on(engine, engine.frontier(init, goal, hold, bound), True, bound, data, delta, epsilon,
-                              max_queries, finite_runs)
+        conf = _confidence_on(
+            engine,
+            engine.frontier(init, goal, hold, bound),
+            True,
+            bound,
+            data,
+            delta,
+            epsilon,
+            max_queries,
+            finite_runs,
+        )
     return conf
 
 
-def _confidence_on(engine: SymbolicEngine, rings: list[Node], complete: bool, bound: int | None,
-                   data: TransitionDataset | None, delta: float, epsilon: float, max_queries: int,
-                   finite_runs: bool) -> Confidence:
+def _confidence_on(
+    engine: SymbolicEngine,
+    rings: list[Node],
+    complete: bool,
+    bound: int | None,
+    data: TransitionDataset | None,
+    delta: float,
+    epsilon: float,
+    max_queries: int,
+    finite_runs: bool,
+) -> Confidence:
     bdd = engine.bdd
     region = bdd.false
     for ring in rings:
@@ -404,18 +497,35 @@ def _confidence_on(engine: SymbolicEngine, rings: list[Node], complete: bool, bo
         for c in caps:
             if len(fresh) >= max_queries:
                 break
-            fresh += [Query(s, c, 0, 1.0, need)
-                      for s in states_of(bdd, bdd.conj(ring, unseen[c]), max_queries - len(fresh))]
+            fresh += [
+                Query(s, c, 0, 1.0, need) for s in states_of(bdd, bdd.conj(ring, unseen[c]), max_queries - len(fresh))
+            ]
     if untried:
         eps_max = 1.0
     tried.sort(key=lambda q: -q.epsilon)
-    horizons = sorted({*HORIZONS, *(() if bound is None else (bound,)),
-                       # A violating run departs from the frontier within its first d steps.
-                       *((states if bound is None else min(states, bound),) if finite_runs and states else ())})
+    horizons = sorted(
+        {
+            *HORIZONS,
+            *(() if bound is None else (bound,)),
+            # A violating run departs from the frontier within its first d steps.
+            *((states if bound is None else min(states, bound),) if finite_runs and states else ()),
+        }
+    )
     violation = tuple((k, -_expm1(k, eps_max)) for k in horizons)
     executions = untried * need + sum(q.executions for q in tried)
-    return Confidence(delta, epsilon, eps_max, states, pairs, untried, len(tried), violation,
-                      tuple((fresh + tried)[:max_queries]), executions, complete)
+    return Confidence(
+        delta,
+        epsilon,
+        eps_max,
+        states,
+        pairs,
+        untried,
+        len(tried),
+        violation,
+        tuple((fresh + tried)[:max_queries]),
+        executions,
+        complete,
+    )
 
 
 def _expm1(k: int, eps: float) -> float:

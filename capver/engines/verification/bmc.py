@@ -155,8 +155,7 @@ class BoundedModelChecker:
 
     def restricted(self, capabilities: Iterable[str] | None) -> BoundedModelChecker:
         """The checker of the same model whose scheduler uses only ``capabilities``."""
-        return restriction(self, self.model, self.capability_names, capabilities, self._restricted,
-                           BoundedModelChecker)
+        return restriction(self, self.model, self.capability_names, capabilities, self._restricted, BoundedModelChecker)
 
     # -- unrolling ----------------------------------------------------------------------
     def state_symbols(self, t: int) -> list[FNode]:

@@ -68,8 +68,9 @@ class StormChecker:
         export, sm = self.built(model, init)
         # Storm's sound solvers bound the error of iterating to a fixed point; bounded
         # properties are k matrix-vector products in doubles, whose rounding nobody bounds.
-        self.guarantee = EXACT if self.exact else FLOAT_STEPS if path.bound is not None else \
-            sound(float(storm.FLOAT_PRECISION))
+        self.guarantee = (
+            EXACT if self.exact else FLOAT_STEPS if path.bound is not None else sound(float(storm.FLOAT_PRECISION))
+        )
         if isinstance(path, Eventually):
             return sm.reach(self._expression(model, export, path.goal), path.bound, maximise=maximise)
         if isinstance(path, Globally):
@@ -155,8 +156,9 @@ def make(name: str) -> QuantitativeChecker:
     try:
         return QUANTITATIVE_CHECKERS[name]()
     except KeyError:
-        raise ValueError(f"unknown checker {name!r}; expected auto or one of {', '.join(QUANTITATIVE_CHECKERS)}") \
-            from None
+        raise ValueError(
+            f"unknown checker {name!r}; expected auto or one of {', '.join(QUANTITATIVE_CHECKERS)}"
+        ) from None
 
 
 __all__ = ["AUTO_EXPLICIT_STATES", "QUANTITATIVE_CHECKERS", "AutoChecker", "StormChecker", "make"]

@@ -112,6 +112,7 @@ if TYPE_CHECKING:
     # SamplingBounds they are given.
     from capver.engines.verification.sampling import SamplingBounds
 
+
 def _betacf(a: float, b: float, x: float) -> float:
     """The continued fraction of the incomplete beta function (modified Lentz)."""
     tiny = 1e-300
@@ -277,12 +278,20 @@ _PMAX_UPPER = _Side(upper=True, maximise=True, untried=1.0, empty=0.0, empty_obs
 _PMAX_LOWER = _Side(upper=False, maximise=True, untried=None, empty=0.0, empty_observed=0.0)
 _PMIN_UPPER = _Side(upper=True, maximise=False, untried=None, empty=1.0, empty_observed=0.0)
 _PMIN_LOWER = _Side(upper=False, maximise=False, untried=0.0, empty=0.0, empty_observed=0.0)
-_RMIN_LOWER = _Side(upper=False, maximise=False, untried=1.0, empty=math.inf, empty_observed=math.inf,
-                    goal=0.0, cost=1.0)
+_RMIN_LOWER = _Side(
+    upper=False, maximise=False, untried=1.0, empty=math.inf, empty_observed=math.inf, goal=0.0, cost=1.0
+)
 
 
-def _arena(bounds: SamplingBounds, init: State, goal: Target, hold: Target | None, horizon: int | None,
-           capabilities: Collection[str] | None, scope: Scope) -> _Arena:
+def _arena(
+    bounds: SamplingBounds,
+    init: State,
+    goal: Target,
+    hold: Target | None,
+    horizon: int | None,
+    capabilities: Collection[str] | None,
+    scope: Scope,
+) -> _Arena:
     if scope not in ("sound", "observed"):
         raise ValueError(f"scope must be 'sound' or 'observed', got {scope!r}")
     if horizon is not None and horizon < 0:
@@ -363,8 +372,9 @@ def _backup(arena: _Arena, side: _Side, scope: Scope, i: int, v: list[float]) ->
     return best if side.cost else min(max(best, 0.0), 1.0)
 
 
-def _solve(arena: _Arena, side: _Side, scope: Scope, horizon: int | None, tolerance: float,
-           max_iterations: int) -> tuple[list[float], bool]:
+def _solve(
+    arena: _Arena, side: _Side, scope: Scope, horizon: int | None, tolerance: float, max_iterations: int
+) -> tuple[list[float], bool]:
     """The bound in every state of the arena, and whether the iteration converged
     (module docstring: every iterate is a bound)."""
     v = [side.goal if k == _GOAL else 0.0 for k in arena.kind]
@@ -396,8 +406,9 @@ def _solve(arena: _Arena, side: _Side, scope: Scope, horizon: int | None, tolera
     return v, False
 
 
-def _listed(arena: _Arena, side: _Side, scope: Scope, horizon: int | None, tolerance: float,
-            max_iterations: int) -> tuple[tuple[State, str], ...]:
+def _listed(
+    arena: _Arena, side: _Side, scope: Scope, horizon: int | None, tolerance: float, max_iterations: int
+) -> tuple[tuple[State, str], ...]:
     """Up to :data:`MAX_LISTED` untried pairs met: first those at states whose value
     in ``side``'s bound without the untried pairs is worse than their stand-in (they
     widen the bound there), then the others, each group breadth first."""
@@ -413,8 +424,11 @@ def _listed(arena: _Arena, side: _Side, scope: Scope, horizon: int | None, toler
     for i, missing in enumerate(arena.untried):
         if not missing:
             continue
-        decides = without is not None and stand_in is not None and (
-            without[i] < stand_in - slack if side.maximise else without[i] > stand_in + slack)
+        decides = (
+            without is not None
+            and stand_in is not None
+            and (without[i] < stand_in - slack if side.maximise else without[i] > stand_in + slack)
+        )
         (decisive if decides else others).extend((arena.states[i], c) for c in missing)
     return tuple((decisive + others)[:MAX_LISTED])
 
@@ -444,9 +458,19 @@ def agent_reach_bounds(
     up, up_ok = _solve(arena, up_side, scope, bound, tolerance, max_iterations)
     # Untried pairs widen the upper bound on Pmax and the lower bound on Pmin.
     listed = _listed(arena, up_side if maximise else low_side, scope, bound, tolerance, max_iterations)
-    return AgentBounds("Pmax" if maximise else "Pmin", low[0], up[0], bounds.delta, scope,
-                       sum(map(len, arena.rows)), sum(map(len, arena.untried)), listed,
-                       arena.max_epsilon, arena.widest_pair, low_ok and up_ok)
+    return AgentBounds(
+        "Pmax" if maximise else "Pmin",
+        low[0],
+        up[0],
+        bounds.delta,
+        scope,
+        sum(map(len, arena.rows)),
+        sum(map(len, arena.untried)),
+        listed,
+        arena.max_epsilon,
+        arena.widest_pair,
+        low_ok and up_ok,
+    )
 
 
 def agent_globally_bounds(
@@ -463,9 +487,17 @@ def agent_globally_bounds(
 ) -> AgentBounds:
     """Bounds on the agent's Pmax (Pmin) of ``G<=bound invariant``, by duality from
     those on its Pmin (Pmax) of ``F<=bound ¬invariant``: [1 − upper, 1 − lower]."""
-    dual = agent_reach_bounds(bounds, init, lambda s: not invariant(s), bound, maximise=not maximise,
-                              capabilities=capabilities, scope=scope, tolerance=tolerance,
-                              max_iterations=max_iterations)
+    dual = agent_reach_bounds(
+        bounds,
+        init,
+        lambda s: not invariant(s),
+        bound,
+        maximise=not maximise,
+        capabilities=capabilities,
+        scope=scope,
+        tolerance=tolerance,
+        max_iterations=max_iterations,
+    )
     return replace(dual, quantity="Pmax" if maximise else "Pmin", lower=1.0 - dual.upper, upper=1.0 - dual.lower)
 
 
@@ -486,10 +518,20 @@ def agent_rmin_bounds(
     arena = _arena(bounds, init, goal, None, None, capabilities, scope)
     low, ok = _solve(arena, _RMIN_LOWER, scope, None, tolerance, max_iterations)
     upper = 0.0 if arena.kind[0] == _GOAL else math.inf
-    return AgentBounds("Rmin", low[0], upper, bounds.delta, scope, sum(map(len, arena.rows)),
-                       sum(map(len, arena.untried)),
-                       _listed(arena, _RMIN_LOWER, scope, None, tolerance, max_iterations),
-                       arena.max_epsilon, arena.widest_pair, ok)
+    return AgentBounds(
+        "Rmin",
+        low[0],
+        upper,
+        bounds.delta,
+        scope,
+        sum(map(len, arena.rows)),
+        sum(map(len, arena.untried)),
+        _listed(arena, _RMIN_LOWER, scope, None, tolerance, max_iterations),
+        arena.max_epsilon,
+        arena.widest_pair,
+        ok,
+    )
+
 
 __all__ = [
     "MAX_LISTED",

@@ -273,9 +273,15 @@ def _size(formula: Any) -> tuple[int, int]:
 
 def _compound(e: Any) -> bool:
     """A Boolean connective (its children are counted), not a literal."""
-    return bool(z3.is_and(e) or z3.is_or(e) or z3.is_not(e) or z3.is_implies(e) or
-                (z3.is_eq(e) and z3.is_bool(e.arg(0))) or z3.is_app_of(e, z3.Z3_OP_ITE) or
-                z3.is_app_of(e, z3.Z3_OP_XOR))
+    return bool(
+        z3.is_and(e)
+        or z3.is_or(e)
+        or z3.is_not(e)
+        or z3.is_implies(e)
+        or (z3.is_eq(e) and z3.is_bool(e.arg(0)))
+        or z3.is_app_of(e, z3.Z3_OP_ITE)
+        or z3.is_app_of(e, z3.Z3_OP_XOR)
+    )
 
 
 # =====================================================================================
@@ -338,8 +344,15 @@ def invariant_failures(
     return _conditions(checker, trans, init, phi, hold, bound, inv)
 
 
-def _conditions(checker: _Checker, trans: Any, init: State, phi: StateFormula, hold: StateFormula | None,
-                bound: int | None, inv: Any) -> list[str]:
+def _conditions(
+    checker: _Checker,
+    trans: Any,
+    init: State,
+    phi: StateFormula,
+    hold: StateFormula | None,
+    bound: int | None,
+    inv: Any,
+) -> list[str]:
     """The failing conditions among initiation, consecution and safety of ``inv``."""
     steps = z3.Int(STEPS)
     x0 = z3.And([v if init >> i & 1 else z3.Not(v) for i, v in enumerate(checker.cur)])
@@ -416,8 +429,15 @@ class IC3Engine:
     model checking, and asks Spacer only when there is none: Spacer is slow to find
     runs on learned h∨ models (see the module docstring), BMC fast on shallow ones."""
 
-    def __init__(self, model: CompoundModel, capabilities: Iterable[str] | None = None, *,
-                 timeout: float | None = None, verify: bool = True, bmc_depth: int = 0) -> None:
+    def __init__(
+        self,
+        model: CompoundModel,
+        capabilities: Iterable[str] | None = None,
+        *,
+        timeout: float | None = None,
+        verify: bool = True,
+        bmc_depth: int = 0,
+    ) -> None:
         self.model = model
         self.ctx = model.ctx
         self.capability_names = selected_capabilities(model, capabilities)
@@ -432,9 +452,14 @@ class IC3Engine:
 
     def restricted(self, capabilities: Iterable[str] | None) -> IC3Engine:
         """The engine of the same model whose scheduler uses only ``capabilities``."""
-        return restriction(self, self.model, self.capability_names, capabilities, self._restricted,
-                           lambda m, caps: IC3Engine(m, caps, timeout=self.timeout, verify=self.verify,
-                                                     bmc_depth=self.bmc_depth))
+        return restriction(
+            self,
+            self.model,
+            self.capability_names,
+            capabilities,
+            self._restricted,
+            lambda m, caps: IC3Engine(m, caps, timeout=self.timeout, verify=self.verify, bmc_depth=self.bmc_depth),
+        )
 
     def check(self, item: Property | Query, init: State, *, shortest: bool = False) -> IC3Result:
         """Whether the safety query holds in ``init``: with the inductive invariant
@@ -443,19 +468,27 @@ class IC3Engine:
         problem = safety_problem(item)
         engine = self.restricted(problem.capabilities)
         run, invariant, source = engine._reach(init, problem.hold, problem.goal, problem.bound, shortest)
-        return IC3Result(holds=(run is None) == problem.holds_if_unreachable, witness=run, bound=problem.bound,
-                         engine="ic3", invariant=invariant, witness_source=source)
+        return IC3Result(
+            holds=(run is None) == problem.holds_if_unreachable,
+            witness=run,
+            bound=problem.bound,
+            engine="ic3",
+            invariant=invariant,
+            witness_source=source,
+        )
 
     # -- the Horn clauses -------------------------------------------------------------
-    def reach(self, init: State, hold: StateFormula, goal: StateFormula, bound: int | None = None, *,
-              shortest: bool = False) -> tuple[Witness | None, Invariant | None]:
+    def reach(
+        self, init: State, hold: StateFormula, goal: StateFormula, bound: int | None = None, *, shortest: bool = False
+    ) -> tuple[Witness | None, Invariant | None]:
         """A run from ``init`` through hold ∧ ¬goal states to a goal state within
         ``bound`` steps and None, or None and the invariant that proves there is none."""
         run, invariant, _ = self._reach(init, hold, goal, bound, shortest)
         return run, invariant
 
-    def _reach(self, init: State, hold: StateFormula, goal: StateFormula, bound: int | None,
-               shortest: bool) -> tuple[Witness | None, Invariant | None, str | None]:
+    def _reach(
+        self, init: State, hold: StateFormula, goal: StateFormula, bound: int | None, shortest: bool
+    ) -> tuple[Witness | None, Invariant | None, str | None]:
         if self.bmc_depth > 0:
             shallow = self._search(init, hold, goal, self.bmc_depth if bound is None else min(bound, self.bmc_depth))
             if shallow is not None:
@@ -505,8 +538,9 @@ class IC3Engine:
             if self.verify:
                 trans = z3.Or([self._trans[c] for c in self.capability_names])
                 phi = Not(goal)
-                failed = _conditions(self._z3, trans, init, phi, None if hold == Const(True) else hold, bound,
-                                     invariant.expr())
+                failed = _conditions(
+                    self._z3, trans, init, phi, None if hold == Const(True) else hold, bound, invariant.expr()
+                )
                 if failed:  # pragma: no cover - a z3 bug, as the inlining one above
                     raise SolverError(f"Spacer's invariant fails {', '.join(failed)}: {invariant.smtlib}")
             return None, invariant, None
@@ -531,8 +565,9 @@ class IC3Engine:
                 raise SolverError("Spacer found a run that bounded model checking does not")
         return run, None, source
 
-    def _run(self, init: State, hold: StateFormula, goal: StateFormula, bound: int | None,
-             states: Sequence[State]) -> Witness | None:
+    def _run(
+        self, init: State, hold: StateFormula, goal: StateFormula, bound: int | None, states: Sequence[State]
+    ) -> Witness | None:
         """The run through ``states``, or None when they are not one of this query."""
         vocab = self.model.vocabulary
         if not states or states[0] != init or not holds(goal, states[-1], vocab):

@@ -172,16 +172,25 @@ class QualitativeEngine:
 
 QUALITATIVE_ENGINES: dict[str, QualitativeEngine] = {
     "bdd": QualitativeEngine(
-        "bdd", "BDD fixpoints and forward rings (every E/A property; slow when the reachable set is large)",
-        lambda q: True, SymbolicEngine),
+        "bdd",
+        "BDD fixpoints and forward rings (every E/A property; slow when the reachable set is large)",
+        lambda q: True,
+        SymbolicEngine,
+    ),
     "ic3": QualitativeEngine(
-        "ic3", "IC3/PDR on z3's Spacer (A [ G φ ], E [ F φ ], E [ ψ U φ ]: an inductive invariant when it holds, "
+        "ic3",
+        "IC3/PDR on z3's Spacer (A [ G φ ], E [ F φ ], E [ ψ U φ ]: an inductive invariant when it holds, "
         "which --save records in the certificate; slow to find long runs)",
-        is_safety, IC3Engine),
+        is_safety,
+        IC3Engine,
+    ),
     "bmc": QualitativeEngine(
-        "bmc", "bounded model checking with z3 (exact on bounded properties; an unbounded one only by finding a run, "
+        "bmc",
+        "bounded model checking with z3 (exact on bounded properties; an unbounded one only by finding a run, "
         "or by unrolling as many steps as the model has states)",
-        lambda q: True, _Unrolled),
+        lambda q: True,
+        _Unrolled,
+    ),
 }
 """Name → qualitative engine: the qualitative choices of ``capver verify --engine``
 (besides ``auto``)."""
@@ -269,9 +278,17 @@ def _serve(conn: Connection, name: str, ctx: _Context) -> None:
             else:
                 index, init, on_and, on_or = args
                 eng_and, eng_or = checker("and"), checker("or")
-                verdict = decide(ctx.props[index], ctx.models["and"], ctx.models["or"], ctx.data, init,
-                                 engines=(eng_and, eng_or), results=(on_and, on_or), delta=ctx.delta,
-                                 epsilon=ctx.epsilon)
+                verdict = decide(
+                    ctx.props[index],
+                    ctx.models["and"],
+                    ctx.models["or"],
+                    ctx.data,
+                    init,
+                    engines=(eng_and, eng_or),
+                    results=(on_and, on_or),
+                    delta=ctx.delta,
+                    epsilon=ctx.epsilon,
+                )
                 conn.send((rid, "result", verdict))
         except Exception as e:  # noqa: BLE001 - every failure goes back to the parent, which raises it
             conn.send((rid, "error", f"{type(e).__name__}: {e}"))
@@ -376,8 +393,10 @@ class Portfolio:
             first, helper = plan(query)
         else:
             if not QUALITATIVE_ENGINES[self.engine].answers(query):
-                raise ValueError(f"{prop.name}: --engine {self.engine} does not answer this property "
-                                 f"({QUALITATIVE_ENGINES[self.engine].summary}); use --engine auto or bdd")
+                raise ValueError(
+                    f"{prop.name}: --engine {self.engine} does not answer this property "
+                    f"({QUALITATIVE_ENGINES[self.engine].summary}); use --engine auto or bdd"
+                )
             first, helper = self.engine, None
         start = time.monotonic()
         deadline = None if self.timeout is None else start + self.timeout
@@ -424,11 +443,15 @@ class Portfolio:
                 names = tuple(running)
                 for name in names:
                     self._drop(name)
-                raise CheckTimeout(_timeout_message(prop, key, names, query, self.timeout or 0.0, self.engine),
-                                   prop=prop, on=key, engines=names, seconds=self.timeout or 0.0)
+                raise CheckTimeout(
+                    _timeout_message(prop, key, names, query, self.timeout or 0.0, self.engine),
+                    prop=prop,
+                    on=key,
+                    engines=names,
+                    seconds=self.timeout or 0.0,
+                )
 
-    def verdict(self, index: int, init: State, on_and: QualitativeResult,
-                on_or: QualitativeResult) -> LatticeVerdict:
+    def verdict(self, index: int, init: State, on_and: QualitativeResult, on_or: QualitativeResult) -> LatticeVerdict:
         """The verdict about the agent from the verdicts on h∧ ("and") and h∨ ("or"):
         :func:`~capver.engines.verification.agent_verdict.decide` here when it needs
         no BDD, else in the BDD worker (which may already hold h∨'s reachable set)
@@ -437,8 +460,16 @@ class Portfolio:
         prop = self.props[index]
         query, _ = qualitative_query(prop)
         if not needs_frontier(query, on_and, on_or):
-            return decide(prop, self.models["and"], self.models["or"], self.data, init, results=(on_and, on_or),
-                          delta=self.delta, epsilon=self.epsilon)
+            return decide(
+                prop,
+                self.models["and"],
+                self.models["or"],
+                self.data,
+                init,
+                results=(on_and, on_or),
+                delta=self.delta,
+                epsilon=self.epsilon,
+            )
         r = self._send("bdd", "decide", index, init, on_and, on_or)
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         while True:
@@ -450,8 +481,9 @@ class Portfolio:
                 rid, kind, value = r.worker.conn.recv()
             except (EOFError, OSError):
                 self._workers.pop("bdd", None)
-                raise SolverError(f"{prop.name}: the bdd process ended (exit status {r.worker.process.exitcode})") \
-                    from None
+                raise SolverError(
+                    f"{prop.name}: the bdd process ended (exit status {r.worker.process.exitcode})"
+                ) from None
             if rid != r.rid or kind == "large":
                 continue
             if kind == "error":
@@ -462,8 +494,9 @@ class Portfolio:
 _ON = {"and": "h∧", "or": "h∨", "mle": "h∧ (MLE)", "tilde": "h̃", "model": "the model"}
 
 
-def _timeout_message(prop: Property, key: str, engines: tuple[str, ...], query: QualitativeQuery, seconds: float,
-                     chosen: str) -> str:
+def _timeout_message(
+    prop: Property, key: str, engines: tuple[str, ...], query: QualitativeQuery, seconds: float, chosen: str
+) -> str:
     """One line: the property, the model, the engines that ran out, what to try."""
     tries: list[str] = []
     safety = is_safety(query)
@@ -475,12 +508,19 @@ def _timeout_message(prop: Property, key: str, engines: tuple[str, ...], query: 
         tries.append("a bounded property (e.g. G<=10, F<=10) with --engine bmc")
     tries.append(f"a larger --timeout than {seconds:g} s")
     which = " and ".join(engines)
-    return (f"{prop.name}: no verdict on {_ON.get(key, key)} within --timeout {seconds:g} s ({which} still running, "
-            f"stopped); try {', or '.join(tries)}")
+    return (
+        f"{prop.name}: no verdict on {_ON.get(key, key)} within --timeout {seconds:g} s ({which} still running, "
+        f"stopped); try {', or '.join(tries)}"
+    )
 
 
-def without_frontier(query: QualitativeQuery, on_and: QualitativeResult, on_or: QualitativeResult,
-                     data: TransitionDataset | None, seconds: float) -> LatticeVerdict:
+def without_frontier(
+    query: QualitativeQuery,
+    on_and: QualitativeResult,
+    on_or: QualitativeResult,
+    data: TransitionDataset | None,
+    seconds: float,
+) -> LatticeVerdict:
     """The verdict about the agent when the BDD work beyond the two model verdicts
     (h∨'s frontier, the lasting runs) did not finish within ``seconds``: nothing
     beyond what was computed — unconfirmed where h∨ decides (the confident tier
@@ -496,9 +536,21 @@ def without_frontier(query: QualitativeQuery, on_and: QualitativeResult, on_or: 
     lasting_on_or = on_or.holds if exists else not on_or.holds
     if not lasting_on_or:
         on = "impossible on h∨" if exists else "holds on h∨"
-        return LatticeVerdict(AgentVerdict.UNCONFIRMED, Tier.UNCONFIRMED,
-                              f"{on} (dead ends continuing anywhere), but {note}", on_and, on_or)
+        return LatticeVerdict(
+            AgentVerdict.UNCONFIRMED,
+            Tier.UNCONFIRMED,
+            f"{on} (dead ends continuing anywhere), but {note}",
+            on_and,
+            on_or,
+        )
     pair = first_untried(on_or.witness, data) if data is not None else None
-    return LatticeVerdict(AgentVerdict.UNKNOWN, Tier.UNKNOWN,
-                          f"{'holds' if exists else 'fails'} on h∨, and h∧'s runs that never stop were not computed "
-                          f"within --timeout {seconds:g} s", on_and, on_or, on_or.witness, decisive_query=pair)
+    return LatticeVerdict(
+        AgentVerdict.UNKNOWN,
+        Tier.UNKNOWN,
+        f"{'holds' if exists else 'fails'} on h∨, and h∧'s runs that never stop were not computed "
+        f"within --timeout {seconds:g} s",
+        on_and,
+        on_or,
+        on_or.witness,
+        decisive_query=pair,
+    )

@@ -148,16 +148,27 @@ class ExplicitChecker:
             inv = path.invariant
             return self._graded(explicit.globally(model, init, lambda s: holds(inv, s, vocab), path.bound, maximise))
         hold, goal = path.hold, path.goal
-        return self._graded(explicit.until(model, init, lambda s: holds(hold, s, vocab),
-                                           lambda s: holds(goal, s, vocab), path.bound, maximise))
+        return self._graded(
+            explicit.until(
+                model, init, lambda s: holds(hold, s, vocab), lambda s: holds(goal, s, vocab), path.bound, maximise
+            )
+        )
 
     def executions(self, model: CompoundModel, init: State, target: StateFormula, maximise: bool) -> Value:
         vocab = model.vocabulary
         return self._graded(explicit.expected_executions(model, init, lambda s: holds(target, s, vocab), maximise))
 
 
-def check(prop: Property, model: CompoundModel, init: State, checker: QuantitativeChecker | None = None, *,
-          data: TransitionDataset | None = None, delta: float = 0.05, observed_only: bool = False) -> QuantitativeResult:
+def check(
+    prop: Property,
+    model: CompoundModel,
+    init: State,
+    checker: QuantitativeChecker | None = None,
+    *,
+    data: TransitionDataset | None = None,
+    delta: float = 0.05,
+    observed_only: bool = False,
+) -> QuantitativeResult:
     """The value of ``prop`` from ``init`` on ``model`` (restricted to the property's
     capabilities), by ``checker`` (default: the explicit engine); with the ``data``
     ``model`` was learned from, also the :func:`agent_bounds` and, for a ``P<op>p``
@@ -169,13 +180,23 @@ def check(prop: Property, model: CompoundModel, init: State, checker: Quantitati
     scope: Scope = "observed" if observed_only else "sound"
     agent = agent_bounds(prop, data, init, delta, scope=scope)
     q = prop.query
-    verdict = bound_verdict(q.comparison, q.probability, agent) \
-        if isinstance(q, ProbabilityBound) and agent is not None else None
+    verdict = (
+        bound_verdict(q.comparison, q.probability, agent)
+        if isinstance(q, ProbabilityBound) and agent is not None
+        else None
+    )
     return replace(result, agent=agent, agent_verdict=verdict)
 
 
-def agent_bounds(prop: Property, data: TransitionDataset, init: State, delta: float, *, scope: Scope = "sound",
-                 sampling: SamplingBounds | None = None) -> AgentBounds | None:
+def agent_bounds(
+    prop: Property,
+    data: TransitionDataset,
+    init: State,
+    delta: float,
+    *,
+    scope: Scope = "sound",
+    sampling: SamplingBounds | None = None,
+) -> AgentBounds | None:
     """Bounds on the agent's value of ``prop`` from ``init`` at confidence 1 − ``delta``
     (:mod:`capver.engines.verification.confidence`): Pmax or Pmin of the path (``F``,
     ``U``, ``G``, bounded or not) for ``Pmax=?``, ``Pmin=?`` and ``P<op>p`` (Pmax for
@@ -202,13 +223,27 @@ def agent_bounds(prop: Property, data: TransitionDataset, init: State, delta: fl
     path = q.path
     if isinstance(path, Globally):
         inv = path.invariant
-        return agent_globally_bounds(sampling, init, lambda s: holds(inv, s, vocab), path.bound, maximise=maximise,
-                                     capabilities=allowed, scope=scope)
+        return agent_globally_bounds(
+            sampling,
+            init,
+            lambda s: holds(inv, s, vocab),
+            path.bound,
+            maximise=maximise,
+            capabilities=allowed,
+            scope=scope,
+        )
     goal = path.goal
     hold = path.hold if isinstance(path, Until) else None
-    return agent_reach_bounds(sampling, init, lambda s: holds(goal, s, vocab), path.bound, maximise=maximise,
-                              hold=None if hold is None else (lambda s: holds(hold, s, vocab)),
-                              capabilities=allowed, scope=scope)
+    return agent_reach_bounds(
+        sampling,
+        init,
+        lambda s: holds(goal, s, vocab),
+        path.bound,
+        maximise=maximise,
+        hold=None if hold is None else (lambda s: holds(hold, s, vocab)),
+        capabilities=allowed,
+        scope=scope,
+    )
 
 
 def bound_verdict(comparison: Comparison, p: Fraction | float, bounds: AgentBounds) -> BoundVerdict:
@@ -234,13 +269,22 @@ def _value(prop: Property, model: CompoundModel, init: State, engine: Quantitati
     q = prop.query
     if isinstance(q, ProbabilityQuery):
         maximise = q.optimum is Optimum.MAX
-        return QuantitativeResult(engine.probability(m, init, q.path, maximise), None,
-                                  "Pmax" if maximise else "Pmin", engine.name, guarantee=engine.guarantee)
+        return QuantitativeResult(
+            engine.probability(m, init, q.path, maximise),
+            None,
+            "Pmax" if maximise else "Pmin",
+            engine.name,
+            guarantee=engine.guarantee,
+        )
     if isinstance(q, ProbabilityBound):
         upper = q.comparison in (Comparison.LT, Comparison.LE)
         v = engine.probability(m, init, q.path, upper)
-        ok = {Comparison.LT: v < q.probability, Comparison.LE: v <= q.probability,
-              Comparison.GE: v >= q.probability, Comparison.GT: v > q.probability}[q.comparison]
+        ok = {
+            Comparison.LT: v < q.probability,
+            Comparison.LE: v <= q.probability,
+            Comparison.GE: v >= q.probability,
+            Comparison.GT: v > q.probability,
+        }[q.comparison]
         return QuantitativeResult(v, ok, "Pmax" if upper else "Pmin", engine.name, guarantee=engine.guarantee)
     if isinstance(q, RewardQuery):
         maximise = q.optimum is Optimum.MAX

@@ -57,10 +57,7 @@ def transition_formula(ctx: LogicContext, model: CapabilityModel | None) -> FNod
     if model is None:
         return mgr.FALSE()
     return mgr.Or(
-        [
-            mgr.And(r.condition.smt, mgr.Or([apply_formula(ctx, eta) for _, eta in r.effects]))
-            for r in model.rules
-        ]
+        [mgr.And(r.condition.smt, mgr.Or([apply_formula(ctx, eta) for _, eta in r.effects])) for r in model.rules]
     )
 
 

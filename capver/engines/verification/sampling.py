@@ -151,8 +151,10 @@ class SamplingBounds:
             if sample is None:
                 self._cache[key] = None
             else:
-                rows = tuple((s2, *outcome_interval(self.data, s, c, s2, self.delta))
-                             for s2 in sorted(self.data.successors(s, c)))
+                rows = tuple(
+                    (s2, *outcome_interval(self.data, s, c, s2, self.delta))
+                    for s2 in sorted(self.data.successors(s, c))
+                )
                 self._cache[key] = PairBounds(sample, missing_mass_bound(sample, self.delta), rows)
         return self._cache[key]
 

@@ -193,8 +193,9 @@ class SparseMDP:
     def matrix(self) -> sp.csr_matrix:
         """The choices × states matrix of probabilities (doubles), built once."""
         if not self._matrix:
-            self._matrix.append(sp.csr_matrix((self.prob, self.target, self.col_start),
-                                              shape=(self.nr_choices, len(self))))
+            self._matrix.append(
+                sp.csr_matrix((self.prob, self.target, self.col_start), shape=(self.nr_choices, len(self)))
+            )
         return self._matrix[0]
 
     def to_explicit(self) -> explicit.ExplicitMDP:
@@ -202,7 +203,12 @@ class SparseMDP:
         explicit engine's exact algorithms."""
         states = tuple(self.states())
         choices: list[tuple[explicit.Choice, ...]] = []
-        tgt, num, den, cs = self.target.tolist(), self.numerator.tolist(), self.row_den.tolist(), self.col_start.tolist()
+        tgt, num, den, cs = (
+            self.target.tolist(),
+            self.numerator.tolist(),
+            self.row_den.tolist(),
+            self.col_start.tolist(),
+        )
         caps = self.row_cap.tolist()
         rs = self.row_start.tolist()
         for s in range(len(states)):
@@ -227,10 +233,14 @@ def _tables(model: CompoundModel, w: int) -> tuple[list[list[_MaskGroup]], list[
             rid = len(regions)
             dist = sorted(rule_mixture(rules).items())
             den = math.lcm(*(p.denominator for _, p in dist))
-            regions.append(_Region(
-                np.array([_pack(full & ~(eta.delete & ~eta.add), w) for eta, _ in dist], dtype=np.uint64),
-                np.array([_pack(eta.add, w) for eta, _ in dist], dtype=np.uint64),
-                tuple(int(p * den) for _, p in dist), den))
+            regions.append(
+                _Region(
+                    np.array([_pack(full & ~(eta.delete & ~eta.add), w) for eta, _ in dist], dtype=np.uint64),
+                    np.array([_pack(eta.add, w) for eta, _ in dist], dtype=np.uint64),
+                    tuple(int(p * den) for _, p in dist),
+                    den,
+                )
+            )
             for c in isop(b, node):
                 by_mask.setdefault(c.mask, []).append((c.value, rid))
         mine = []
@@ -296,7 +306,8 @@ def build(model: CompoundModel, init: State, limit: int = explicit.DEFAULT_STATE
         new_rows = cand[~known]
         if n + len(new_rows) > limit:
             raise explicit.StateSpaceLimitError(
-                f"more than {limit} states are reachable from {vocab.format_state(init)}")
+                f"more than {limit} states are reachable from {vocab.format_state(init)}"
+            )
         frontier = np.arange(n, n + len(new_rows), dtype=np.int64)
         frontier_rows = new_rows
         rows.append(new_rows)
@@ -306,14 +317,34 @@ def build(model: CompoundModel, init: State, limit: int = explicit.DEFAULT_STATE
         order = np.argsort(all_keys, kind="stable")
         seen_keys, seen_index = all_keys[order], all_index[order]
     states = np.concatenate(rows)
-    return _assemble(states, tuple(model), regions, seen_keys, seen_index, src_parts, cap_parts, reg_parts,
-                     eff_parts, succ_parts, time.perf_counter() - t0)
+    return _assemble(
+        states,
+        tuple(model),
+        regions,
+        seen_keys,
+        seen_index,
+        src_parts,
+        cap_parts,
+        reg_parts,
+        eff_parts,
+        succ_parts,
+        time.perf_counter() - t0,
+    )
 
 
-def _assemble(states: npt.NDArray[np.uint64], capabilities: tuple[str, ...], regions: list[_Region],
-              seen_keys: npt.NDArray[Any], seen_index: Ints, src_parts: list[Ints], cap_parts: list[Ints],
-              reg_parts: list[Ints], eff_parts: list[Ints], succ_parts: list[npt.NDArray[np.uint64]],
-              elapsed: float) -> SparseMDP:
+def _assemble(
+    states: npt.NDArray[np.uint64],
+    capabilities: tuple[str, ...],
+    regions: list[_Region],
+    seen_keys: npt.NDArray[Any],
+    seen_index: Ints,
+    src_parts: list[Ints],
+    cap_parts: list[Ints],
+    reg_parts: list[Ints],
+    eff_parts: list[Ints],
+    succ_parts: list[npt.NDArray[np.uint64]],
+    elapsed: float,
+) -> SparseMDP:
     t0 = time.perf_counter()
     n = len(states)
     if src_parts:
@@ -356,13 +387,29 @@ def _assemble(states: npt.NDArray[np.uint64], capabilities: tuple[str, ...], reg
     col_start = np.append(np.searchsorted(col_idx, row_first), len(col_idx)).astype(np.int64)
     row_start = np.append(np.searchsorted(row_state, np.arange(n)), len(row_state)).astype(np.int64)
     per_row = np.diff(col_start)
-    prob = (num.astype(np.float64) / np.repeat(row_den.astype(np.float64), per_row)) if len(num) else \
-        np.zeros(0, dtype=np.float64)
+    prob = (
+        (num.astype(np.float64) / np.repeat(row_den.astype(np.float64), per_row))
+        if len(num)
+        else np.zeros(0, dtype=np.float64)
+    )
     if big:
-        prob = np.array([float(Fraction(int(a), int(d))) for a, d in zip(num, np.repeat(row_den, per_row), strict=True)],
-                        dtype=np.float64)
-    return SparseMDP(states, capabilities, row_start, row_state, row_cap, row_den, col_start, tgt.astype(np.int64),
-                     num, prob, elapsed + time.perf_counter() - t0)
+        prob = np.array(
+            [float(Fraction(int(a), int(d))) for a, d in zip(num, np.repeat(row_den, per_row), strict=True)],
+            dtype=np.float64,
+        )
+    return SparseMDP(
+        states,
+        capabilities,
+        row_start,
+        row_state,
+        row_cap,
+        row_den,
+        col_start,
+        tgt.astype(np.int64),
+        num,
+        prob,
+        elapsed + time.perf_counter() - t0,
+    )
 
 
 # =====================================================================================
@@ -457,8 +504,9 @@ def _evaluate(mdp: SparseMDP, policy: Ints, unknown: Ints, known: Floats) -> Flo
     return out
 
 
-def float_reach(mdp: SparseMDP, goal: Bools, stop: Bools, maximise: bool,
-                max_iterations: int = 10_000) -> tuple[Floats, Ints, Bools]:
+def float_reach(
+    mdp: SparseMDP, goal: Bools, stop: Bools, maximise: bool, max_iterations: int = 10_000
+) -> tuple[Floats, Ints, Bools]:
     """Pmax / Pmin of F goal (``stop`` states absorbing) in every state, in doubles:
     the values, the final policy (a row per undecided state, -1 elsewhere) and the
     value-0 states."""
@@ -511,15 +559,15 @@ def _row_sums(mdp: SparseMDP, scaled: npt.NDArray[Any], rows: Ints) -> npt.NDArr
     """Σ_t numerator_t · scaled[t] over the successors of each of ``rows`` (Python
     integers in an object array: exact)."""
     lengths = np.diff(mdp.col_start)[rows]
-    idx = np.repeat(mdp.col_start[rows], lengths) + (np.arange(int(lengths.sum())) -
-                                                     np.repeat(np.cumsum(lengths) - lengths, lengths))
+    idx = np.repeat(mdp.col_start[rows], lengths) + (
+        np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    )
     prod = mdp.numerator[idx].astype(object) * scaled[mdp.target[idx]]
     starts = np.cumsum(lengths) - lengths
     return np.add.reduceat(prod, starts) if len(prod) else np.zeros(0, dtype=object)
 
 
-def verify_exact(mdp: SparseMDP, goal: Bools, stop: Bools, zero: Bools, values: list[Fraction],
-                 maximise: bool) -> bool:
+def verify_exact(mdp: SparseMDP, goal: Bools, stop: Bools, zero: Bools, values: list[Fraction], maximise: bool) -> bool:
     """Whether ``values`` are exactly Pmax (Pmin) of F goal with the ``stop`` states
     absorbing and ``zero`` the value-0 states of :func:`zero_states` (the conditions of
     the module docstring), checked in exact integer arithmetic."""
@@ -604,8 +652,15 @@ class Solution:
     exact_seconds: float = 0.0
 
 
-def reach(mdp: SparseMDP, goal: Bools, stop: Bools | None = None, bound: int | None = None, *,
-          maximise: bool = True, denominator: int = ROUNDING_DENOMINATOR) -> Solution:
+def reach(
+    mdp: SparseMDP,
+    goal: Bools,
+    stop: Bools | None = None,
+    bound: int | None = None,
+    *,
+    maximise: bool = True,
+    denominator: int = ROUNDING_DENOMINATOR,
+) -> Solution:
     """Pmax / Pmin of F goal (F<=bound goal) with the ``stop`` states absorbing (φ U ψ
     is F ψ with the states outside φ ∧ ¬ψ absorbing), exact in every state."""
     if stop is None:
@@ -613,8 +668,9 @@ def reach(mdp: SparseMDP, goal: Bools, stop: Bools | None = None, bound: int | N
     stop = stop & ~goal
     t0 = time.perf_counter()
     if bound is not None:
-        return Solution(bounded_reach_exact(mdp, goal, stop, bound, maximise), "exact",
-                        exact_seconds=time.perf_counter() - t0)
+        return Solution(
+            bounded_reach_exact(mdp, goal, stop, bound, maximise), "exact", exact_seconds=time.perf_counter() - t0
+        )
     try:
         values, policy, zero = float_reach(mdp, goal, stop, maximise)
     except SparseEngineError:
@@ -628,8 +684,9 @@ def reach(mdp: SparseMDP, goal: Bools, stop: Bools | None = None, bound: int | N
     return Solution(exact_values, "exact-fallback", t1 - t0, time.perf_counter() - t1)
 
 
-def _exact_reach(mdp: SparseMDP, goal: Bools, stop: Bools, zero: Bools, policy: Ints | None,
-                 maximise: bool) -> list[Fraction]:
+def _exact_reach(
+    mdp: SparseMDP, goal: Bools, stop: Bools, zero: Bools, policy: Ints | None, maximise: bool
+) -> list[Fraction]:
     """Exact policy iteration (the explicit engine's), from the float policy when it
     leaves the undecided states with probability 1, else from the engine's own start."""
     em = explicit.absorbing(mdp.to_explicit(), (stop | goal).tolist())
@@ -701,8 +758,7 @@ class SparseChecker:
     def executions(self, model: CompoundModel, init: State, target: StateFormula, maximise: bool) -> Value:
         em = self.built(model, init).to_explicit()
         exact = len(em) <= explicit.EXACT_STATE_LIMIT
-        v = explicit.executions_values(em, self._mask(model, init, target).tolist(), maximise=maximise,
-                                       exact=exact)[0]
+        v = explicit.executions_values(em, self._mask(model, init, target).tolist(), maximise=maximise, exact=exact)[0]
         self.guarantee = EXACT if exact or math.isinf(v) else FLOAT
         return v
 

@@ -188,8 +188,9 @@ class StormModel:
             raise StormError(f"expected one property, got {len(props)} from {formula!r}")
         t0 = time.perf_counter()
         try:
-            result = sp.model_checking(self.model, props[0], only_initial_states=only_initial,
-                                       environment=_environment(sp, self.exact))
+            result = sp.model_checking(
+                self.model, props[0], only_initial_states=only_initial, environment=_environment(sp, self.exact)
+            )
         except RuntimeError as exc:
             # e.g. a variable in a property of a model built without that property.
             raise StormError(f"Storm cannot check {formula!r}: {exc}") from None

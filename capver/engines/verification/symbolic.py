@@ -191,10 +191,15 @@ class Witness:
         0 = the initial one) or None."""
         return {
             "initial": [str(a) for a in vocab.atoms_of(self.initial)],
-            "steps": [{"capability": c, "added": [str(a) for a in vocab.atoms_of(added)],
-                       "removed": [str(a) for a in vocab.atoms_of(removed)],
-                       "state": [str(a) for a in vocab.atoms_of(s)]}
-                      for (c, added, removed), (_, s) in zip(self.changes(), self.steps, strict=True)],
+            "steps": [
+                {
+                    "capability": c,
+                    "added": [str(a) for a in vocab.atoms_of(added)],
+                    "removed": [str(a) for a in vocab.atoms_of(removed)],
+                    "state": [str(a) for a in vocab.atoms_of(s)],
+                }
+                for (c, added, removed), (_, s) in zip(self.changes(), self.steps, strict=True)
+            ],
             "loop": self.loop,
         }
 
@@ -241,8 +246,14 @@ def qualitative_query(item: Property | Query) -> tuple[QualitativeQuery, frozens
 E = TypeVar("E")
 
 
-def restriction(engine: E, model: CompoundModel, current: tuple[str, ...], capabilities: Iterable[str] | None,
-                cache: dict[frozenset[str], E], build: Callable[[CompoundModel, tuple[str, ...]], E]) -> E:
+def restriction(
+    engine: E,
+    model: CompoundModel,
+    current: tuple[str, ...],
+    capabilities: Iterable[str] | None,
+    cache: dict[frozenset[str], E],
+    build: Callable[[CompoundModel, tuple[str, ...]], E],
+) -> E:
     """The engine of ``model`` whose scheduler uses only ``capabilities``: ``engine``
     itself (which uses ``current``) when that is the same set, else one built once
     with ``build`` and kept in ``cache`` (the qualitative engines share this)."""
@@ -543,8 +554,9 @@ class SymbolicEngine:
         return self.forall_until(hold, goal, path.bound, within), None
 
     # -- witnesses -----------------------------------------------------------------------
-    def _onion(self, init: State, goal: Node, hold: Node, bound: int | None,
-               large: Callable[[int, Node], bool] | None = None) -> tuple[list[Node], int | None, Node]:
+    def _onion(
+        self, init: State, goal: Node, hold: Node, bound: int | None, large: Callable[[int, Node], bool] | None = None
+    ) -> tuple[list[Node], int | None, Node]:
         """Onion rings from ``init``: ring i+1 = the successors of the hold states of
         ring i not seen before, stopping at the first ring with a goal state (its
         index is returned, None when there is none within ``bound`` steps) — so a goal
@@ -586,8 +598,9 @@ class SymbolicEngine:
         (the pairs the agent verdicts' confidence is about)."""
         return self.frontier_prefix(init, goal, hold, bound, limited=False)[0]
 
-    def frontier_prefix(self, init: State, goal: Node, hold: Node, bound: int | None, *,
-                        limited: bool = True) -> tuple[list[Node], bool]:
+    def frontier_prefix(
+        self, init: State, goal: Node, hold: Node, bound: int | None, *, limited: bool = True
+    ) -> tuple[list[Node], bool]:
         """The first rings of :meth:`frontier`, and whether they are all of them:
         ``limited`` stops after the ring at which the explored set is large
         (:data:`LARGE_NODES`, :data:`LARGE_RINGS`).  A prefix is enough to show that
@@ -738,8 +751,13 @@ class SymbolicEngine:
         found = run is not None
         holds = found if isinstance(query, ExistsPath) else not found
         whole = not found and hold == b.true and path.bound is None
-        return QualitativeResult(holds=holds, witness=run, reachable=self.count(seen) if whole else None,
-                                 explored=self.count(seen), engine="bdd")
+        return QualitativeResult(
+            holds=holds,
+            witness=run,
+            reachable=self.count(seen) if whole else None,
+            explored=self.count(seen),
+            engine="bdd",
+        )
 
     def _check(self, query: QualitativeQuery, init: State) -> QualitativeResult:
         b = self.bdd

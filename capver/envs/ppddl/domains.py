@@ -42,8 +42,7 @@ class BundledDomain:
         stem = f"problem{problem}" if isinstance(problem, int) else problem.removesuffix(".pddl")
         if stem not in self.problems:
             raise NotBundledError(
-                f"domain {self.name!r} has no problem {problem!r}; expected one of "
-                f"{list(self.problems)}"
+                f"domain {self.name!r} has no problem {problem!r}; expected one of {list(self.problems)}"
             )
         return stem
 
@@ -61,8 +60,14 @@ BUNDLED: Mapping[str, BundledDomain] = MappingProxyType(
             "Blocksworld (4 operators, deterministic); problem1/test_problem2 have 4 "
             "blocks, problem3/problem5/test_problem4 have 5",
             (
-                "problem1", "problem3", "problem5", "problem7", "problem9",
-                "test_problem2", "test_problem4", "test_problem10",
+                "problem1",
+                "problem3",
+                "problem5",
+                "problem7",
+                "problem9",
+                "test_problem2",
+                "test_problem4",
+                "test_problem10",
             ),
             _PDDLGYM,
         ),
@@ -70,8 +75,15 @@ BUNDLED: Mapping[str, BundledDomain] = MappingProxyType(
             "tireworld",
             "Triangle Tireworld (probabilistic flat tyres)",
             (
-                "problem1", "problem2", "problem3", "problem4", "problem5", "problem6",
-                "test_problem7", "test_problem8", "test_problem10",
+                "problem1",
+                "problem2",
+                "problem3",
+                "problem4",
+                "problem5",
+                "problem6",
+                "test_problem7",
+                "test_problem8",
+                "test_problem10",
             ),
             _PDDLGYM,
         ),
@@ -79,8 +91,14 @@ BUNDLED: Mapping[str, BundledDomain] = MappingProxyType(
             "explodingblocks",
             "Exploding Blocksworld (probabilistic)",
             (
-                "problem1", "problem3", "problem5", "problem7", "problem9",
-                "test_problem2", "test_problem4", "test_problem10",
+                "problem1",
+                "problem3",
+                "problem5",
+                "problem7",
+                "problem9",
+                "test_problem2",
+                "test_problem4",
+                "test_problem10",
             ),
             _PDDLGYM,
         ),
@@ -94,8 +112,12 @@ BUNDLED: Mapping[str, BundledDomain] = MappingProxyType(
             "probabilistic_elevators",
             "Probabilistic Elevators (IPPC, probabilistic)",
             (
-                "problem1", "test_problem1", "test_problem2", "test_problem3",
-                "test_problem4", "test_problem5",
+                "problem1",
+                "test_problem1",
+                "test_problem2",
+                "test_problem3",
+                "test_problem4",
+                "test_problem5",
             ),
             _QACE,
         ),
@@ -107,9 +129,7 @@ def bundled(domain_name: str) -> BundledDomain:
     try:
         return BUNDLED[domain_name]
     except KeyError:
-        raise NotBundledError(
-            f"no bundled domain {domain_name!r}; expected one of {sorted(BUNDLED)}"
-        ) from None
+        raise NotBundledError(f"no bundled domain {domain_name!r}; expected one of {sorted(BUNDLED)}") from None
 
 
 def load_task(domain_name: str, problem: str | int = "problem1") -> PPDDLTask:
@@ -118,10 +138,6 @@ def load_task(domain_name: str, problem: str | int = "problem1") -> PPDDLTask:
     entry = bundled(domain_name)
     dom_file = entry.domain_path()
     prob_file = entry.problem_path(problem)
-    domain = parse_domain(
-        dom_file.read_text(encoding="utf-8"), f"{entry.name}/{entry.domain_file}"
-    )
-    prob = parse_problem(
-        prob_file.read_text(encoding="utf-8"), domain, f"{entry.name}/{prob_file.name}"
-    )
+    domain = parse_domain(dom_file.read_text(encoding="utf-8"), f"{entry.name}/{entry.domain_file}")
+    prob = parse_problem(prob_file.read_text(encoding="utf-8"), domain, f"{entry.name}/{prob_file.name}")
     return PPDDLTask(domain, prob)

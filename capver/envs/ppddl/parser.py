@@ -82,8 +82,9 @@ def _grammar_parser() -> lark.Lark:
 
 def _syntax_error(exc: UnexpectedInput, text: str, filename: str) -> PDDLSyntaxError:
     p = describe_syntax_error(_grammar_parser(), exc, text, _TERMINAL_NAMES)
-    return PDDLSyntaxError(p.message, filename=filename, line=p.line, column=p.column, context=p.context,
-                           expected=p.expected)
+    return PDDLSyntaxError(
+        p.message, filename=filename, line=p.line, column=p.column, context=p.context, expected=p.expected
+    )
 
 
 def _parse_tree(text: str, filename: str) -> Tree[Token]:
@@ -114,10 +115,7 @@ def _comment_action_declarations(text: str) -> list[list[tuple[str, int, int]]]:
             continue
         for m in _ACTIONS_RE.finditer(line, semi):
             found.append(
-                [
-                    (nm.group(0).lower(), lineno, m.start(1) + nm.start() + 1)
-                    for nm in re.finditer(r"\S+", m.group(1))
-                ]
+                [(nm.group(0).lower(), lineno, m.start(1) + nm.start() + 1) for nm in re.finditer(r"\S+", m.group(1))]
             )
     return found
 
@@ -166,9 +164,7 @@ class _Builder:
             if not pending:
                 raise self.error(f"'- {tname}' does not follow any name", type_tok)
             if types is not None and tname not in types:
-                raise self.error(
-                    f"unknown type {tname!r}; declared types: {sorted(types)}", type_tok
-                )
+                raise self.error(f"unknown type {tname!r}; declared types: {sorted(types)}", type_tok)
             out.extend((tok, tname, type_tok) for tok in pending)
             pending = []
         out.extend((tok, ROOT_TYPE, None) for tok in pending)
@@ -200,15 +196,11 @@ class _Builder:
             if len(by_kind.get(kind, [])) > 1:
                 raise self.error(f"duplicate {kind.removesuffix('_def')} section", by_kind[kind][1])
 
-        requirements = tuple(
-            _tok(t).lower() for sec in by_kind.get("requirements", []) for t in sec.children
-        )
+        requirements = tuple(_tok(t).lower() for sec in by_kind.get("requirements", []) for t in sec.children)
         types = self.types(by_kind.get("types_def", [None])[0])
         type_pairs = tuple((t, p) for t, p in types.items() if p is not None)
 
-        constants = self.typed_names(
-            _first_child(by_kind.get("constants_def")), types, "constant"
-        )
+        constants = self.typed_names(_first_child(by_kind.get("constants_def")), types, "constant")
         predicates = self.predicates(by_kind.get("predicates_def", [None])[0], types)
         action_preds = self.action_predicates(by_kind.get("actions_decl", []), predicates)
 
@@ -261,9 +253,7 @@ class _Builder:
             raise self.error(f"type hierarchy has a cycle through {cyclic!r}", declared[cyclic])
         return types
 
-    def predicates(
-        self, tree: Tree[Token] | None, types: Mapping[str, str | None]
-    ) -> dict[str, PredicateDecl]:
+    def predicates(self, tree: Tree[Token] | None, types: Mapping[str, str | None]) -> dict[str, PredicateDecl]:
         preds: dict[str, PredicateDecl] = {}
         if tree is None:
             return preds
@@ -277,9 +267,7 @@ class _Builder:
             preds[name] = PredicateDecl(name, params, self.loc(name_tok))
         return preds
 
-    def action_predicates(
-        self, sections: list[Tree[Token]], predicates: Mapping[str, PredicateDecl]
-    ) -> list[str]:
+    def action_predicates(self, sections: list[Tree[Token]], predicates: Mapping[str, PredicateDecl]) -> list[str]:
         entries: list[tuple[str, Loc]] = []
         if sections:
             entries = [(_tok(t).lower(), self.loc(t)) for t in sections[0].children]
@@ -291,9 +279,7 @@ class _Builder:
         out: list[str] = []
         for name, loc in entries:
             if name not in predicates:
-                raise self.error(
-                    f"action predicate {name!r} is not a declared predicate", loc
-                )
+                raise self.error(f"action predicate {name!r} is not a declared predicate", loc)
             if name not in out:
                 out.append(name)
         return out
@@ -330,9 +316,7 @@ class _Builder:
                 raise self.error(f"unbound variable {term!r}", tok)
             return scope[term]
         if term not in ctx.objects:
-            raise self.error(
-                f"unknown object {term!r}; expected one of {sorted(ctx.objects)}", tok
-            )
+            raise self.error(f"unknown object {term!r}; expected one of {sorted(ctx.objects)}", tok)
         return ctx.objects[term]
 
     def atom(
@@ -348,17 +332,11 @@ class _Builder:
         name = name_tok.lower()
         pred = ctx.predicates.get(name)
         if pred is None:
-            raise self.error(
-                f"unknown predicate {name!r}; expected one of {sorted(ctx.predicates)}", name_tok
-            )
+            raise self.error(f"unknown predicate {name!r}; expected one of {sorted(ctx.predicates)}", name_tok)
         if name in ctx.action_predicates and not allow_action_predicates:
-            raise self.error(
-                f"action predicate {name!r} may only occur in action preconditions", name_tok
-            )
+            raise self.error(f"action predicate {name!r} may only occur in action preconditions", name_tok)
         if len(terms) != pred.arity:
-            raise self.error(
-                f"predicate {name!r} takes {pred.arity} argument(s), got {len(terms)}", name_tok
-            )
+            raise self.error(f"predicate {name!r} takes {pred.arity} argument(s), got {len(terms)}", name_tok)
         for tok, param in zip(terms, pred.parameters):
             t = self.term_type(tok, scope, ctx)
             if not is_subtype(ctx.types, t, param.type):
@@ -434,9 +412,7 @@ class _Builder:
                 total += p
                 branches.append((p, self.effect(body, scope, ctx)))
             if total > 1:
-                raise self.error(
-                    f"probabilities of a probabilistic effect sum to {total} > 1", tree
-                )
+                raise self.error(f"probabilities of a probabilistic effect sum to {total} > 1", tree)
             return EffProbabilistic(tuple(branches), loc)
         raise AssertionError(f"unhandled effect node {kind}")  # grammar and builder disagree
 
@@ -465,9 +441,7 @@ class _Builder:
         if "problem_domain" in by_kind:
             dom_tok = _tok(by_kind["problem_domain"][0].children[0])
             if dom_tok.lower() != domain.name:
-                raise self.error(
-                    f"problem is for domain {dom_tok.lower()!r}, expected {domain.name!r}", dom_tok
-                )
+                raise self.error(f"problem is for domain {dom_tok.lower()!r}, expected {domain.name!r}", dom_tok)
         types = domain.type_parents
         objects = self.typed_names(_first_child(by_kind.get("objects_def")), types, "object")
         constants = {c.name: c for c in domain.constants}
@@ -494,9 +468,7 @@ class _Builder:
                     seen.add(atom)
                     init.append(atom)
         goal_secs = by_kind.get("goal_def", [])
-        goal: Formula = (
-            self.formula(_tree(goal_secs[0].children[0]), {}, ctx) if goal_secs else AndF(())
-        )
+        goal: Formula = self.formula(_tree(goal_secs[0].children[0]), {}, ctx) if goal_secs else AndF(())
         return Problem(
             name=name_tok.lower(),
             domain_name=domain.name,

@@ -236,8 +236,7 @@ class PPDDLTask:
     def __init__(self, domain: Domain, problem: Problem) -> None:
         if problem.domain_name != domain.name:
             raise VocabularyError(
-                f"problem {problem.name!r} is for domain {problem.domain_name!r}, "
-                f"not {domain.name!r}"
+                f"problem {problem.name!r} is for domain {problem.domain_name!r}, not {domain.name!r}"
             )
         self.domain = domain
         self.problem = problem
@@ -254,9 +253,7 @@ class PPDDLTask:
             types=domain.type_parents,
         )
         self._pools: dict[str, list[str]] = {}
-        self.initial_state: State = self.vocabulary.state(
-            Atom(a.predicate, a.args) for a in problem.init
-        )
+        self.initial_state: State = self.vocabulary.state(Atom(a.predicate, a.args) for a in problem.init)
         goal = _as_formula(self._ground(problem.goal, {}, None, False))
         self._goal_formula = goal
         self.goal: tuple[int, int] | GroundFormula = (
@@ -280,9 +277,7 @@ class PPDDLTask:
         self._literals = tuple(literals)
         self._index = {a: i for i, a in enumerate(actions)}
         self._pre: list[GroundFormula] = [
-            _as_formula(
-                self._ground(self._schema_of[i].precondition, self._binding_of[i], literals[i], False)
-            )
+            _as_formula(self._ground(self._schema_of[i].precondition, self._binding_of[i], literals[i], False))
             for i in range(len(actions))
         ]
         self._effects: list[GEffect | None] = [None] * len(actions)
@@ -301,18 +296,14 @@ class PPDDLTask:
     def _ground_atom(atom: AtomF, binding: Mapping[str, str]) -> Atom:
         return Atom(atom.predicate, tuple(binding[a] if is_variable(a) else a for a in atom.args))
 
-    def _bindings(
-        self, variables: Sequence[TypedName], binding: Mapping[str, str]
-    ) -> Iterator[dict[str, str]]:
+    def _bindings(self, variables: Sequence[TypedName], binding: Mapping[str, str]) -> Iterator[dict[str, str]]:
         names = [v.name for v in variables]
         for args in itertools.product(*(self._objects_of(v.type) for v in variables)):
             inner = dict(binding)
             inner.update(zip(names, args))
             yield inner
 
-    def _ground(
-        self, f: Formula, binding: Mapping[str, str], own: Atom | None, negated: bool
-    ) -> GroundFormula | bool:
+    def _ground(self, f: Formula, binding: Mapping[str, str], own: Atom | None, negated: bool) -> GroundFormula | bool:
         """Ground ``f`` (negated if ``negated``) into negation normal form."""
         if isinstance(f, AtomF):
             atom = self._ground_atom(f, binding)
@@ -347,9 +338,7 @@ class PPDDLTask:
         if isinstance(e, EffAnd):
             return _merge_effects([self._ground_effect(p, binding) for p in e.parts])
         if isinstance(e, EffForAll):
-            return _merge_effects(
-                [self._ground_effect(e.body, b) for b in self._bindings(e.variables, binding)]
-            )
+            return _merge_effects([self._ground_effect(e.body, b) for b in self._bindings(e.variables, binding)])
         if isinstance(e, EffWhen):
             cond = self._ground(e.condition, binding, None, False)
             if cond is False:
@@ -359,9 +348,7 @@ class PPDDLTask:
                 return body
             return GEffect(whens=((cond, body),))
         if isinstance(e, EffProbabilistic):
-            branches = tuple(
-                (p, self._ground_effect(body, binding)) for p, body in e.branches if p > 0
-            )
+            branches = tuple((p, self._ground_effect(body, binding)) for p, body in e.branches if p > 0)
             if len(branches) == 1 and branches[0][0] == 1:
                 return branches[0][1]
             return GEffect(choices=(branches,)) if branches else GEffect()

@@ -47,7 +47,9 @@ DOMAIN = RelationalDomain(
     (
         # Only a bin with something in it can be opened, so a bin that is done stays
         # done and its reward cannot be collected twice by reopening and closing it.
-        RelationalAction("open_bin", (B,), conj(Not(lit("open", B)), exists(I, lit("in", I, B))), add=(lit("open", B),)),
+        RelationalAction(
+            "open_bin", (B,), conj(Not(lit("open", B)), exists(I, lit("in", I, B))), add=(lit("open", B),)
+        ),
         RelationalAction("close_bin", (B,), lit("open", B), delete=(lit("open", B),)),
         RelationalAction(
             "take_out",
@@ -83,8 +85,13 @@ def build(contents: list[list[int]], n_items: int, horizon: int | None = None) -
     atoms = [Atom("in", (f"item{i}", f"bin{b}")) for b, c in enumerate(contents) for i in c]
     atoms.extend(Atom("open", (f"bin{b}",)) for b in range(n))
     return RelationalProblem.build(
-        DOMAIN, objects, atoms, REWARD, TERMINATION,
-        horizon if horizon is not None else 2 * n_items + 2 * n + 4, name=f"bins-{n}",
+        DOMAIN,
+        objects,
+        atoms,
+        REWARD,
+        TERMINATION,
+        horizon if horizon is not None else 2 * n_items + 2 * n + 4,
+        name=f"bins-{n}",
     )
 
 

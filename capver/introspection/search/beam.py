@@ -26,7 +26,9 @@ class Beam:
     k: int = 100
     name: str = "beam"
 
-    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None) -> PlanResult:
+    def solve(
+        self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None
+    ) -> PlanResult:
         clock = Clock(budget if budget is not None else SearchBudget())
         beam: list[tuple[float, object, tuple]] = [(0.0, problem.initial, ())]
         best: tuple[float, bool, tuple] | None = None
@@ -65,7 +67,9 @@ class Beam:
         for g, _s, plan in beam:
             offer(g, False, plan)  # cut off by the horizon
         if best is None:
-            return PlanResult(self.name, None, 0.0, False, clock.expanded, clock.generated, clock.elapsed(), clock.exceeded)
+            return PlanResult(
+                self.name, None, 0.0, False, clock.expanded, clock.generated, clock.elapsed(), clock.exceeded
+            )
         return PlanResult(
             self.name, best[2], best[0], best[1], clock.expanded, clock.generated, clock.elapsed(), clock.exceeded
         )

@@ -32,7 +32,9 @@ from capver.introspection.search.problem import (
 class Greedy:
     name: str = "greedy"
 
-    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None) -> PlanResult:
+    def solve(
+        self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None
+    ) -> PlanResult:
         clock = Clock(budget if budget is not None else SearchBudget())
         horizon = problem.horizon
         # Parallel arrays instead of node objects: exhaustive search stores millions.

@@ -55,7 +55,9 @@ class _Leg:
 class Introspector:
     name: str = "introspector"
 
-    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None) -> PlanResult:
+    def solve(
+        self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None
+    ) -> PlanResult:
         if not isinstance(problem, IntrospectableProblem):
             raise IntrospectionError(
                 f"the introspector needs a problem with a milestones(s) method; {type(problem).__name__} has none"

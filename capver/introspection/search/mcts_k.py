@@ -145,7 +145,9 @@ def receding_horizon_mcts(
         term = problem.termination(s, a, s2)
         plan.append(a)
         s = s2
-    return PlanResult(name, tuple(plan), ret, term == 1, clock.expanded, clock.generated, clock.elapsed(), clock.exceeded)
+    return PlanResult(
+        name, tuple(plan), ret, term == 1, clock.expanded, clock.generated, clock.elapsed(), clock.exceeded
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,8 +158,12 @@ class MCTSK:
     exploration: float = 1.0
     name: str = "mcts"
 
-    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None) -> PlanResult:
-        return receding_horizon_mcts(self.name, problem, rng, budget, k=self.k, exploration=self.exploration, puct=False)
+    def solve(
+        self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None
+    ) -> PlanResult:
+        return receding_horizon_mcts(
+            self.name, problem, rng, budget, k=self.k, exploration=self.exploration, puct=False
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,5 +174,7 @@ class MCTSU:
     exploration: float = 1.0
     name: str = "mcts-u"
 
-    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None) -> PlanResult:
+    def solve(
+        self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None
+    ) -> PlanResult:
         return receding_horizon_mcts(self.name, problem, rng, budget, k=self.k, exploration=self.exploration, puct=True)

@@ -146,7 +146,9 @@ class Planner(Protocol):
         """Read-only here, so a frozen dataclass field provides it."""
         ...
 
-    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None) -> PlanResult: ...
+    def solve(
+        self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None
+    ) -> PlanResult: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,9 @@ class RandomK:
     k: int = 100
     name: str = "random"
 
-    def solve(self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None) -> PlanResult:
+    def solve(
+        self, problem: PlanningProblem, rng: np.random.Generator, budget: SearchBudget | None = None
+    ) -> PlanResult:
         clock = Clock(budget if budget is not None else SearchBudget())
         best: tuple[float, bool, tuple] | None = None
         for _ in range(self.k):
@@ -53,7 +55,9 @@ class RandomK:
             if best is None or (ret, term == 1) > best[:2]:
                 best = (ret, term == 1, tuple(plan))
         if best is None:
-            return PlanResult(self.name, None, 0.0, False, clock.expanded, clock.generated, clock.elapsed(), clock.exceeded)
+            return PlanResult(
+                self.name, None, 0.0, False, clock.expanded, clock.generated, clock.elapsed(), clock.exceeded
+            )
         return PlanResult(
             self.name, best[2], best[0], best[1], clock.expanded, clock.generated, clock.elapsed(), clock.exceeded
         )

@@ -30,7 +30,11 @@ class _Builder(_Declarations):
         self, tree: lark.Tree, ctx: LogicContext | None, bdd: str, ctx_source: str
     ) -> tuple[str, CompoundModel, State | None]:
         model_name = self.name(as_token(tree.children[0]))
-        sections = {c.data: c for c in tree.children[1:] if isinstance(c, lark.Tree) and c.data not in ("capability", "lifted_capability", "derived")}
+        sections = {
+            c.data: c
+            for c in tree.children[1:]
+            if isinstance(c, lark.Tree) and c.data not in ("capability", "lifted_capability", "derived")
+        }
         ctx = self.context(tree, sections, ctx, bdd, ctx_source)
         models = self.capabilities(tree, ctx)
         init = None
@@ -133,8 +137,11 @@ class _Builder(_Declarations):
         """parameter → object of one ``:groundings`` entry, checked against the
         parameters' number and types."""
         if len(objs) != len(params):
-            raise self.error(where, f"a grounding of {plural(len(objs), 'object')}; expected one object for "
-                                    f"each of the {plural(len(params), 'parameter')}")
+            raise self.error(
+                where,
+                f"a grounding of {plural(len(objs), 'object')}; expected one object for "
+                f"each of the {plural(len(params), 'parameter')}",
+            )
         binding: dict[str, str] = {}
         for (ptok, ptype), otok in zip(params, objs, strict=True):
             o = self.name(otok)
@@ -142,8 +149,11 @@ class _Builder(_Declarations):
             if ot is None:
                 raise self.error(otok, f"unknown object {quote(o)}; expected one of: {_some(self.objects)}")
             if not is_subtype(self.types, ot, ptype):
-                raise self.error(otok, f"object {quote(o)} has type {quote(ot)}; expected an object of type "
-                                       f"{quote(ptype)} for {ptok.value}")
+                raise self.error(
+                    otok,
+                    f"object {quote(o)} has type {quote(ot)}; expected an object of type "
+                    f"{quote(ptype)} for {ptok.value}",
+                )
             binding[str(ptok.value)] = o
         return binding
 
@@ -154,12 +164,14 @@ class _Builder(_Declarations):
         head = as_tree(tree.children[2])
         if head.data == "action":
             atom = as_tree(head.children[0])
-            args = [self.parameter(a) if a.type == "VARIABLE" else self.name(a)
-                    for a in map(as_token, atom.children[1:])]
+            args = [
+                self.parameter(a) if a.type == "VARIABLE" else self.name(a) for a in map(as_token, atom.children[1:])
+            ]
             cap = Capability(str(Atom(self.name(as_token(atom.children[0])), tuple(args))), ())
         else:
-            intent = tuple(Literal(self.vocab.atoms[i], positive)
-                           for i, positive, _ in self.literals(as_tree(head.children[0])))
+            intent = tuple(
+                Literal(self.vocab.atoms[i], positive) for i, positive, _ in self.literals(as_tree(head.children[0]))
+            )
             cap = Capability.for_intent(intent)
         return CapabilityModel(cap, tuple(self.rule(c, ctx) for c in tree.children[4:]))
 
@@ -194,7 +206,9 @@ class _Builder(_Declarations):
             effects.append((p, eta))
         total = sum((p for p, _ in outcomes), Fraction(0))
         if total != 1:
-            raise self.error(effects_tree, f"effect probabilities sum to {fraction_text(total)}; expected them to sum to 1")
+            raise self.error(
+                effects_tree, f"effect probabilities sum to {fraction_text(total)}; expected them to sum to 1"
+            )
         return Rule.make(Condition.formula(ctx, formula), effects)
 
     def probability(self, tok: lark.Token) -> Fraction:
@@ -232,9 +246,7 @@ class _Builder(_Declarations):
         tok = as_token(tree.children[0])
         name = self.vocab_name(tok, "derived formula")
         if name in self.predicates:
-            raise self.error(
-                tok, f"derived formula {quote(name)} has the name of a predicate; expected a new name"
-            )
+            raise self.error(tok, f"derived formula {quote(name)} has the name of a predicate; expected a new name")
         if name in self.derived:
             raise self.error(
                 tok,

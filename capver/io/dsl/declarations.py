@@ -137,7 +137,9 @@ class _Declarations:
             self.types[t] = self.known_type(parent)
         cyclic = type_cycle(self.types)
         if cyclic is not None:
-            raise self.error(where[cyclic], f"type {quote(cyclic)} is its own ancestor; expected an acyclic type hierarchy")
+            raise self.error(
+                where[cyclic], f"type {quote(cyclic)} is its own ancestor; expected an acyclic type hierarchy"
+            )
 
     def declare_objects(self, section: lark.Tree) -> None:
         where: dict[str, lark.Token] = {}
@@ -181,9 +183,7 @@ class _Declarations:
                 pending = []
                 continue
             if any(str(q.value) == str(tok.value) for q in [*(q for q, _ in params), *pending]):
-                raise self.error(
-                    tok, f"parameter {tok.value} appears twice{owner}; expected distinct parameter names"
-                )
+                raise self.error(tok, f"parameter {tok.value} appears twice{owner}; expected distinct parameter names")
             pending.append(tok)
         return params + [(q, ROOT_TYPE) for q in pending]
 
@@ -193,7 +193,11 @@ class _Declarations:
         p = self.name(ptok)
         pred = self.predicates.get(p)
         if pred is None and p in self.derived:
-            what = "takes no arguments" if args else "is a formula, allowed only in a rule's :when or another (:derived ...)"
+            what = (
+                "takes no arguments"
+                if args
+                else "is a formula, allowed only in a rule's :when or another (:derived ...)"
+            )
             raise self.error(ptok, f"derived formula {quote(p)} {what}; expected an atom of a declared predicate")
         if pred is None:
             raise self.error(ptok, f"unknown predicate {quote(p)}; expected one of: {_some(self.predicates)}")
@@ -242,4 +246,3 @@ class _Declarations:
         if a not in self.vocab:
             raise self.error(atom, f"atom {a} is not among the (:atoms ...) of this model; expected a listed atom")
         return self.vocab.index(a)
-

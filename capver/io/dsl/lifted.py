@@ -47,8 +47,11 @@ def emit_lifted(occ: LiftedOccam, *, name: str = "model", init: State | None = N
         if cm.name not in lifted:
             out.append("")
             if cm.name in occ.projected:
-                out += _comment(f"Lifted rules restricted to this capability's data, ground rules elsewhere: "
-                                f"{occ.kept_ground[cm.name]}.", "  ")
+                out += _comment(
+                    f"Lifted rules restricted to this capability's data, ground rules elsewhere: "
+                    f"{occ.kept_ground[cm.name]}.",
+                    "  ",
+                )
             elif cm.name in occ.kept_ground:
                 out += _comment(f"Keeps its ground rules: {occ.kept_ground[cm.name]}.", "  ")
             out += _capability_lines(model.ctx, cm, None)
@@ -70,7 +73,9 @@ def _lifted_lines(lc: LiftedCapability) -> list[str]:
     lines = _comment(
         f"Lifted capability {schema.name}: {plural(len(lc.rules), 'rule')} for "
         f"{plural(len(lc.bindings), 'grounding')}, learned from the pooled observations of every grounding; "
-        "conditions over the parameters and the objects no grounding takes.", ind)
+        "conditions over the parameters and the objects no grounding takes.",
+        ind,
+    )
     lines.append(f"{ind}(:lifted-capability {quote(schema.name)}")
     params: list[str] = []
     for v, t in schema.params:

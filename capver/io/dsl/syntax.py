@@ -37,10 +37,12 @@ def quote(name: str) -> str:
         return name
     return json.dumps(name, ensure_ascii=False)
 
+
 def flat(e: Sexp) -> str:
     if isinstance(e, str):
         return e
     return "(" + " ".join(flat(x) for x in e) + ")"
+
 
 def _param_names(k: int) -> list[str]:
     base = ["?x", "?y", "?z", "?u", "?v", "?w"]

@@ -166,7 +166,7 @@ def export_determinized(
                 # the cubes may take in states where η changes nothing (a harmless self-loop)
                 planned.append((c, eta, best[eta], changes, isop(b, changes, where[eta])))
     negated = 0
-    for _, _, _, _, cover in (planned if strips else []):
+    for _, _, _, _, cover in planned if strips else []:
         for cube in cover:
             negated |= cube.mask & ~cube.value
     for lit in goal:
@@ -199,7 +199,9 @@ def export_determinized(
             else:
                 effect = pr.effect(eta)
             body += [
-                f"  ; outcome {j}, probability up to {_fraction(p)}" if eta != NO_EFFECT else "  ; changes nothing (kept)",
+                f"  ; outcome {j}, probability up to {_fraction(p)}"
+                if eta != NO_EFFECT
+                else "  ; changes nothing (kept)",
                 f"  (:action {n}",
                 "    :parameters ()",
                 f"    :precondition {_dnf(pr, cover)}",
@@ -212,7 +214,8 @@ def export_determinized(
                 n = alloc.take(base + (f"-{q}" if len(pieces) > 1 else ""))
                 table[n] = DetAction(n, c, eta, p, b.cube(sub), sub)
                 body += [
-                    f"  ; outcome {j}, probability up to {_fraction(p)}" if eta != NO_EFFECT
+                    f"  ; outcome {j}, probability up to {_fraction(p)}"
+                    if eta != NO_EFFECT
                     else "  ; changes nothing (kept)",
                     f"  (:action {n}",
                     "    :parameters ()",
@@ -229,6 +232,13 @@ def export_determinized(
     problem = _problem_text(names, pr, init, goal, name, goal_text, twins=twins, suffix="-det")
     stats = ExportStats(len(table), tuple(idle), keep_idle, tuple(c for c, cm in model.items() if not cm.rules))
     return DeterminizedExport(
-        "\n".join(lines) + "\n", problem, names, MappingProxyType(table), twins,
-        MappingProxyType(dict(pr.twin_names)), init, goal, stats,
+        "\n".join(lines) + "\n",
+        problem,
+        names,
+        MappingProxyType(table),
+        twins,
+        MappingProxyType(dict(pr.twin_names)),
+        init,
+        goal,
+        stats,
     )

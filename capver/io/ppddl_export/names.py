@@ -17,9 +17,31 @@ from capver.model.capability_model import CompoundModel
 
 PDDL_KEYWORDS = frozenset(
     {
-        "and", "or", "not", "imply", "exists", "forall", "when", "probabilistic", "oneof",
-        "define", "domain", "problem", "either", "object", "increase", "decrease", "assign",
-        "scale-up", "scale-down", "minimize", "maximize", "number", "at", "over", "all",
+        "and",
+        "or",
+        "not",
+        "imply",
+        "exists",
+        "forall",
+        "when",
+        "probabilistic",
+        "oneof",
+        "define",
+        "domain",
+        "problem",
+        "either",
+        "object",
+        "increase",
+        "decrease",
+        "assign",
+        "scale-up",
+        "scale-down",
+        "minimize",
+        "maximize",
+        "number",
+        "at",
+        "over",
+        "all",
     }
 )
 PDDL_RULE = IdentifierRule(
@@ -49,7 +71,7 @@ def _negated(predicate: str, predicates: Iterable[str]) -> str:
     ``not-not-``: ``p`` gives ``not-p``; ``not-p`` gives ``p`` when no predicate is
     called ``p``, else ``not-p-false``."""
     if predicate.startswith(NEGATION_PREFIX):
-        rest = predicate[len(NEGATION_PREFIX):]
+        rest = predicate[len(NEGATION_PREFIX) :]
         return rest if rest and rest not in set(predicates) else f"{predicate}-false"
     return NEGATION_PREFIX + predicate
 

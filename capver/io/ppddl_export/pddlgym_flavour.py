@@ -100,9 +100,14 @@ def export_pddlgym(
     # pddlgym's prover binds every constant to itself up front and then checks only
     # nullary literals: a precondition (fire l1) would always hold.  So every atom is
     # a nullary predicate here (which also avoids its refusal of (adjacent l1 l1)).
-    nullary = {i: (names.predicates[a.predicate] if not a.args else
-                   alloc.take("-".join([names.predicates[a.predicate], *(names.objects[x] for x in a.args)])))
-               for i, a in enumerate(model.vocabulary.atoms)}
+    nullary = {
+        i: (
+            names.predicates[a.predicate]
+            if not a.args
+            else alloc.take("-".join([names.predicates[a.predicate], *(names.objects[x] for x in a.args)]))
+        )
+        for i, a in enumerate(model.vocabulary.atoms)
+    }
     pr.rename_atoms(nullary)
     pr.used.discard(":typing")
     idle = _idle_capabilities(model)
@@ -126,14 +131,15 @@ def export_pddlgym(
                     lines = [_cube_noop(pr, sub)] if c in idle else pr.distribution(dist, False)
                     table[n] = GymAction(n, c, k, sub)
                     # pddlgym's action literal (n) is part of the precondition
-                    body += _gym_action(n, f"(and ({n})" + pr.cube(sub)[len("(and"):], lines)
+                    body += _gym_action(n, f"(and ({n})" + pr.cube(sub)[len("(and") :], lines)
     _, goal_text = _goal(pr, goal, negative=True)
     notes = [_GYM_NOTES, _probability_note(False)]
     notes += [n for n in (_idle_note(idle, keep_idle), _norules_note(model)) if n]
-    notes.append("Every atom is a nullary predicate here (listed below): pddlgym 0.0.7's prover checks only "
-                 "nullary literals of a ground precondition, and refuses an atom with a repeated argument.")
-    extra = [("atom", str(a), f"({nullary[i]})") for i, a in enumerate(model.vocabulary.atoms)
-             if str(a) != nullary[i]]
+    notes.append(
+        "Every atom is a nullary predicate here (listed below): pddlgym 0.0.7's prover checks only "
+        "nullary literals of a ground precondition, and refuses an atom with a repeated argument."
+    )
+    extra = [("atom", str(a), f"({nullary[i]})") for i, a in enumerate(model.vocabulary.atoms) if str(a) != nullary[i]]
     lines = _header("pddlgym PPDDL domain", name, notes, names.table(extra))
     # pddlgym reads its action predicates from this comment; other tools ignore it
     lines += [";", "; (:actions " + " ".join(table) + ")"]
@@ -150,5 +156,11 @@ def _gym_action(name: str, precondition: str, effect: Sequence[str]) -> list[str
     if effect[0] == "(probabilistic":
         # pddlgym steps only an effect that is a conjunction or a single literal
         effect = ["(and", *("  " + x for x in effect), ")"]
-    return [f"  (:action {name}", "    :parameters ()", f"    :precondition {precondition}",
-            "    :effect", *("      " + x for x in effect), "    )"]
+    return [
+        f"  (:action {name}",
+        "    :parameters ()",
+        f"    :precondition {precondition}",
+        "    :effect",
+        *("      " + x for x in effect),
+        "    )",
+    ]

@@ -76,9 +76,7 @@ class _Printer:
         self._atoms = {i: names.atom(a) for i, a in enumerate(self.vocab.atoms)}
         # The model language prints an atom as [quote(p), quote(o1), ...]; this maps
         # that form back to the atom, so its cover printer can be reused verbatim.
-        self._dsl_atoms = {
-            (quote(a.predicate), *(quote(x) for x in a.args)): i for i, a in enumerate(self.vocab.atoms)
-        }
+        self._dsl_atoms = {(quote(a.predicate), *(quote(x) for x in a.args)): i for i, a in enumerate(self.vocab.atoms)}
         self.twin_names: dict[str, str] = {}  # PDDL predicate -> its twin
         self.nullary: list[str] = []  # predicates standing for single atoms
         self.used: set[str] = {":strips"}
@@ -222,11 +220,15 @@ def _header(title: str, model_name: str, notes: Sequence[str], table: Sequence[s
 
 def _probability_note(exact_fractions: bool) -> str:
     if exact_fractions:
-        return ("Probabilities are exact fractions (capver's own PPDDL reader reads them; most other tools "
-                "read only decimals) and those of each probabilistic effect sum to exactly 1.")
-    return ("Probabilities are decimals: exact where the fraction terminates, otherwise rounded, with the "
-            "exact fraction in a comment. Those of each probabilistic effect sum to exactly 1, so no "
-            "implicit 'nothing happens' outcome applies ((and) is written for the empty effect).")
+        return (
+            "Probabilities are exact fractions (capver's own PPDDL reader reads them; most other tools "
+            "read only decimals) and those of each probabilistic effect sum to exactly 1."
+        )
+    return (
+        "Probabilities are decimals: exact where the fraction terminates, otherwise rounded, with the "
+        "exact fraction in a comment. Those of each probabilistic effect sum to exactly 1, so no "
+        "implicit 'nothing happens' outcome applies ((and) is written for the empty effect)."
+    )
 
 
 def _idle_note(idle: Sequence[str], kept: bool) -> str | None:
@@ -234,10 +236,14 @@ def _idle_note(idle: Sequence[str], kept: bool) -> str | None:
         return None
     listed = ", ".join(json.dumps(c, ensure_ascii=False) for c in idle)
     if kept:
-        return (f"{len(idle)} capabilities can never change the state (every rule's effect is empty): {listed}. "
-                "They are kept (keep-idle) with an effect that re-asserts a literal their precondition implies.")
-    return (f"{len(idle)} capabilities are left out because they can never change the state (every rule's "
-            f"effect is empty), so no plan needs them: {listed}. Export with --keep-idle to keep them.")
+        return (
+            f"{len(idle)} capabilities can never change the state (every rule's effect is empty): {listed}. "
+            "They are kept (keep-idle) with an effect that re-asserts a literal their precondition implies."
+        )
+    return (
+        f"{len(idle)} capabilities are left out because they can never change the state (every rule's "
+        f"effect is empty), so no plan needs them: {listed}. Export with --keep-idle to keep them."
+    )
 
 
 def _norules_note(model: CompoundModel) -> str | None:
@@ -250,7 +256,9 @@ def _norules_note(model: CompoundModel) -> str | None:
 
 def _idle_capabilities(model: CompoundModel) -> list[str]:
     """Capabilities with rules, all of whose effects are empty: they never change the state."""
-    return [c for c, cm in model.items() if cm.rules and all(eta == NO_EFFECT for r in cm.rules for _, eta in r.effects)]
+    return [
+        c for c, cm in model.items() if cm.rules and all(eta == NO_EFFECT for r in cm.rules for _, eta in r.effects)
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,7 +274,6 @@ class ExportStats:
 
 NO_STATS = ExportStats(0, (), False, ())
 """The stats of an export made without them (the default of the export classes)."""
-
 
 
 def _write_pair(directory: str | Path, dname: str, dtext: str, pname: str, ptext: str) -> tuple[Path, Path]:
@@ -293,7 +300,9 @@ def _union(model: CompoundModel, regions: Sequence[tuple[Node, object]]) -> Node
     return union
 
 
-def _goal(pr: _Printer, goal: Sequence[Literal], *, negative: bool, twins: frozenset[int] = frozenset()) -> tuple[list[str], str]:
+def _goal(
+    pr: _Printer, goal: Sequence[Literal], *, negative: bool, twins: frozenset[int] = frozenset()
+) -> tuple[list[str], str]:
     """The goal's conjunction (recording the requirements it needs)."""
     conj = []
     for lit in goal:
