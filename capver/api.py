@@ -41,7 +41,7 @@ from capver.engines.verification.quantitative import QuantitativeResult
 from capver.engines.verification.relations import Verdict, equivalent, refines, same_distributions
 from capver.envs.base import Representation, Simulator
 from capver.errors import UsageError
-from capver.io import dsl, run_dir
+from capver.io import certificate, dsl, run_dir
 from capver.io.literal_text import parse_conjunction, parse_state
 from capver.io.ppddl_export.determinised import export_determinized
 from capver.io.ppddl_export.ppddl import export_ppddl
@@ -137,8 +137,8 @@ class LearnResult:
         manifest = RunManifest(origin.agent, origin.args, self.method, self.budget) if origin is not None else None
         st = self.assessment.setting
         starts = {st.alpha(x) for x in st.initial_states}
-        props = "".join(f'"{p.prop.name}": {to_text(p.prop)};\n' for p in self.properties) or None
-        return run_dir.save(
+        props = "".join(f"{to_text(p.prop)};\n" for p in self.properties) or None
+        run = run_dir.save(
             path,
             h_and=self.h_and,
             h_or=self.h_or,
@@ -146,10 +146,15 @@ class LearnResult:
             data=self.data,
             manifest=manifest,
             init=next(iter(starts)) if len(starts) == 1 else None,
-            truth=self.assessment.truth,
-            certify=certify,
             properties_text=props,
         )
+        if not certify:
+            return run
+        # The models in memory are those the files hold (the DSL reads back exactly
+        # what it wrote), so the certificate need not read them again.
+        models = {certificate.AND: self.h_and, certificate.OR: self.h_or, certificate.TILDE: self.h_tilde}
+        certificate.certify(run.path, self.assessment.truth, models)
+        return Run.open(run.path)
 
     def model(self, which: str = "h_and") -> CompoundModel:
         if which not in BOUNDS:

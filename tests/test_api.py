@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import capver as cv
-from capver.engines.verification.relations import refines
+from capver.engines.verification.relations import equivalent, refines
+from capver.errors import RunFileError
 from capver.io import dsl
 from tests.helpers.cli import capver
 
@@ -38,3 +41,39 @@ def test_h_tilde_is_certified_between_the_bounds_and_matches_capver_learn(tmp_pa
     assert res.returncode == 0, res.stderr
     written = dsl.read(tmp_path / "run" / "h_tilde.capm", ctx=result.h_and.ctx).model
     assert dsl.emit(written, name="occam") == dsl.emit(h_tilde, name="occam")
+
+
+def test_a_saved_result_is_a_run_the_commands_and_load_run_accept(tmp_path: Path) -> None:
+    """LearnResult.save writes the run directory capver learn writes: capver certify
+    re-checks its certificate, load_run gives back the same models, data and
+    properties, and a directory capver did not write is refused untouched."""
+    a = cv.load_setting("lao", domain="blocks")
+    result = cv.learn(a, method="mcqs-s", max_steps=60, seed=1, properties=['"ab": E [ F on(a,b) ]'])
+    run = result.save(tmp_path / "run")
+    assert sorted(p.name for p in run.path.iterdir()) == [
+        "certificate.json",
+        "dataset.jsonl",
+        "h_and.capm",
+        "h_or.capm",
+        "h_tilde.capm",
+        "properties.props",
+        "run.json",
+    ]
+    res = capver("certify", str(run.path))
+    assert res.returncode == 0, res.stdout + res.stderr
+    loaded = cv.load_run(run.path)
+    for which in ("h_and", "h_or"):
+        written = dsl.read(run.path / f"{which}.capm", ctx=result.h_and.ctx).model
+        assert equivalent(written, result.model(which)).holds, which
+    assert loaded.h_and.vocabulary == result.h_and.vocabulary and list(loaded.h_or) == list(result.h_or)
+    assert dict(loaded.dataset().items()) == dict(result.data.items())
+    assert [p.name for p in loaded.properties] == ["ab"]
+    assert loaded.manifest.method == "mcqs-s"
+    # Saving again over capver's own run is allowed; over someone else's files it is not.
+    assert cv.load_run(result.save(run.path).path).manifest == loaded.manifest
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "todo.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(RunFileError, match="capver does not overwrite files it did not create"):
+        result.save(other)
+    assert sorted(p.name for p in other.iterdir()) == ["todo.txt"]

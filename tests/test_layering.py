@@ -1,7 +1,7 @@
 """The package's layering, checked on its import graph: every ``import capver.X``
 (at module level or inside a function) goes to a layer at or below the importer's,
 and no modules of one layer import each other in a cycle (imports under
-``if TYPE_CHECKING:`` aside; the cycles in :data:`KNOWN_CYCLES` are still to break).
+``if TYPE_CHECKING:`` aside).
 
     errors, grammars, languages,           0  exceptions; the languages' grammars and syntax errors;
     identifiers                               the identifier rules of the PDDL and PRISM exports
@@ -195,22 +195,12 @@ def _cycle_through(start: str, component: frozenset[str], edges: dict[str, dict[
     raise AssertionError(f"{start}: no cycle in its own strongly connected component")
 
 
-# Cycles that predate the check, each to be broken rather than added to: the test
-# fails on any other cycle, and on one of these once it is gone (then delete it here).
-KNOWN_CYCLES = {
-    # certificate reads the run's model files through Run; Run.save certifies what it wrote.
-    frozenset({"capver.io.certificate", "capver.io.run_dir"}),
-}
-
-
 def test_no_import_runs_back_up() -> None:
     assert violations() == []
 
 
 def test_no_import_cycle_within_a_layer() -> None:
-    cycles = import_cycles()
-    assert [text for component, text in cycles.items() if component not in KNOWN_CYCLES] == []
-    assert [sorted(c) for c in KNOWN_CYCLES if c not in cycles] == [], "a known cycle is gone: delete it"
+    assert list(import_cycles().values()) == []
 
 
 def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:

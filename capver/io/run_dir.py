@@ -228,17 +228,16 @@ def save(
     data: TransitionDataset | None = None,
     manifest: RunManifest | None = None,
     init: State | None = None,
-    truth: CompoundModel | None = None,
-    certify: bool = True,
     properties_text: str | None = None,
 ) -> Run:
     """Write the models (h∧, h∨ and h̃, lifted over objects when ``tilde`` is a
     :class:`~capver.model.lifted.LiftedOccam`) with the initial state ``init``,
     the data (when given and the run has no ``dataset.jsonl`` yet: ``capver learn``
-    appends to its own as it goes), the manifest, the properties and, with
-    ``certify``, the certificate h∧ ⪯ h̃ ⪯ h∨ (and h∧ ⪯ h⋆ ⪯ h∨ given ``truth``).
-    Refused as :func:`check_target` says.  Returns the run, opened."""
-    from capver.io import certificate, dsl
+    appends to its own as it goes), the manifest and the properties; the
+    certificate is :func:`capver.io.certificate.certify`'s to write (it reads runs
+    through :class:`Run`).  Refused as :func:`check_target` says.  Returns the run,
+    opened."""
+    from capver.io import dsl
     from capver.io.atomic import replace_text
 
     path = Path(directory)
@@ -252,18 +251,13 @@ def save(
         replace_text(path / PROPERTIES, properties_text)
     dsl.write(h_and, path / MODEL_FILES["and"], name=MODEL_NAMES["and"], init=init)
     dsl.write(h_or, path / MODEL_FILES["or"], name=MODEL_NAMES["or"], init=init)
-    models = {MODEL_FILES["and"]: h_and, MODEL_FILES["or"]: h_or}
     if tilde is not None:
         from capver.model.lifted import LiftedOccam
 
         if isinstance(tilde, LiftedOccam):
             dsl.write_lifted(tilde, path / MODEL_FILES["tilde"], name=MODEL_NAMES["tilde"], init=init)
-            models[MODEL_FILES["tilde"]] = tilde.model
         else:
             dsl.write(tilde, path / MODEL_FILES["tilde"], name=MODEL_NAMES["tilde"], init=init)
-            models[MODEL_FILES["tilde"]] = tilde
-    if certify:
-        certificate.certify(path, truth, models)
     return Run.open(path)
 
 
