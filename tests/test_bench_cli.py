@@ -74,6 +74,52 @@ def test_quick_changes_defaults_only(name: str) -> None:
     assert vars(parser.parse(["--quick", flag, str(full[dest])]))[dest] == full[dest]
 
 
+# One count per benchmark that must be at least 1 (the shared argtypes.positive), and
+# starting seeds or counts where 0 means "none" (argtypes.non_negative).
+BAD_COUNTS: list[tuple[str, list[str], str]] = [
+    ("agents", ["--repeat", "0"], "argument --repeat: expected a positive integer, got '0'"),
+    ("agents", ["--states", "-1"], "argument --states: expected a non-negative integer, got '-1'"),
+    ("crafter", ["--calls", "0"], "argument --calls: expected a positive integer, got '0'"),
+    ("decide", ["--jobs", "0"], "argument --jobs: expected a positive integer, got '0'"),
+    ("dprime", ["--eval-every", "0"], "argument --eval-every: expected a positive integer, got '0'"),
+    ("foundation", ["--atoms", "-1"], "argument --atoms: expected a positive integer, got '-1'"),
+    ("introspection", ["--k", "0"], "argument --k: expected a positive integer, got '0'"),
+    ("learning", ["--seeds", "0"], "argument --seeds: expected a positive integer, got '0'"),
+    ("learning", ["--tilde", "-1"], "argument --tilde: expected a non-negative integer, got '-1'"),
+    ("minigrid", ["--layouts", "0"], "argument --layouts: expected a positive integer, got '0'"),
+    ("modelfiles", ["--steps", "0"], "argument --steps: expected a positive integer, got '0'"),
+    ("occam", ["--points", "5,0"], "argument --points: expected a positive integer, got '0'"),
+    ("overcooked", ["--sequences", "0"], "argument --sequences: expected a positive integer, got '0'"),
+    ("quantitative", ["--steps", "-1"], "argument --steps: expected a positive integer, got '-1'"),
+    ("speed", ["--iterations", "0"], "argument --iterations: expected a positive integer, got '0'"),
+    ("speed", ["--seed", "-1"], "argument --seed: expected a non-negative integer, got '-1'"),
+    ("verdicts", ["--seeds", "0"], "argument --seeds: expected a positive integer, got '0'"),
+    ("verify", ["--steps", "0"], "argument --steps: expected a positive integer, got '0'"),
+]
+
+
+def test_bad_counts_cover_every_benchmark() -> None:
+    assert sorted({name for name, _, _ in BAD_COUNTS}) == NAMES
+
+
+@pytest.mark.parametrize(("name", "argv", "message"), BAD_COUNTS, ids=[f"{n}{a[0]}" for n, a, _ in BAD_COUNTS])
+def test_an_out_of_range_count_is_an_argparse_error(
+    name: str, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The parser rejects the value (exit status 2, argparse's message naming the
+    option) before the benchmark starts; a valid value of the same option parses."""
+    parser = _module(name).build_parser()
+    with pytest.raises(SystemExit) as exc:
+        parser.parse(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: capver bench {name} ")
+    assert f"capver bench {name}: error: {message}" in err
+    dest = argv[0].removeprefix("--").replace("-", "_")
+    good = "5,7" if name == "occam" else "7"
+    assert vars(parser.parse([argv[0], good]))[dest] in (7, [5, 7])
+
+
 def test_the_full_defaults_are_the_recorded_ones() -> None:
     """The numbers of docs/results.md come from the full defaults; --quick must not move them."""
     expected: dict[str, dict[str, object]] = {

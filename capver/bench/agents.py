@@ -21,6 +21,7 @@ import numpy as np
 
 from capver.agents.lao_agent import LAOAgent
 from capver.bench.cli import BenchParser, summary
+from capver.commands.argtypes import non_negative, positive
 from capver.engines.discovery import discover, random_walks
 from capver.engines.execution import ExecutionBudget, execute
 from capver.envs.ppddl import AtomsRepresentation, PPDDLSimulator, load_task
@@ -80,19 +81,18 @@ def build_parser() -> BenchParser:
     )
     p.add_argument("--problem", default="problem1", help="problem file of every domain (default problem1)")
     p.add_argument(
-        "--states", type=int, default=20, help="random-walk start states besides the initial one (default 20)"
+        "--states", type=non_negative, default=20, help="random-walk start states besides the initial one (default 20)"
     )
-    p.add_argument("--repeat", type=int, default=5, help="warm passes over all pairs (default 5)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the simulator and of the numpy Generator (default 0)")
+    p.add_argument("--repeat", type=positive, default=5, help="warm passes over all pairs (default 5)")
+    p.add_argument(
+        "--seed", type=non_negative, default=0, help="seed of the simulator and of the numpy Generator (default 0)"
+    )
     p.add_quick(QUICK, "a smoke run: both domains and both Θ on fewer start states and warm passes")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse(argv)
-    if args.states < 0 or args.repeat < 1:
-        parser.error("--states must be non-negative and --repeat positive")
+    args = build_parser().parse(argv)
 
     print(
         f"{'domain':<18} {'theta':>5} {'pairs':>6} {'cold exec/s':>12} {'warm exec/s':>12} "

@@ -39,6 +39,7 @@ import numpy as np
 from capver.bench.cli import BenchParser, summary
 from capver.bench.environment import bench_dprime, print_dprime
 from capver.bench.learning.analysis import first_crossing, mean_curve
+from capver.commands.argtypes import non_negative, positive
 from capver.envs.crafter_env import CrafterSimulator
 from capver.io.run_file import SettingArgs
 from capver.settings import build_assessment
@@ -122,10 +123,12 @@ def _threshold_report(runs_csv: Path, threshold: float) -> None:
 
 def build_parser() -> BenchParser:
     p = BenchParser("crafter", summary(__doc__))
-    p.add_argument("--sequences", type=int, default=300, help="D′ sequences (default 300, as capver learn)")
-    p.add_argument("--step-cap", type=int, default=100, help="step cap per execution (default 100)")
-    p.add_argument("--calls", type=int, default=2000, help="calls per snapshot micro-benchmark (default 2000)")
-    p.add_argument("--seed", type=int, default=0, help="world seed (default 0, as capver learn --agent crafter)")
+    p.add_argument("--sequences", type=positive, default=300, help="D′ sequences (default 300, as capver learn)")
+    p.add_argument("--step-cap", type=positive, default=100, help="step cap per execution (default 100)")
+    p.add_argument("--calls", type=positive, default=2000, help="calls per snapshot micro-benchmark (default 2000)")
+    p.add_argument(
+        "--seed", type=non_negative, default=0, help="world seed (default 0, as capver learn --agent crafter)"
+    )
     p.add_argument(
         "--runs",
         type=Path,

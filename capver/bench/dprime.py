@@ -27,6 +27,7 @@ from pathlib import Path
 from capver.bench.cli import BenchParser, summary
 from capver.bench.learning.runs import RunSpec, run_curve
 from capver.bench.learning.settings import EvalSet, collect_eval_set
+from capver.commands.argtypes import non_negative, positive
 
 DEFAULT_SETTINGS = ("lao:first_responders", "lao:blocks")
 METHODS = ("mcqs-e", "mcqs-s", "random")
@@ -128,7 +129,7 @@ def build_parser() -> BenchParser:
         default=list(DEFAULT_SETTINGS),
         help=f"settings as in capver bench learning (default: {' '.join(DEFAULT_SETTINGS)})",
     )
-    p.add_argument("--sequences", type=int, default=100_000, help="sequences in D′ (default 100000, the paper's)")
+    p.add_argument("--sequences", type=positive, default=100_000, help="sequences in D′ (default 100000, the paper's)")
     p.add_argument(
         "--methods",
         nargs="+",
@@ -136,9 +137,11 @@ def build_parser() -> BenchParser:
         default=list(METHODS),
         help=f"learning methods (default: {' '.join(METHODS)})",
     )
-    p.add_argument("--steps", type=int, default=300, help="simulator-step budget of every learning run (default 300)")
-    p.add_argument("--eval-every", type=int, default=50, help="steps between checkpoints (default 50)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the learning runs (default 0)")
+    p.add_argument(
+        "--steps", type=positive, default=300, help="simulator-step budget of every learning run (default 300)"
+    )
+    p.add_argument("--eval-every", type=positive, default=50, help="steps between checkpoints (default 50)")
+    p.add_argument("--seed", type=non_negative, default=0, help="seed of the learning runs (default 0)")
     p.add_argument("--out", type=Path, help="directory for table.md and results.json (created; must not exist)")
     p.add_quick(QUICK)
     return p
@@ -147,8 +150,6 @@ def build_parser() -> BenchParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse(argv)
-    if args.sequences < 1 or args.steps < 1 or args.eval_every < 1:
-        parser.error("--sequences, --steps and --eval-every must be positive")
     if args.out is not None and args.out.exists():
         parser.error(f"--out {args.out}: already exists; give a new directory (nothing is overwritten)")
     stats: list[DPrimeStats] = []

@@ -38,6 +38,7 @@ import numpy as np
 
 from capver.bench.cli import BenchParser
 from capver.bench.timing import Timing, timed
+from capver.commands.argtypes import non_negative, positive
 from capver.core.dataset import TransitionDataset
 from capver.core.state import Capability, Effect, Transition
 from capver.core.vocabulary import Literal
@@ -528,20 +529,20 @@ def build_parser() -> BenchParser:
         "Time the h∧/h∨ build, incremental rebuilds, Pr_h queries, the z3 checks and the "
         "state representation against their performance targets; print a table.",
     )
-    p.add_argument("--atoms", type=int, default=40, help="atoms in the vocabulary (default 40)")
-    p.add_argument("--transitions", type=int, default=10_000, help="transitions in D (default 10000)")
-    p.add_argument("--capabilities", type=int, default=20, help="capabilities (default 20)")
-    p.add_argument("--states", type=int, default=2_000, help="size of the state pool (default 2000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the numpy Generator (default 0)")
+    p.add_argument("--atoms", type=positive, default=40, help="atoms in the vocabulary (default 40)")
+    p.add_argument("--transitions", type=positive, default=10_000, help="transitions in D (default 10000)")
+    p.add_argument("--capabilities", type=positive, default=20, help="capabilities (default 20)")
+    p.add_argument("--states", type=positive, default=2_000, help="size of the state pool (default 2000)")
+    p.add_argument("--seed", type=non_negative, default=0, help="seed of the numpy Generator (default 0)")
     p.add_argument(
         "--backends",
         default="cudd,autoref",
         help="comma-separated BDD backends timed on the pooled dataset (default cudd,autoref); "
         "the all-distinct dataset uses the first",
     )
-    p.add_argument("--incremental-samples", type=int, default=50, help="single additions per kind (default 50)")
-    p.add_argument("--queries", type=int, default=5_000, help="observed (s,c) queries (default 5000)")
-    p.add_argument("--unobserved-queries", type=int, default=1_000, help="unobserved (s,c) queries (default 1000)")
+    p.add_argument("--incremental-samples", type=positive, default=50, help="single additions per kind (default 50)")
+    p.add_argument("--queries", type=positive, default=5_000, help="observed (s,c) queries (default 5000)")
+    p.add_argument("--unobserved-queries", type=positive, default=1_000, help="unobserved (s,c) queries (default 1000)")
     p.add_argument(
         "--agreement-capabilities",
         type=int,
@@ -557,7 +558,7 @@ def build_parser() -> BenchParser:
     p.add_argument("--no-z3", action="store_true", help="skip the z3 refinement and agreement checks")
     p.add_argument("--no-distinct", action="store_true", help="skip the all-distinct-states dataset")
     p.add_argument(
-        "--representation-states", type=int, default=20_000, help="states in the micro-benchmark (default 20000)"
+        "--representation-states", type=positive, default=20_000, help="states in the micro-benchmark (default 20000)"
     )
     p.add_argument("--pin", action="store_true", help="pin the process to one core")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
@@ -567,15 +568,8 @@ def build_parser() -> BenchParser:
 
 
 def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
+    # The sizes are positive by their argument type; these two also take -1 ("all").
     for name, minimum in (
-        ("atoms", 1),
-        ("transitions", 1),
-        ("capabilities", 1),
-        ("states", 1),
-        ("incremental_samples", 1),
-        ("queries", 1),
-        ("unobserved_queries", 1),
-        ("representation_states", 1),
         ("agreement_capabilities", -1),
         ("agreement_optimistic", -1),
     ):

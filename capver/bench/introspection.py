@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from capver.bench.cli import BenchParser, summary
+from capver.commands.argtypes import non_negative, positive, seconds
 from capver.errors import IntrospectionError
 from capver.introspection.domains import DOMAINS
 from capver.introspection.search import (
@@ -135,14 +136,16 @@ def build_parser() -> BenchParser:
         help="sizes of one domain (d for the grid; blocks, drawers or bins); repeatable "
         f"(default {_sizes_text(DEFAULT_SIZES)}; --quick: {_sizes_text(QUICK_SIZES)})",
     )
-    p.add_argument("--episodes", type=int, default=5, help="instances per domain and size (default 5)")
-    p.add_argument("--grid-episodes", type=int, default=20, help="instances per distance on the grid (default 20)")
-    p.add_argument("--timeout", type=float, default=60.0, help="per-run wall-clock limit in seconds (default 60)")
+    p.add_argument("--episodes", type=positive, default=5, help="instances per domain and size (default 5)")
+    p.add_argument("--grid-episodes", type=positive, default=20, help="instances per distance on the grid (default 20)")
+    p.add_argument("--timeout", type=seconds, default=60.0, help="per-run wall-clock limit in seconds (default 60)")
     p.add_argument(
-        "--max-nodes", type=int, default=3_000_000, help="per-run limit on stored search nodes (default 3000000)"
+        "--max-nodes", type=positive, default=3_000_000, help="per-run limit on stored search nodes (default 3000000)"
     )
-    p.add_argument("--k", type=int, default=100, help="K of RANDOM[K], BEAM[K], MCTS[K] and MCTS-U[K] (default 100)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the instances and of the planners (default 0)")
+    p.add_argument(
+        "--k", type=positive, default=100, help="K of RANDOM[K], BEAM[K], MCTS[K] and MCTS-U[K] (default 100)"
+    )
+    p.add_argument("--seed", type=non_negative, default=0, help="seed of the instances and of the planners (default 0)")
     p.add_argument(
         "--out", type=Path, default=Path("bench-introspection"), help="output directory (default bench-introspection)"
     )
@@ -176,11 +179,6 @@ def parse_sizes(specs: Sequence[str], quick: bool) -> dict[str, tuple[int, ...]]
 
 
 def run(args: argparse.Namespace) -> int:
-    for flag in ("episodes", "grid_episodes", "k", "max_nodes"):
-        if getattr(args, flag) < 1:
-            raise IntrospectionError(f"--{flag.replace('_', '-')} must be positive, got {getattr(args, flag)}")
-    if args.timeout <= 0:
-        raise IntrospectionError(f"--timeout must be positive, got {args.timeout}")
     sizes = parse_sizes(args.sizes, args.quick)
     budget = SearchBudget(timeout=args.timeout, max_nodes=args.max_nodes)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -34,6 +34,7 @@ from capver.agents.minigrid_agents import (
     training_intents,
 )
 from capver.bench.cli import BenchParser, summary
+from capver.commands.argtypes import non_negative, positive
 from capver.core.state import Capability
 from capver.engines.execution import ExecutionBudget, execute
 from capver.envs.gym_adapter import DeepcopyCodec, GymSimulator, StateApiCodec
@@ -128,27 +129,26 @@ def _jobs(
 
 def build_parser() -> BenchParser:
     p = BenchParser("minigrid", summary(__doc__))
-    p.add_argument("--layouts", type=int, default=20, help="start layouts per intent and distribution (default 20)")
+    p.add_argument(
+        "--layouts", type=positive, default=20, help="start layouts per intent and distribution (default 20)"
+    )
     p.add_argument(
         "--deepcopy-executions",
-        type=int,
+        type=non_negative,
         default=10,
         help="search-agent runs on the deep-copy simulator (default 10; 0 skips them)",
     )
-    p.add_argument("--max-steps", type=int, default=200, help="step cap per execution (default 200)")
-    p.add_argument("--calls", type=int, default=2000, help="calls per snapshot micro-benchmark (default 2000)")
+    p.add_argument("--max-steps", type=positive, default=200, help="step cap per execution (default 200)")
+    p.add_argument("--calls", type=positive, default=2000, help="calls per snapshot micro-benchmark (default 2000)")
     p.add_argument(
-        "--seed", type=int, default=0, help="seed of the environment and of the numpy Generators (default 0)"
+        "--seed", type=non_negative, default=0, help="seed of the environment and of the numpy Generators (default 0)"
     )
     p.add_quick(QUICK, "a smoke run: every part on fewer layouts, deep-copy runs and snapshot calls")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse(argv)
-    if args.layouts < 1 or args.calls < 1 or args.max_steps < 1 or args.deepcopy_executions < 0:
-        parser.error("--layouts, --calls and --max-steps must be positive, --deepcopy-executions non-negative")
+    args = build_parser().parse(argv)
 
     print("snapshot costs (QuadrantDoorKeyEnv, 9x9 grid)")
     print(f"{'codec':<10} {'get_state us':>13} {'set_state us':>13} {'step us':>10}")

@@ -27,6 +27,7 @@ import numpy as np
 
 from capver.bench.cli import BenchParser, summary
 from capver.bench.timing import Timing, timed
+from capver.commands.argtypes import non_negative, positive
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.verification import relations
@@ -106,8 +107,8 @@ def build_parser() -> BenchParser:
     p = BenchParser("modelfiles", summary(__doc__))
     p.add_argument("--domain", default="blocks", help="bundled PDDLGym domain of the LAO* agent (default blocks)")
     p.add_argument("--method", choices=sorted(QUERY_METHODS), default="mcqs-e", help="query synthesis (default mcqs-e)")
-    p.add_argument("--steps", type=int, default=2000, help="simulator-step budget of the run (default 2000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the setting and of the learner (default 0)")
+    p.add_argument("--steps", type=positive, default=2000, help="simulator-step budget of the run (default 2000)")
+    p.add_argument("--seed", type=non_negative, default=0, help="seed of the setting and of the learner (default 0)")
     p.add_argument(
         "--no-before",
         action="store_true",
@@ -130,8 +131,6 @@ def build_parser() -> BenchParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse(argv)
-    if args.steps < 1:
-        parser.error("--steps must be positive")
     if args.out is not None and args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())):
         parser.error(f"--out {args.out}: expected a new or empty directory")
     h_and, h_or, learning, what = learn(args.domain, args.method, args.steps, args.seed)

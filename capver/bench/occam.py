@@ -38,6 +38,7 @@ from capver.bench.cli import BenchParser, summary
 from capver.bench.learning.cli import _csv_list
 from capver.bench.learning.settings import applicable_transitions, build_setting, parse_setting, true_transitions
 from capver.bench.markdown import markdown_table, table_row
+from capver.commands.argtypes import non_negative, positive
 from capver.core.dataset import TransitionDataset
 from capver.core.state import State
 from capver.engines.evaluation import mean_abs_error
@@ -487,7 +488,7 @@ def heldout_table(results: Sequence[HeldOut]) -> list[str]:
 
 def build_parser() -> BenchParser:
     p = BenchParser("occam", summary(__doc__))
-    p.add_argument("--seeds", type=int, default=2, help="runs per setting and method (default 2)")
+    p.add_argument("--seeds", type=positive, default=2, help="runs per setting and method (default 2)")
     p.add_argument(
         "--size-settings",
         type=_csv_list,
@@ -496,13 +497,13 @@ def build_parser() -> BenchParser:
     )
     p.add_argument(
         "--size-budget",
-        type=int,
+        type=non_negative,
         default=0,
         help=f"step budget of every part-1 run (default 0: per setting, {SIZE_BUDGETS})",
     )
     p.add_argument(
         "--points",
-        type=lambda s: [int(x) for x in _csv_list(s)],
+        type=lambda s: [positive(x) for x in _csv_list(s)],
         default=list(QACE_POINTS),
         help=f"interactions at which part 2 scores (default {','.join(map(str, QACE_POINTS))})",
     )
@@ -518,8 +519,8 @@ def build_parser() -> BenchParser:
         default=list(HELDOUT_DOMAINS),
         help=f"PPDDL domains whose primitive model is part 3's hidden truth (default {','.join(HELDOUT_DOMAINS)})",
     )
-    p.add_argument("--heldout-steps", type=int, default=250, help="step budget of part 3 (default 250)")
-    p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2; 1: no pool)")
+    p.add_argument("--heldout-steps", type=positive, default=250, help="step budget of part 3 (default 250)")
+    p.add_argument("--jobs", type=positive, default=2, help="worker processes (default 2; 1: no pool)")
     p.add_argument("--out", type=Path, default=Path("bench-occam"), help="output directory (default bench-occam)")
     p.add_quick(QUICK, "a smoke run: tiny budgets, one seed")
     return p
@@ -528,8 +529,8 @@ def build_parser() -> BenchParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse(argv)
-    if args.seeds < 1 or args.jobs < 1 or not args.points or min(args.points) < 1:
-        parser.error("--seeds, --jobs and every --points entry must be positive")
+    if not args.points:  # "--points ," passes the type: it has no entry to check
+        parser.error("--points: expected at least one positive integer")
     for s in args.size_settings:
         try:
             parse_setting(s)

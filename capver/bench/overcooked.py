@@ -33,6 +33,7 @@ import numpy as np
 from capver.bench.cli import BenchParser, summary
 from capver.bench.environment import bench_dprime, print_dprime
 from capver.bench.learning.settings import build_setting
+from capver.commands.argtypes import positive
 from capver.envs.kitchen import ACTIONS, KitchenEnv, kitchen_simulator, start_state
 
 QUICK: dict[str, int] = {"sequences": 10, "calls": 200}
@@ -72,9 +73,9 @@ def bench_snapshots(layout: str, calls: int) -> list[tuple[str, float, float | N
 
 def build_parser() -> BenchParser:
     p = BenchParser("overcooked", summary(__doc__))
-    p.add_argument("--sequences", type=int, default=300, help="D′ sequences (default 300, as capver learn)")
+    p.add_argument("--sequences", type=positive, default=300, help="D′ sequences (default 300, as capver learn)")
     p.add_argument("--layout", default="cramped_room", help="kitchen layout (default cramped_room)")
-    p.add_argument("--calls", type=int, default=20000, help="calls per snapshot micro-benchmark (default 20000)")
+    p.add_argument("--calls", type=positive, default=20000, help="calls per snapshot micro-benchmark (default 20000)")
     p.add_quick(QUICK, "a smoke run: fewer D′ sequences and snapshot calls")
     return p
 

@@ -31,6 +31,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 from capver.bench.cli import BenchParser, summary
+from capver.commands.argtypes import non_negative, positive, seconds
 
 TARGET_SECONDS = 5.0
 
@@ -89,7 +90,7 @@ def build_parser() -> BenchParser:
     )
     p.add_argument(
         "--steps",
-        type=int,
+        type=positive,
         default=None,
         help="simulator steps of every learned run (default: each setting's own: "
         + ", ".join(f"{k} {s.steps}" for k, s in SETTINGS.items())
@@ -109,9 +110,9 @@ def build_parser() -> BenchParser:
         help=f"the checkers timed (default: {' '.join(ENGINES)})",
     )
     p.add_argument(
-        "--timeout", type=float, default=120.0, help="seconds one check may take before it is stopped (default 120)"
+        "--timeout", type=seconds, default=120.0, help="seconds one check may take before it is stopped (default 120)"
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the learned runs (default 0)")
+    p.add_argument("--seed", type=non_negative, default=0, help="seed of the learned runs (default 0)")
     p.add_argument(
         "--runs",
         type=Path,

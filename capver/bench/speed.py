@@ -57,6 +57,7 @@ from capver.bench.cli import BenchParser, summary
 from capver.bench.learning.runs import RunSpec
 from capver.bench.learning.settings import build_setting, collect_eval_set, parse_setting
 from capver.bench.markdown import markdown_table, table_row
+from capver.commands.argtypes import non_negative, positive
 from capver.core.state import Capability, State, Transition
 from capver.engines.evaluation import checkpoint_scores
 from capver.engines.execution import Execution, execute
@@ -383,14 +384,14 @@ def build_parser() -> BenchParser:
         help=f"comma-separated search variants among {','.join(VARIANTS)}; 'all-iterations' applies to "
         "MCQS-E only (default: default)",
     )
-    p.add_argument("--steps", type=int, default=800, help="simulator steps per run (default 800)")
-    p.add_argument("--seed", type=int, default=0, help="seed of every run (default 0)")
-    p.add_argument("--iterations", type=int, default=100, help="MCTS iterations per plan (default 100)")
-    p.add_argument("--horizon", type=int, default=10, help="query horizon (default 10)")
-    p.add_argument("--executions", type=int, default=2, help="executions per query (default 2)")
+    p.add_argument("--steps", type=positive, default=800, help="simulator steps per run (default 800)")
+    p.add_argument("--seed", type=non_negative, default=0, help="seed of every run (default 0)")
+    p.add_argument("--iterations", type=positive, default=100, help="MCTS iterations per plan (default 100)")
+    p.add_argument("--horizon", type=positive, default=10, help="query horizon (default 10)")
+    p.add_argument("--executions", type=positive, default=2, help="executions per query (default 2)")
     p.add_argument(
         "--reachable",
-        type=int,
+        type=non_negative,
         default=0,
         metavar="K",
         help="also count the reachable transitions, executing every pair K times (default 0: skip)",
@@ -410,7 +411,7 @@ def build_parser() -> BenchParser:
     )
     p.add_argument(
         "--eval-sequences",
-        type=int,
+        type=positive,
         default=300,
         help="sequences of D′ for the coverage of the --converge runs (default 300)",
     )
@@ -428,10 +429,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     bad = sorted(v for v in args.variants if v not in VARIANTS)
     if bad:
         parser.error(f"--variants: unknown variant(s) {bad}; expected some of {sorted(VARIANTS)}")
-    if min(args.steps, args.iterations, args.horizon, args.executions, args.eval_sequences) < 1:
-        parser.error("--steps, --iterations, --horizon, --executions and --eval-sequences must be positive")
-    if args.reachable < 0 or args.converge < 0:
-        parser.error("--reachable and --converge must be ≥ 0")
+    if args.converge < 0:  # 0 skips the runs, so argtypes.seconds (> 0) does not fit
+        parser.error("--converge must be ≥ 0")
     try:
         seeds = [int(x) for x in args.converge_seeds]
     except ValueError:

@@ -24,6 +24,7 @@ from typing import TypeVar
 
 from capver.api import learn, load_setting
 from capver.bench.cli import BenchParser, summary
+from capver.commands.argtypes import non_negative, positive
 from capver.engines.verification import quantitative
 from capver.engines.verification.bmc import BoundedModelChecker
 from capver.engines.verification.checkers import QUANTITATIVE_CHECKERS
@@ -46,8 +47,10 @@ def timed(fn: Callable[[], T]) -> tuple[T, float]:
 
 def build_parser() -> BenchParser:
     p = BenchParser("verify", summary(__doc__))
-    p.add_argument("--steps", type=int, default=1500, help="MCQS-S simulator steps of the learned run (default 1500)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the learned run (default 0)")
+    p.add_argument(
+        "--steps", type=positive, default=1500, help="MCQS-S simulator steps of the learned run (default 1500)"
+    )
+    p.add_argument("--seed", type=non_negative, default=0, help="seed of the learned run (default 0)")
     p.add_argument(
         "--scale",
         action="store_true",

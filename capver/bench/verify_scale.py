@@ -79,7 +79,7 @@ from typing import Any
 
 from capver.bench.cli import BenchParser, summary
 from capver.bench.markdown import markdown_table, table_row
-from capver.commands.argtypes import positive, seconds
+from capver.commands.argtypes import non_negative, positive, seconds
 from capver.errors import UsageError
 
 TARGET_SECONDS = 10.0
@@ -1021,7 +1021,7 @@ def build_parser() -> BenchParser:
     p.add_argument(
         "--max-learn-seconds", type=seconds, default=900.0, help="wall-clock cap of each learning run (default 900)"
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the learned runs (default 0)")
+    p.add_argument("--seed", type=non_negative, default=0, help="seed of the learned runs (default 0)")
     p.add_argument(
         "--jobs",
         type=positive,

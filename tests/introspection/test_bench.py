@@ -68,8 +68,11 @@ def test_bad_arguments_are_reported(tmp_path, capsys) -> None:
     assert main(["--sizes", "mazes=3", "--out", str(tmp_path)]) == 2
     assert "expected DOMAIN=N,N" in capsys.readouterr().err
     assert main(["--sizes", "blocks=0", "--out", str(tmp_path)]) == 2
-    assert main(["--timeout", "0", "--out", str(tmp_path)]) == 2
-    assert "--timeout must be positive" in capsys.readouterr().err
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["--timeout", "0", "--out", str(tmp_path)])
+    assert exc.value.code == 2
+    assert "argument --timeout: expected a positive number of seconds, got '0'" in capsys.readouterr().err
 
 
 def test_growth_exponent_recovers_a_power_law() -> None:

@@ -26,6 +26,7 @@ from capver.bench.learning.settings import (
     collect_eval_set,
     parse_setting,
 )
+from capver.commands.argtypes import non_negative, positive
 from capver.engines.eval_collection import SUGGESTED_CHUNK
 from capver.engines.executors import EXECUTORS, make_executor
 from capver.engines.learning import LearnConfig
@@ -107,7 +108,7 @@ def build_parser() -> BenchParser:
         default=["mcqs-e", "mcqs-s", "random"],
         help=f"comma-separated, from {sorted(QUERY_METHODS)} (default mcqs-e,mcqs-s,random)",
     )
-    p.add_argument("--seeds", type=int, default=3, help="runs per (setting, method) (default 3)")
+    p.add_argument("--seeds", type=positive, default=3, help="runs per (setting, method) (default 3)")
     p.add_argument(
         "--rewards",
         type=_csv_list,
@@ -137,10 +138,10 @@ def build_parser() -> BenchParser:
         default=45.0,
         help="wall-clock cap of each run, evaluations included (0: none; default 45)",
     )
-    p.add_argument("--eval-sequences", type=int, default=300, help="sequences in each setting's D′ (default 300)")
+    p.add_argument("--eval-sequences", type=positive, default=300, help="sequences in each setting's D′ (default 300)")
     p.add_argument(
         "--eval-chunk",
-        type=int,
+        type=positive,
         default=None,
         metavar="N",
         help=f"collect D′ in chunks of N sequences on the executor's workers (e.g. {SUGGESTED_CHUNK:,}); "
@@ -148,7 +149,10 @@ def build_parser() -> BenchParser:
         "stream in this process, the recorded D′)",
     )
     p.add_argument(
-        "--eval-every", type=int, default=0, help="checkpoint every this many simulator steps (default: budget/40)"
+        "--eval-every",
+        type=non_negative,
+        default=0,
+        help="checkpoint every this many simulator steps (default: budget/40)",
     )
     p.add_argument(
         "--crossing",
@@ -158,13 +162,13 @@ def build_parser() -> BenchParser:
     )
     p.add_argument(
         "--patience",
-        type=int,
+        type=non_negative,
         default=0,
         help="stop after this many queries without change (default 0: off; paper: 25)",
     )
-    p.add_argument("--iterations", type=int, default=100, help="MCTS iterations per plan (default 100)")
-    p.add_argument("--horizon", type=int, default=10, help="query horizon (default 10)")
-    p.add_argument("--executions", type=int, default=2, help="executions n per query (default 2)")
+    p.add_argument("--iterations", type=positive, default=100, help="MCTS iterations per plan (default 100)")
+    p.add_argument("--horizon", type=positive, default=10, help="query horizon (default 10)")
+    p.add_argument("--executions", type=positive, default=2, help="executions n per query (default 2)")
     p.add_argument(
         "--ablation",
         action=argparse.BooleanOptionalAction,
@@ -190,7 +194,7 @@ def build_parser() -> BenchParser:
         help="comma-separated methods of the QACE comparison (default mcqs-s,mcqs-e,random)",
     )
     p.add_argument(
-        "--qace-budget-steps", type=int, default=500, help="simulator-step budget of each QACE run (default 500)"
+        "--qace-budget-steps", type=positive, default=500, help="simulator-step budget of each QACE run (default 500)"
     )
     p.add_argument(
         "--qace-threshold",
@@ -200,7 +204,7 @@ def build_parser() -> BenchParser:
     )
     p.add_argument(
         "--qace-every",
-        type=int,
+        type=positive,
         default=5,
         help="evaluate the QACE error every this many queries (default 5: one evaluation costs "
         "about as much as 2–3 queries)",
@@ -213,7 +217,7 @@ def build_parser() -> BenchParser:
     )
     p.add_argument(
         "--tilde",
-        type=int,
+        type=non_negative,
         default=10,
         metavar="K",
         help="score the Occam model h̃ at K checkpoints of each curve run, the last among them, and at "
@@ -221,7 +225,7 @@ def build_parser() -> BenchParser:
     )
     p.add_argument(
         "--jobs",
-        type=int,
+        type=positive,
         default=2,
         help="workers: processes, threads or Ray actors (default 2; local with 1: this process)",
     )
@@ -297,19 +301,9 @@ def main(argv: list[str] | None = None) -> int:
             f"--rewards: unknown reward(s) {bad}; expected some of {sorted(REWARDS)}, 'tilde' optionally "
             "as 'tilde:λ' with λ in [0, 1]"
         )
-    if (
-        args.seeds < 1
-        or args.jobs < 1
-        or args.eval_sequences < 1
-        or args.random_factor <= 0
-        or args.budget_scale <= 0
-        or (args.eval_chunk is not None and args.eval_chunk < 1)
-    ):
-        parser.error(
-            "--seeds, --jobs, --eval-sequences, --eval-chunk, --random-factor and --budget-scale must be positive"
-        )
-    if args.eval_every < 0 or args.tilde < 0 or args.qace_every < 1 or args.qace_budget_steps < 1:
-        parser.error("--eval-every and --tilde must be ≥ 0, --qace-every and --qace-budget-steps ≥ 1")
+    # The integer options are checked by their argument types; these two are factors, not seconds.
+    if args.random_factor <= 0 or args.budget_scale <= 0:
+        parser.error("--random-factor and --budget-scale must be positive")
     for s in args.settings:
         try:
             parse_setting(s)
