@@ -12,7 +12,7 @@ and no modules of one layer import each other in a cycle (imports under
     engines, introspection                 5  algorithms (lattice, MCQS, verification, planners)
     io                                     6  reading and writing files, presentation
     settings                               7  named assessment settings (glue of the above)
-    commands, bench, cli, api              8  what users call
+    commands, bench, cli, api, learn_run   8  what users call; a learning run into a run directory
 
 A new import that runs back up fails this test with the file, the line and both
 layers, a new cycle with its modules and the lines of its imports, so the next
@@ -50,6 +50,7 @@ LAYERS: dict[str, int] = {
     "capver.bench": 8,
     "capver.cli": 8,
     "capver.api": 8,
+    "capver.learn_run": 8,
     "capver.__main__": 8,
     "capver": 8,
 }

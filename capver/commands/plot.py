@@ -9,7 +9,7 @@ from pathlib import Path
 
 from capver.commands.argtypes import refuse_to_overwrite
 from capver.errors import RunFileError
-from capver.io import run_file
+from capver.io import run_dir, run_file
 from capver.io.curves import plot_curves, read_curves
 
 METRICS = ("coverage_agreement", "agreement", "exact_vd", "coverage_agreement_tilde", "exact_vd_tilde")
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
             )
     rows = []
     for r in args.runs:
-        path = r / "curve.csv"
+        path = r / run_dir.CURVE_CSV
         if not path.exists():
             raise RunFileError(f"{path}: missing; the run has not written its curve yet")
         rows += read_curves([path])

@@ -363,8 +363,8 @@ def _check_one(
         verdict = portfolio.verdict(index, init, on_and, on_or)
         line, record, code = _agent_line(prop, verdict, vocab)
         witness = verdict.witness
-        _proved(prop, "h_and.capm", on_and, invariants)
-        _proved(prop, "h_or.capm", on_or, invariants)
+        _proved(prop, run_dir.MODEL_FILES["and"], on_and, invariants)
+        _proved(prop, run_dir.MODEL_FILES["or"], on_or, invariants)
     if witness is not None:
         # Structured for every kind of result (_agent_line records the text form).
         record["witness"] = witness.to_json(vocab)
@@ -643,6 +643,8 @@ def _how(r: QualitativeResult) -> str:
         return f"no run within {r.bound:,} steps"
     if r.reachable is not None:
         return f"{r.reachable} reachable states"
+    if r.explored == 0:
+        return "no state is its goal: decided without a search"
     return f"decided after exploring {r.explored} states"
 
 
