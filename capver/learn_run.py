@@ -42,7 +42,7 @@ from capver.engines.findings import run_findings
 from capver.engines.learning import LEARN_DEFAULTS, LearnConfig, Learner, ParallelExecutions, resumed_queries
 from capver.engines.lifting import run_lifted_model
 from capver.errors import RunFileError, UsageError
-from capver.io import certificate, dataset_file, dsl, property_status, run_dir, run_file
+from capver.io import certificate, dataset_file, property_status, run_dir, run_file
 from capver.io.atomic import replace_text
 from capver.io.curves import plot_curves, read_curves, write_curve
 from capver.io.explain import capability_report, tilde_blocks
@@ -526,10 +526,7 @@ def _write_outputs(
         init = initial_state(learner)
         lifted = occam()
         tilde = lifted.model
-        files, names = run_dir.MODEL_FILES, run_dir.MODEL_NAMES
-        dsl.write(learner.h_and, out / files["and"], name=names["and"], init=init)
-        dsl.write(learner.h_or, out / files["or"], name=names["or"], init=init)
-        dsl.write_lifted(lifted, out / files["tilde"], name=names["tilde"], init=init)
+        run_dir.write_models(out, learner.h_and, learner.h_or, lifted, init)
     with report.phase("reading the findings off h∧"):
         findings = run_findings(learner.h_and, seed)
     with report.phase("writing report.txt"):

@@ -8,6 +8,7 @@ there, h∨ gives too; checked by enumeration)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -81,12 +82,10 @@ def _compare_cut_frontiers(seed: int, steps: int, rings: int) -> int:
         ]
 
     whole = verdicts()
-    saved = (symbolic.LARGE_NODES, symbolic.LARGE_RINGS)
-    symbolic.LARGE_NODES, symbolic.LARGE_RINGS = 0, rings
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(symbolic, "LARGE_NODES", 0)
+        mp.setattr(symbolic, "LARGE_RINGS", rings)
         cut = verdicts()
-    finally:
-        symbolic.LARGE_NODES, symbolic.LARGE_RINGS = saved
     n_cut = 0
     for text, w, c in zip(texts, whole, cut, strict=True):
         assert (c.verdict, c.tier, c.reason) == (w.verdict, w.tier, w.reason), text

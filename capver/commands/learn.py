@@ -120,7 +120,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reward",
         choices=sorted(REWARDS),
-        default="disagreement",
+        default=_DEFAULTS.reward,
         help="query-synthesis reward: the paper's h∧/h∨ disagreement, or 'tilde', which also targets "
         "states where the Occam model h̃ rests on few observations (default disagreement; see docs/tilde_reward.md)",
     )

@@ -237,7 +237,6 @@ def save(
     certificate is :func:`capver.io.certificate.certify`'s to write (it reads runs
     through :class:`Run`).  Refused as :func:`check_target` says.  Returns the run,
     opened."""
-    from capver.io import dsl
     from capver.io.atomic import replace_text
 
     path = Path(directory)
@@ -249,16 +248,29 @@ def save(
         write_dataset(path / DATASET, data)
     if properties_text is not None:
         replace_text(path / PROPERTIES, properties_text)
+    write_models(path, h_and, h_or, tilde, init)
+    return Run.open(path)
+
+
+def write_models(
+    path: Path,
+    h_and: CompoundModel,
+    h_or: CompoundModel,
+    tilde: LiftedOccam | CompoundModel | None,
+    init: State | None,
+) -> None:
+    """The run's model files, each under its name (:data:`MODEL_NAMES`) and starting
+    in ``init``: h∧, h∨ and h̃ (lifted over objects when ``tilde`` is a
+    :class:`~capver.model.lifted.LiftedOccam`; none when it is None)."""
+    from capver.io import dsl
+    from capver.model.lifted import LiftedOccam
+
     dsl.write(h_and, path / MODEL_FILES["and"], name=MODEL_NAMES["and"], init=init)
     dsl.write(h_or, path / MODEL_FILES["or"], name=MODEL_NAMES["or"], init=init)
-    if tilde is not None:
-        from capver.model.lifted import LiftedOccam
-
-        if isinstance(tilde, LiftedOccam):
-            dsl.write_lifted(tilde, path / MODEL_FILES["tilde"], name=MODEL_NAMES["tilde"], init=init)
-        else:
-            dsl.write(tilde, path / MODEL_FILES["tilde"], name=MODEL_NAMES["tilde"], init=init)
-    return Run.open(path)
+    if isinstance(tilde, LiftedOccam):
+        dsl.write_lifted(tilde, path / MODEL_FILES["tilde"], name=MODEL_NAMES["tilde"], init=init)
+    elif tilde is not None:
+        dsl.write(tilde, path / MODEL_FILES["tilde"], name=MODEL_NAMES["tilde"], init=init)
 
 
 def write_dataset(path: Path, data: TransitionDataset) -> None:
