@@ -37,6 +37,7 @@ from capver.engines.lifting import run_lifted_model
 from capver.engines.verification import quantitative
 from capver.engines.verification.agent_verdict import DEFAULT_DELTA, DEFAULT_EPSILON, LatticeVerdict, decide
 from capver.engines.verification.checkers import QUANTITATIVE_CHECKERS
+from capver.engines.verification.environment import World, settle
 from capver.engines.verification.quantitative import QuantitativeResult
 from capver.engines.verification.relations import Verdict, equivalent, refines, same_distributions
 from capver.envs.base import Representation, Simulator
@@ -51,7 +52,7 @@ from capver.io.run_file import RunBudget, RunManifest, SettingArgs
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
 from capver.model.lifted import LiftedOccam
-from capver.settings import Assessment, build_assessment
+from capver.settings import Assessment, build_assessment, world_of
 
 __all__ = ["LearnResult", "Run", "gym_setting", "learn", "load_run", "load_setting"]
 
@@ -190,6 +191,7 @@ class LearnResult:
         engine: str = "explicit",
         delta: float = DEFAULT_DELTA,
         epsilon: float = DEFAULT_EPSILON,
+        environment: bool = True,
     ) -> LatticeVerdict | QuantitativeResult:
         """Check a property (``capver verify``'s language) from the setting's initial
         state (or the atoms ``init``): a qualitative one gives the verdict about the
@@ -197,13 +199,16 @@ class LearnResult:
         quantitative one its value on h∧ by ``engine`` (a name of
         :data:`capver.engines.verification.checkers.QUANTITATIVE_CHECKERS`) and the agent's value
         bounded at confidence 1 − ``delta`` (``.agent``; ``.agent_verdict`` for a
-        ``P<op>p`` bound)."""
+        ``P<op>p`` bound).  ``environment``: what the states the environment reaches
+        settle (the PPDDL settings) is exact, as in ``capver verify``."""
         vocab = self.h_and.vocabulary
         parsed = parse_property(prop, vocab, tuple(self.h_and), source="prop")
         st = self.assessment.setting
         start = parse_state(init, vocab, what="init") if init.strip() else st.alpha(st.initial_states[0])
         if isinstance(parsed.query, ExistsPath | ForallPath):
-            return decide(parsed, self.h_and, self.h_or, self.data, start, delta=delta, epsilon=epsilon)
+            verdict = decide(parsed, self.h_and, self.h_or, self.data, start, delta=delta, epsilon=epsilon)
+            world = _world(self.assessment) if environment else None
+            return settle(verdict, parsed, world, start, vocab)
         if engine not in QUANTITATIVE_CHECKERS:
             raise UsageError(f"engine={engine!r}: expected one of {', '.join(QUANTITATIVE_CHECKERS)}")
         return quantitative.check(
@@ -225,6 +230,12 @@ class LearnResult:
         return written
 
 
+def _world(assessment: Assessment) -> World | None:
+    """The environment's reachable states for a setting built by name (None otherwise)."""
+    origin = assessment.origin
+    return world_of(origin.agent, origin.args) if origin is not None else None
+
+
 def learn(
     assessment: Assessment,
     *,
@@ -243,6 +254,7 @@ def learn(
     epsilon: float = DEFAULT_EPSILON,
     width: float = DEFAULT_WIDTH,
     focus: bool = True,
+    environment: bool = True,
 ) -> LearnResult:
     """Assess the agent with MCQS-E, MCQS-S or random queries (``method``) until a
     budget is spent or the stopping rule fires; the same loop as ``capver learn``.
@@ -252,7 +264,9 @@ def learn(
     change a property's verdict tier (``focus=False`` only tracks the tiers), and the
     run stops once every property is observed or confident at ``delta`` and
     ``epsilon`` (a ``Pmax=?`` / ``Pmin=?`` once the agent's bounds are ``width`` apart); the result's :attr:`LearnResult.properties` lists each property's
-    status and :attr:`LearnResult.history` the tier changes with their steps."""
+    status and :attr:`LearnResult.history` the tier changes with their steps;
+    ``environment=False`` leaves out what the environment settles (``capver learn
+    --ignore-environment``)."""
     vocab = assessment.ctx.vocab
     caps = tuple(c.name for c in assessment.setting.capabilities)
     props = tuple(
@@ -273,6 +287,7 @@ def learn(
         properties=props,
         targets=Targets(delta, epsilon, width),
         directed=focus,
+        world=_world(assessment) if props and environment else None,
     )
     learner = Learner(assessment.ctx, assessment.setting, config, np.random.default_rng(seed), grow=assessment.grow)
     progress = learner.run()

@@ -50,7 +50,7 @@ from capver.io.properties_text import parse_properties
 from capver.io.run_file import RunBudget, RunManifest
 from capver.model.capability_model import CompoundModel
 from capver.model.lifted import LiftedOccam
-from capver.settings import Assessment, SettingArgs, SettingSpec, build_assessment
+from capver.settings import Assessment, SettingArgs, SettingSpec, build_assessment, world_of
 
 __all__ = [
     "DEFAULT_EVAL_EVERY",
@@ -113,6 +113,7 @@ class LearnOptions:
     epsilon: float | None = None
     width: float | None = None
     no_focus: bool = False
+    ignore_environment: bool = False
     parallel: bool = False
 
 
@@ -278,6 +279,8 @@ def learn_into(options: LearnOptions, report: ProgressReport, executor: Executor
         properties=props,
         targets=targets,
         directed=directed,
+        # What the environment settles needs no query (capver.engines.verification.environment).
+        world=world_of(options.agent, manifest.setting) if props and not options.ignore_environment else None,
     )
     # A resumed run continues with a different stream of random choices.
     rng = np.random.default_rng([options.seed, len(data)])

@@ -22,6 +22,7 @@ from capver.core.state import Capability, State, Transition
 from capver.engines.evaluation import reachable_states
 from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import Setting
+from capver.engines.verification.environment import World, explore
 from capver.errors import CapverError
 from capver.io.run_file import RunManifest, SettingArgs
 from capver.logic.condition import LogicContext
@@ -239,6 +240,34 @@ SETTINGS: dict[str, Callable[[SettingArgs, np.random.Generator], Assessment]] = 
     "tabletop-llm": _tabletop_llm,
     "overcooked": _overcooked,
 }
+
+
+def _ppddl_world(args: SettingArgs) -> World | None:
+    from capver.envs.ppddl import load_task
+
+    task = load_task(args.domain, args.problem)
+
+    def successors(s: State) -> Iterable[State]:
+        return (t for a in task.applicable(s) for _, t in task.outcomes(s, a))
+
+    states = explore(successors, task.initial_state)
+    if states is None:
+        return None
+    return World(task.vocabulary, task.initial_state, states, f"the PPDDL task {args.domain}/{args.problem}")
+
+
+WORLDS: dict[str, Callable[[SettingArgs], World | None]] = {"lao": _ppddl_world, "primitive": _ppddl_world}
+"""The agents whose environment is a finite transition system capver can enumerate:
+the PPDDL settings, where α is the identity on the task's states
+(:mod:`capver.engines.verification.environment`)."""
+
+
+def world_of(agent: str, args: SettingArgs) -> World | None:
+    """The states ``agent``'s environment reaches (None where it is not known as a
+    finite transition system, or has more than
+    :data:`~capver.engines.verification.environment.WORLD_LIMIT` states)."""
+    build = WORLDS.get(agent)
+    return build(args) if build is not None else None
 
 
 @dataclass(frozen=True, slots=True)

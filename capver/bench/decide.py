@@ -14,7 +14,10 @@ them but never counts them as decided, so a run with one would never stop early.
 Methods (:data:`METHODS`), each tracking the same properties after every query, on
 the setting's step budget (:data:`BUDGETS`), patience off: ``directed`` (MCQS-E with
 the property focus), ``mcqs-e`` (the focus off) and ``random`` (random queries).  A
-run stops at its budget or once every property is decided.
+run stops at its budget or once every property is decided.  The environment's own
+reachable states (:mod:`capver.engines.verification.environment`) are left out: they
+would settle some properties at step 0 for every method alike, and the benchmark
+measures what the queries decide.
 
 Measured per (setting, method, seed, property): the simulator steps (and queries) at
 which the property first reached a decided tier, from the tracker's history, or

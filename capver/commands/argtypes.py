@@ -73,3 +73,13 @@ def refuse_to_overwrite(
             f"{option} {path}: exists; capver does not overwrite files it did not create "
             "(remove it, choose another path, or pass --force)"
         )
+
+
+def add_environment_option(parser: argparse.ArgumentParser) -> None:
+    """``--ignore-environment``, shared by ``capver learn`` and ``capver verify``."""
+    parser.add_argument(
+        "--ignore-environment",
+        action="store_true",
+        help="decide the properties from the agent's data alone: do not use the states the environment "
+        "reaches (known for the PPDDL settings), which settle some properties exactly for every agent",
+    )

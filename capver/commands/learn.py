@@ -12,7 +12,7 @@ import argparse
 from collections.abc import Mapping
 from pathlib import Path
 
-from capver.commands.argtypes import open_unit_interval, positive, seconds, theta
+from capver.commands.argtypes import add_environment_option, open_unit_interval, positive, seconds, theta
 from capver.commands.progress import ProgressReport
 from capver.core.state import State
 from capver.engines.directed import PropertyTracker
@@ -186,6 +186,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --properties: track the verdicts but keep the method's own queries (an ablation)",
     )
+    add_environment_option(parser)
     parser.add_argument(
         "--out", type=Path, required=True, help="output directory: new or empty, or with --resume a capver learn run"
     )
@@ -265,6 +266,7 @@ def options(args: argparse.Namespace) -> LearnOptions:
         epsilon=args.epsilon,
         width=args.width,
         no_focus=args.no_focus,
+        ignore_environment=args.ignore_environment,
         parallel=not (args.executor == "local" and args.concurrency == 1),
     )
 
@@ -391,6 +393,8 @@ def property_summary(tracker: PropertyTracker) -> str:
         reached = tracker.reached(prop.name)
         when = f" after {reached.steps} simulator steps" if reached is not None else ""
         line = f"  {prop.name}: {tier_text(st.verdict, st.tier)}{when}"
+        if st.lattice is not None and st.lattice.environment is not None:
+            line += f" ({st.lattice.reason})"
         if not st.decided:
             line += f"; missing: {st.missing}"
         lines.append(line)

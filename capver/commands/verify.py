@@ -54,7 +54,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TextIO
 
-from capver.commands.argtypes import non_negative, open_unit_interval, seconds
+from capver.commands.argtypes import add_environment_option, non_negative, open_unit_interval, seconds
 from capver.core.dataset import TransitionDataset
 from capver.core.properties import (
     Comparison,
@@ -81,6 +81,7 @@ from capver.engines.verification.agent_verdict import (
 )
 from capver.engines.verification.checkers import QUANTITATIVE_CHECKERS
 from capver.engines.verification.confidence import AgentBounds
+from capver.engines.verification.environment import World, settle
 from capver.engines.verification.ic3 import IC3Result
 from capver.engines.verification.qualitative import QUALITATIVE_ENGINES, CheckTimeout, Portfolio
 from capver.engines.verification.quantitative import BoundVerdict
@@ -210,6 +211,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "simulator and report how often it reached the property's goal (default: 0, no replay)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the replays")
+    add_environment_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -222,9 +224,14 @@ def run(args: argparse.Namespace) -> int:
                 "directory (capver learn --out)"
             )
         verdicts_file.check_writable(target)
+    world: World | None = None
     if target.is_dir():
         opened = run_dir.Run.open(target)
         first, second = opened.parsed("and"), opened.parsed("or")
+        if args.model_kind == "lattice" and not args.ignore_environment and opened.has(run_dir.MANIFEST):
+            from capver.settings import world_of
+
+            world = world_of(opened.manifest.agent, opened.manifest.setting)
         data = opened.dataset() if opened.has(run_dir.DATASET) else None
         models: dict[str, CompoundModel] = {"and": first.model, "or": second.model, "mle": first.model}
         if args.model_kind == "tilde":
@@ -289,6 +296,7 @@ def run(args: argparse.Namespace) -> int:
                     on_model,
                     vocab,
                     invariants,
+                    world,
                 )
             except CheckTimeout as exc:
                 print(f"capver verify: error: {exc}", file=sys.stderr)
@@ -327,9 +335,11 @@ def _check_one(
     on_model: dict[str, str],
     vocab: Vocabulary,
     invariants: list[tuple[str, str, IC3Result]],
+    world: World | None,
 ) -> tuple[dict[str, object], int]:
     """Check one property, print its result and return its record and exit code;
-    IC3's proofs of ``A [ G φ ]`` on a run's model files join ``invariants``."""
+    IC3's proofs of ``A [ G φ ]`` on a run's model files join ``invariants``; what
+    ``world`` (the environment's reachable states) settles is exact."""
     start = time.perf_counter()
     witness: Witness | None = None
     if not isinstance(prop.query, ExistsPath | ForallPath):
@@ -360,7 +370,7 @@ def _check_one(
     else:
         on_and = _qualitative(portfolio, "and", index, init)
         on_or = _qualitative(portfolio, "or", index, init)
-        verdict = portfolio.verdict(index, init, on_and, on_or)
+        verdict = settle(portfolio.verdict(index, init, on_and, on_or), prop, world, init, vocab)
         line, record, code = _agent_line(prop, verdict, vocab)
         witness = verdict.witness
         _proved(prop, run_dir.MODEL_FILES["and"], on_and, invariants)
@@ -695,6 +705,8 @@ def _agent_line(prop: Property, v: LatticeVerdict, vocab: Vocabulary) -> tuple[s
         "assumption": v.assumption,
     }
     record["tier"] = v.tier.value
+    if v.environment is not None:
+        record["environment"] = v.environment
     by = f"by {v.on_and.engine}" if same else f"by {v.on_and.engine} on h∧, {v.on_or.engine} on h∨"
     line = f"{prop.name}: {_verdict_words(v)} — {v.reason} (h∧: {v.on_and.verdict}, h∨: {v.on_or.verdict}) {by}"
     for model, r in (("h∧", v.on_and), ("h∨", v.on_or)):
@@ -724,6 +736,8 @@ def _agent_line(prop: Property, v: LatticeVerdict, vocab: Vocabulary) -> tuple[s
 
 
 def _verdict_words(v: LatticeVerdict) -> str:
+    if v.environment is not None:
+        return f"{v.verdict.value.upper()} for every agent (exact: the environment settles it)"
     if v.tier is Tier.OBSERVED:
         return f"{v.verdict.value.upper()} for the agent (observed)"
     if v.tier is Tier.CONFIDENT and v.confidence is not None:

@@ -60,6 +60,7 @@ from capver.engines.verification.agent_verdict import (
     decide,
     path_sets,
 )
+from capver.engines.verification.environment import World, settle
 from capver.engines.verification.quantitative import BoundVerdict, agent_bounds, bound_verdict
 from capver.engines.verification.sampling import SamplingBounds, executions_for
 from capver.engines.verification.symbolic import QualitativeResult, SymbolicEngine, qualitative_query
@@ -181,10 +182,12 @@ class PropertyTracker:
         init: State,
         targets: Targets = Targets(),
         history: Iterable[TierChange] = (),
+        world: World | None = None,
     ) -> None:
         self.properties = tuple(properties)
         self.init = init
         self.targets = targets
+        self.world = world  # the environment's reachable states, where they are known
         self.history: list[TierChange] = list(history)
         self.status: dict[str, PropertyStatus] = {}
         self._regions: list[tuple[float, str, Region]] = []  # (cost, property, region)
@@ -227,6 +230,7 @@ class PropertyTracker:
                     delta=self.targets.delta,
                     epsilon=self.targets.epsilon,
                 )
+                v = settle(v, prop, self.world, self.init, h_and.ctx.vocab)
                 st = PropertyStatus(prop, v.verdict.value, v.tier.value, is_decided(v), missing_text(v), v)
             else:
                 st, quantitative_region, quantitative_cost = self._quantitative(prop, data, bounds)

@@ -64,6 +64,7 @@ from capver.engines.mcqs.base import QueryPolicy, SynthesisConfig, SynthesisInpu
 from capver.engines.mcqs.focus import Focus
 from capver.engines.mcqs.tilde import REWARDS, Uncertainty
 from capver.engines.mcts import MCTSConfig
+from capver.engines.verification.environment import World
 from capver.envs.base import Representation, Simulator
 from capver.errors import CapverError
 from capver.logic.condition import LogicContext
@@ -201,6 +202,9 @@ class LearnConfig:
     property_init: State | None = None
     targets: Targets = Targets()
     directed: bool = True
+    # The environment's reachable states, where the setting knows them
+    # (capver.engines.verification.environment): properties they settle are exact at once.
+    world: World | None = None
 
     def __post_init__(self) -> None:
         if self.method not in QUERY_METHODS:
@@ -232,6 +236,7 @@ class LearnConfig:
         properties: tuple[Property, ...] = (),
         targets: Targets = Targets(),
         directed: bool = True,
+        world: World | None = None,
     ) -> LearnConfig:
         """The configuration the command line and the benchmark share: ξ grows by a
         tenth of its cap per query without discovery, and the search discounts by
@@ -252,6 +257,7 @@ class LearnConfig:
             properties=properties,
             targets=targets,
             directed=directed,
+            world=world,
         )
 
 
@@ -346,7 +352,7 @@ class Learner:
             init = config.property_init
             if init is None:
                 init = setting.alpha(setting.initial_states[0])
-            self.tracker = PropertyTracker(config.properties, init, config.targets, history)
+            self.tracker = PropertyTracker(config.properties, init, config.targets, history, config.world)
             self.tracker.update(self.h_and, self.h_or, self.data, self.progress.steps, 0)
 
     # -- the loop -------------------------------------------------------------------

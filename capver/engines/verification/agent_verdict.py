@@ -190,6 +190,8 @@ class LatticeVerdict:
     witness: Witness | None = None  # the observed witness / counterexample, or h∨'s run for unknown
     confidence: Confidence | None = None  # for verdicts that rest on h∨
     decisive_query: tuple[State, str] | None = None  # for unknown: the untried pair to execute next
+    # For an exact verdict the environment settled (capver.engines.verification.environment): which one.
+    environment: str | None = None
 
     @property
     def assumption(self) -> str | None:

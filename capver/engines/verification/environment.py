@@ -1,0 +1,123 @@
+"""What the environment alone settles, whatever the agent does.
+
+An agent acts only through its environment: every execution of a capability is a run
+of the simulator's own transitions, so every state an agent is in when an execution
+ends is a state the *environment* reaches from the same initial state.  Where a
+setting knows its environment as a finite transition system (the PPDDL settings,
+whose simulator is a PPDDL task and whose α is the identity on its states), the
+states it reaches — enumerated breadth first, every outcome of every applicable
+action — contain every state of every agent's runs.  That settles, exactly and
+for every agent (nothing is sampled and nothing is assumed of the agent):
+
+* ``A [ G φ ]`` and ``A [ G<=k φ ]`` **hold** when no reachable state breaks φ;
+* ``E [ F φ ]`` and ``E [ ψ U φ ]`` (bounded or not) **fail** when no reachable
+  state satisfies φ;
+* on the agent's runs, which never stop (every capability can be executed in every
+  state, appendix A.3 of the paper; :mod:`~capver.engines.verification.agent_verdict`):
+  ``A [ F φ ]`` and ``A [ ψ U φ ]`` **fail** when no reachable state satisfies φ, and
+  ``E [ G φ ]`` **holds** when every reachable state satisfies φ.
+
+The verdict is in the observed tier (exact), with its reason naming the environment:
+it is what a learned model cannot give for a property that holds, since h∨ covers the
+agent only under effect completeness, which no amount of data shows.  What it cannot
+do: a property the environment allows to fail (the agent might avoid the bad states,
+or not) is left to the lattice and its tiers.  Premise: the simulator behaves as its
+task says (for the bundled PPDDL domains it *is* the task).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from capver.core.properties import (
+    Eventually,
+    ExistsPath,
+    ForallPath,
+    Globally,
+    Property,
+    StateFormula,
+    Until,
+    holds,
+)
+from capver.core.state import State
+from capver.core.vocabulary import Vocabulary
+from capver.engines.verification.agent_verdict import AgentVerdict, LatticeVerdict, Tier
+from capver.errors import VocabularyError
+
+WORLD_LIMIT = 200_000
+"""The most states an environment is enumerated to; a larger one settles nothing."""
+
+
+@dataclass(frozen=True, slots=True)
+class World:
+    """The states an environment reaches from ``initial`` (bitsets of ``vocabulary``),
+    and what it is (``source``, for the verdict's reason)."""
+
+    vocabulary: Vocabulary
+    initial: State
+    states: frozenset[State]
+    source: str
+
+    def starts_at(self, init: State, vocab: Vocabulary) -> bool:
+        """Whether ``init`` (a state of ``vocab``) is this world's initial state: the
+        same true atoms, named alike."""
+        return {str(a) for a in vocab.atoms_of(init)} == {str(a) for a in self.vocabulary.atoms_of(self.initial)}
+
+    def count(self, formula: StateFormula) -> int:
+        """How many reachable states satisfy ``formula``."""
+        return sum(1 for s in self.states if holds(formula, s, self.vocabulary))
+
+
+def explore(
+    successors: Callable[[State], Iterable[State]], initial: State, limit: int = WORLD_LIMIT
+) -> frozenset[State] | None:
+    """The states reachable from ``initial`` by ``successors``, or None when there
+    are more than ``limit``."""
+    seen = {initial}
+    todo = [initial]
+    while todo:
+        s = todo.pop()
+        for t in successors(s):
+            if t not in seen:
+                if len(seen) >= limit:
+                    return None
+                seen.add(t)
+                todo.append(t)
+    return frozenset(seen)
+
+
+def settle(
+    verdict: LatticeVerdict, prop: Property, world: World | None, init: State, vocab: Vocabulary
+) -> LatticeVerdict:
+    """``verdict`` made exact where the environment settles ``prop`` from ``init``
+    (module docstring); unchanged when it is already exact, when there is no world,
+    when the world starts elsewhere or lacks one of the property's atoms, or when the
+    environment allows both answers."""
+    if world is None or verdict.tier is Tier.OBSERVED or not world.starts_at(init, vocab):
+        return verdict
+    query, path = prop.query, getattr(prop.query, "path", None)
+    try:
+        if isinstance(query, ExistsPath | ForallPath) and isinstance(path, Globally):
+            # Every run of every agent stays in φ: A G holds, and so does E G, the
+            # agent having runs that never stop.
+            if world.count(path.invariant) < len(world.states):
+                return verdict
+            return _exact(verdict, AgentVerdict.HOLDS, world, "breaks it")
+        if isinstance(query, ExistsPath | ForallPath) and isinstance(path, Eventually | Until):
+            if world.count(path.goal):
+                return verdict
+            # No run of any agent reaches the goal: an existential one fails, and a
+            # universal one fails on every run, since the agent's runs never stop.
+            return _exact(verdict, AgentVerdict.VIOLATED, world, "is its goal")
+    except VocabularyError:
+        return verdict  # an atom the environment does not have: it settles nothing
+    return verdict
+
+
+def _exact(verdict: LatticeVerdict, outcome: AgentVerdict, world: World, what: str) -> LatticeVerdict:
+    reason = (
+        f"no state the environment reaches {what} ({len(world.states):,} states of {world.source}), "
+        "whatever the agent does"
+    )
+    return LatticeVerdict(outcome, Tier.OBSERVED, reason, verdict.on_and, verdict.on_or, environment=world.source)

@@ -1,0 +1,175 @@
+"""What the environment settles (capver.engines.verification.environment): exact
+verdicts for every agent, checked against known truths (random models, the PPDDL
+primitive agent, whose true model is its environment) and against a second
+enumeration of the environment (the BDD engine's reachable set), and the commands a
+user types on the LAO* Blocksworld agent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from capver import synthetic
+from capver.agents.primitive import true_primitive_model
+from capver.core.state import State
+from capver.engines.lattice import LatticeBuilder
+from capver.engines.verification.agent_verdict import AgentVerdict, LatticeVerdict, Tier, decide
+from capver.engines.verification.environment import World, explore, settle
+from capver.engines.verification.symbolic import SymbolicEngine
+from capver.envs.ppddl import load_task
+from capver.io.properties_text import parse_property
+from capver.io.run_file import SettingArgs
+from capver.logic.condition import LogicContext
+from capver.model.capability_model import CompoundModel
+from capver.settings import world_of
+from tests.helpers.cli import capver
+
+ATOMS = ("p0", "p1", "p2", "p3")
+TEMPLATES = ("A [ G {f} ]", "A [ G<=2 {f} ]", "E [ F {f} ]", "E [ p0 | {f} U {f} ]", "E [ G {f} ]", "A [ F {f} ]")
+
+
+def _formulas() -> st.SearchStrategy[str]:
+    literal = st.builds(lambda a, neg: ("!" if neg else "") + a, st.sampled_from(ATOMS), st.booleans())
+    return st.one_of(
+        literal,
+        st.builds(lambda a, b: f"({a} & {b})", literal, literal),
+        st.builds(lambda a, b: f"({a} | {b})", literal, literal),
+        # A single state: a world with one bad state among many.
+        st.builds(lambda *lits: "!(" + " & ".join(lits) + ")", *(st.sampled_from((a, "!" + a)) for a in ATOMS)),
+    )
+
+
+def _successors(model: CompoundModel):  # type: ignore[no-untyped-def]
+    return lambda s: (t for c in model for t in model[c].distribution(s))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(0, 40),
+    st.sampled_from(TEMPLATES),
+    _formulas(),
+    st.integers(0, 15),
+)
+def test_what_the_environment_settles_is_the_truth(seed: int, n: int, template: str, formula: str, init: int) -> None:
+    """For every random truth (every capability enabled everywhere, so its runs never
+    stop, as an agent's) used as both the agent and its environment, every verdict
+    the environment settles is the truth's, and an invariant the truth keeps is
+    always settled."""
+    rng = np.random.default_rng(seed)
+    ctx = LogicContext(synthetic.propositional_vocabulary(4))
+    truth = synthetic.random_model(ctx, rng, n_capabilities=3, max_rules=2, max_effects=2, total=True)
+    prop = parse_property(template.format(f=formula), ctx.vocab, tuple(truth), source="test")
+    states = explore(_successors(truth), init)
+    assert states is not None
+    world = World(ctx.vocab, init, states, "the truth")
+    data = synthetic.sample_dataset(truth, rng, n_transitions=n) if n else None
+    lat = LatticeBuilder(ctx, data if data is not None else synthetic.sample_dataset(truth, rng, 1))
+    before = decide(prop, lat.pessimistic, lat.optimistic, data, init)
+    after = settle(before, prop, world, init, ctx.vocab)
+    expected = SymbolicEngine(truth).check(prop, init).holds
+    if after.environment is not None:
+        assert after.tier is Tier.OBSERVED and before.tier is not Tier.OBSERVED
+        assert (after.verdict is AgentVerdict.HOLDS) == expected
+    else:
+        assert after is before
+    if template == "A [ G {f} ]" and expected and before.tier is not Tier.OBSERVED:
+        assert after.environment is not None  # nothing breaks it in the environment: settled
+
+
+def test_a_world_that_starts_elsewhere_settles_nothing() -> None:
+    rng = np.random.default_rng(3)
+    ctx = LogicContext(synthetic.propositional_vocabulary(4))
+    truth = synthetic.random_model(ctx, rng, n_capabilities=3, max_rules=2, max_effects=2, total=True)
+    prop = parse_property("A [ G true ]", ctx.vocab, tuple(truth), source="test")
+    data = synthetic.sample_dataset(truth, rng, n_transitions=5)
+    lat = LatticeBuilder(ctx, data)
+    verdict = decide(prop, lat.pessimistic, lat.optimistic, data, 0)
+    world = World(ctx.vocab, 1, frozenset({1}), "elsewhere")
+    assert settle(verdict, prop, world, State(0), ctx.vocab) is verdict
+    assert explore(_successors(truth), 0, limit=1) is None  # more states than the limit: no world
+
+
+@pytest.mark.parametrize("domain", ["blocks", "first_responders", "tireworld"])
+def test_the_ppddl_world_is_the_true_primitive_models_reachable_set(domain: str) -> None:
+    """Two enumerations of the environment agree: breadth first over the task's
+    actions, and the BDD engine's fixpoint over the primitive agent's true model."""
+    world = world_of("primitive", SettingArgs(domain=domain))
+    assert world is not None and world.initial == load_task(domain).initial_state
+    task = load_task(domain)
+    truth = true_primitive_model(task, LogicContext(task.vocabulary))
+    engine = SymbolicEngine(truth)
+    prop = parse_property("E [ F true ]", task.vocabulary, tuple(truth), source="test")
+    assert engine.check(prop, world.initial, counts=True).reachable == len(world.states)
+    assert world_of("crafter", SettingArgs()) is None  # an environment capver cannot enumerate
+
+
+@pytest.fixture(scope="module")
+def blocks_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("env") / "blocks"
+    r = capver("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "60", "--quiet", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+ISSUE_PROPERTIES = ("A [ G !(holding(a) & holding(b)) ]", "A [ G !(on(a,b) & on(b,a)) ]")
+
+
+def test_the_blocksworld_safety_properties_are_decided_by_capver_verify(blocks_run: Path) -> None:
+    args = [a for p in ISSUE_PROPERTIES for a in ("--property", p)]
+    r = capver("verify", str(blocks_run), *args, "--json")
+    assert r.returncode == 0, r.stderr
+    records = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [(x["verdict"], x["tier"], x["environment"]) for x in records] == [
+        ("holds", "observed", "the PPDDL task blocks/problem1")
+    ] * 2
+    assert all("125 states" in x["reason"] for x in records)
+    text = capver("verify", str(blocks_run), *args)
+    assert text.stdout.count("HOLDS for every agent (exact: the environment settles it)") == 2
+    # From the data alone they are not decided: h∨ still has runs into the bad states.
+    alone = capver("verify", str(blocks_run), *args, "--json", "--ignore-environment")
+    assert alone.returncode != 0
+    assert all(json.loads(line)["tier"] != "observed" for line in alone.stdout.splitlines())
+
+
+def test_the_agents_observed_states_lie_in_its_world(blocks_run: Path) -> None:
+    """The premise on a real agent: every state the LAO* agent was seen in is one the
+    environment reaches."""
+    from capver.api import load_run
+
+    run = load_run(blocks_run)
+    world = world_of("lao", SettingArgs(domain="blocks"))
+    assert world is not None
+    seen = {s for t in run.dataset().unique_transitions() for s in (t.s, t.s_next)}
+    assert seen and seen <= world.states
+
+
+def test_capver_learn_stops_when_the_environment_decides_every_property(tmp_path: Path) -> None:
+    props = tmp_path / "blocks.props"
+    props.write_text("".join(f'"p{k}": {p};\n' for k, p in enumerate(ISSUE_PROPERTIES)), encoding="utf-8")
+    out = tmp_path / "run"
+    r = capver("learn", "--agent", "lao", "--domain", "blocks", "--properties", str(props), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "every property decided; 0 queries" in r.stdout
+    assert r.stdout.count("HOLDS (observed) after 0 simulator steps (no state the environment reaches") == 2
+    status = json.loads((out / "properties.json").read_text(encoding="utf-8"))
+    assert {(p["verdict"], p["tier"]) for p in status["properties"]} == {("holds", "observed")}
+
+
+def test_the_python_api_uses_the_environment_unless_told_not_to() -> None:
+    import capver
+
+    a = capver.load_setting("lao", domain="blocks")
+    result = capver.learn(a, method="mcqs-e", max_steps=40, seed=0, properties=ISSUE_PROPERTIES)
+    assert [(p.verdict, p.tier, p.decided) for p in result.properties] == [("holds", "observed", True)] * 2
+    assert len(result.data) == 0  # decided before the first query
+    again = capver.learn(a, method="mcqs-e", max_steps=40, seed=0)
+    v = again.verify(ISSUE_PROPERTIES[1])
+    assert isinstance(v, LatticeVerdict) and v.environment == "the PPDDL task blocks/problem1"
+    alone = again.verify(ISSUE_PROPERTIES[1], environment=False)
+    assert isinstance(alone, LatticeVerdict) and alone.environment is None and alone.tier is not Tier.OBSERVED
