@@ -290,3 +290,36 @@ def test_verify_quick(capsys: pytest.CaptureFixture[str]) -> None:
     values = {line.split()[1]: float(line.split()[-3]) for line in out.splitlines() if line.startswith("--engine ")}
     assert set(values) == {"storm", "storm-float", "explicit"}
     assert values["storm"] == values["explicit"] and abs(values["storm-float"] - values["storm"]) <= 1e-9
+
+
+# Numbers and lists (the shared argtypes): (benchmark, bad argv, message, a good value, what it parses to).
+BAD_NUMBERS: list[tuple[str, list[str], str, str, object]] = [
+    ("speed", ["--converge", "-1"], "expected a non-negative number of seconds (0: off), got '-1'", "0", 0.0),
+    (
+        "speed",
+        ["--converge-seeds", "1,-2"],
+        "expected comma-separated non-negative integers, got '1,-2'",
+        "1,2",
+        [1, 2],
+    ),
+    ("learning", ["--budget-scale", "0"], "expected a positive number, got '0'", "0.5", 0.5),
+    ("learning", ["--random-factor", "-1"], "expected a positive number, got '-1'", "8", 8.0),
+    ("learning", ["--max-seconds", "-5"], "expected a non-negative number of seconds (0: off), got '-5'", "0", 0.0),
+    ("learning", ["--qace-threshold", "nan"], "expected a positive number, got 'nan'", "0.01", 0.01),
+    ("crafter", ["--threshold", "1.5"], "expected a number in [0, 1], got '1.5'", "0.25", 0.25),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "argv", "message", "good", "value"), BAD_NUMBERS, ids=[f"{n}{a[0]}" for n, a, *_ in BAD_NUMBERS]
+)
+def test_an_out_of_range_number_is_an_argparse_error(
+    name: str, argv: list[str], message: str, good: str, value: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parser = _module(name).build_parser()
+    with pytest.raises(SystemExit) as exc:
+        parser.parse(argv)
+    assert exc.value.code == 2
+    assert f"capver bench {name}: error: argument {argv[0]}: {message}" in capsys.readouterr().err
+    dest = argv[0].removeprefix("--").replace("-", "_")
+    assert vars(parser.parse([argv[0], good]))[dest] == value

@@ -139,6 +139,13 @@ def test_non_positive_budgets_are_rejected_before_anything_is_written(tmp_path: 
     assert not out.exists()
 
 
+def test_a_negative_revisitation_bonus_is_rejected(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    res = capver("learn", "--agent", "lao", "--domain", "blocks", "--xi", "-0.1", "--out", str(out))
+    assert res.returncode == 2 and "argument --xi: expected a non-negative number, got '-0.1'" in res.stderr
+    assert not out.exists()
+
+
 @pytest.mark.slow
 def test_learn_has_a_default_budget_and_resume_keeps_the_run_budget(tmp_path: Path) -> None:
     out = tmp_path / "run"

@@ -39,7 +39,7 @@ import numpy as np
 from capver.bench.cli import BenchParser, summary
 from capver.bench.environment import bench_dprime, print_dprime
 from capver.bench.learning.analysis import first_crossing, mean_curve
-from capver.commands.argtypes import non_negative, positive
+from capver.commands.argtypes import non_negative, positive, unit_interval
 from capver.envs.crafter_env import CrafterSimulator
 from capver.io.run_file import SettingArgs
 from capver.settings import build_assessment
@@ -135,7 +135,7 @@ def build_parser() -> BenchParser:
         metavar="RUNS.csv",
         help="instead: steps to --threshold in a capver bench learning runs.csv",
     )
-    p.add_argument("--threshold", type=float, default=0.5, help="with --runs (default 0.5)")
+    p.add_argument("--threshold", type=unit_interval, default=0.5, help="with --runs (default 0.5)")
     p.add_quick(QUICK, "a smoke run: fewer D′ sequences and snapshot calls")
     return p
 

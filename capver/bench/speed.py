@@ -57,7 +57,7 @@ from capver.bench.cli import BenchParser, summary
 from capver.bench.learning.runs import RunSpec
 from capver.bench.learning.settings import build_setting, collect_eval_set, parse_setting
 from capver.bench.markdown import markdown_table, table_row
-from capver.commands.argtypes import non_negative, positive
+from capver.commands.argtypes import non_negative, non_negative_list, positive, seconds_or_off
 from capver.core.state import Capability, State, Transition
 from capver.engines.evaluation import checkpoint_scores
 from capver.engines.execution import Execution, execute
@@ -398,15 +398,15 @@ def build_parser() -> BenchParser:
     )
     p.add_argument(
         "--converge",
-        type=float,
+        type=seconds_or_off,
         default=0.0,
         metavar="SECONDS",
         help="also run every method to the stopping rule, capped at this many CPU seconds (default 0: skip)",
     )
     p.add_argument(
         "--converge-seeds",
-        type=_csv_list,
-        default=["0"],
+        type=non_negative_list,
+        default=[0],
         help="comma-separated seeds of the --converge runs (default 0)",
     )
     p.add_argument(
@@ -429,12 +429,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     bad = sorted(v for v in args.variants if v not in VARIANTS)
     if bad:
         parser.error(f"--variants: unknown variant(s) {bad}; expected some of {sorted(VARIANTS)}")
-    if args.converge < 0:  # 0 skips the runs, so argtypes.seconds (> 0) does not fit
-        parser.error("--converge must be ≥ 0")
-    try:
-        seeds = [int(x) for x in args.converge_seeds]
-    except ValueError:
-        parser.error(f"--converge-seeds: expected comma-separated integers, got {','.join(args.converge_seeds)!r}")
+    seeds: list[int] = args.converge_seeds
     try:
         parse_setting(args.setting)
     except SettingError as exc:

@@ -41,25 +41,49 @@ def positive(text: str) -> int:
     return _integer_at_least(text, 1, "positive")
 
 
-def seconds(text: str) -> float:
+def _number(text: str, ok: Callable[[float], bool], what: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
     return value
+
+
+def seconds(text: str) -> float:
+    return _number(text, lambda v: v > 0, "a positive number of seconds")
+
+
+def seconds_or_off(text: str) -> float:
+    """Seconds, where 0 turns the thing off."""
+    return _number(text, lambda v: v >= 0, "a non-negative number of seconds (0: off)")
+
+
+def positive_number(text: str) -> float:
+    return _number(text, lambda v: v > 0 and v != float("inf"), "a positive number")
+
+
+def non_negative_number(text: str) -> float:
+    return _number(text, lambda v: v >= 0 and v != float("inf"), "a non-negative number")
+
+
+def non_negative_list(text: str) -> list[int]:
+    """Comma-separated non-negative integers, e.g. seeds."""
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    if not items or not all(x.isdigit() for x in items):
+        raise argparse.ArgumentTypeError(f"expected comma-separated non-negative integers, got {text!r}")
+    return [int(x) for x in items]
 
 
 def open_unit_interval(text: str) -> float:
     """A number strictly between 0 and 1, e.g. a confidence level's δ."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text}")
-    return value
+    return _number(text, lambda v: 0 < v < 1, "a number in (0, 1)")
+
+
+def unit_interval(text: str) -> float:
+    """A number from 0 to 1, e.g. a share."""
+    return _number(text, lambda v: 0 <= v <= 1, "a number in [0, 1]")
 
 
 def refuse_to_overwrite(

@@ -12,7 +12,14 @@ import argparse
 from collections.abc import Mapping
 from pathlib import Path
 
-from capver.commands.argtypes import add_environment_option, open_unit_interval, positive, seconds, theta
+from capver.commands.argtypes import (
+    add_environment_option,
+    non_negative_number,
+    open_unit_interval,
+    positive,
+    seconds,
+    theta,
+)
 from capver.commands.progress import ProgressReport
 from capver.core.state import State
 from capver.engines.directed import PropertyTracker
@@ -115,7 +122,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--iterations", type=positive, default=LEARN_DEFAULTS.iterations, help="MCTS iterations per plan"
     )
     parser.add_argument(
-        "--xi", type=float, default=LEARN_DEFAULTS.xi_cap, help="cap of the revisitation bonus ξ (0: the ξ=0 ablation)"
+        "--xi",
+        type=non_negative_number,
+        default=LEARN_DEFAULTS.xi_cap,
+        help="cap of the revisitation bonus ξ (0: the ξ=0 ablation)",
     )
     parser.add_argument(
         "--reward",

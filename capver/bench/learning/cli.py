@@ -26,7 +26,7 @@ from capver.bench.learning.settings import (
     collect_eval_set,
     parse_setting,
 )
-from capver.commands.argtypes import non_negative, positive
+from capver.commands.argtypes import non_negative, positive, positive_number, seconds_or_off
 from capver.engines.eval_collection import SUGGESTED_CHUNK
 from capver.engines.executors import EXECUTORS, make_executor
 from capver.engines.learning import LearnConfig
@@ -125,16 +125,19 @@ def build_parser() -> BenchParser:
     )
     p.add_argument(
         "--budget-scale",
-        type=float,
+        type=positive_number,
         default=1.0,
         help="multiply every step budget (after --budget-steps) by this factor (default 1)",
     )
     p.add_argument(
-        "--random-factor", type=float, default=8.0, help="Random runs get this many times the step budget (default 8)"
+        "--random-factor",
+        type=positive_number,
+        default=8.0,
+        help="Random runs get this many times the step budget (default 8)",
     )
     p.add_argument(
         "--max-seconds",
-        type=float,
+        type=seconds_or_off,
         default=45.0,
         help="wall-clock cap of each run, evaluations included (0: none; default 45)",
     )
@@ -198,7 +201,7 @@ def build_parser() -> BenchParser:
     )
     p.add_argument(
         "--qace-threshold",
-        type=float,
+        type=positive_number,
         default=0.009,
         help="a QACE run stops once its mean |P_true − P_h∧| is at most this (default 0.009, QACE's)",
     )
@@ -211,7 +214,7 @@ def build_parser() -> BenchParser:
     )
     p.add_argument(
         "--qace-max-seconds",
-        type=float,
+        type=seconds_or_off,
         default=60.0,
         help="learning-time cap of each QACE run, evaluations excluded (0: none; default 60)",
     )
@@ -302,8 +305,6 @@ def main(argv: list[str] | None = None) -> int:
             "as 'tilde:λ' with λ in [0, 1]"
         )
     # The integer options are checked by their argument types; these two are factors, not seconds.
-    if args.random_factor <= 0 or args.budget_scale <= 0:
-        parser.error("--random-factor and --budget-scale must be positive")
     for s in args.settings:
         try:
             parse_setting(s)
