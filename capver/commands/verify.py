@@ -642,6 +642,8 @@ def _how(r: QualitativeResult) -> str:
     if isinstance(r, IC3Result):
         if r.invariant is not None:
             inv = r.invariant
+            if inv.lemmas == 0:
+                return "proved by the invariant true: no state is its goal"
             return (
                 f"proved by an inductive invariant of {inv.lemmas} lemma{'s' if inv.lemmas != 1 else ''}, "
                 f"{inv.literals} literal{'s' if inv.literals != 1 else ''}"

@@ -184,7 +184,8 @@ class Invariant:
     step counter :data:`STEPS`), as an SMT-LIB 2 script: one ``declare-fun`` per
     symbol it mentions and one ``assert`` of I.  ``nodes``: distinct sub-terms of I
     (its DAG); ``lemmas``: its top-level conjuncts; ``literals``: the occurrences of
-    atoms and counter comparisons in I written as a tree."""
+    atoms and counter comparisons in I written as a tree.  The invariant ``true``
+    (a goal no state satisfies) has no lemma and no literal."""
 
     smtlib: str
     nodes: int
@@ -206,7 +207,8 @@ class Invariant:
         :class:`ValueError` when it is not one formula."""
         formula = _parse(text)
         nodes, literals = _size(formula)
-        return Invariant(text, nodes, formula.num_args() if z3.is_and(formula) else 1, literals)
+        lemmas = 0 if z3.is_true(formula) else formula.num_args() if z3.is_and(formula) else 1
+        return Invariant(text, nodes, lemmas, literals)
 
     def expr(self) -> Any:
         """I as a z3 formula (over z3 constants named as the atoms: the names
@@ -255,7 +257,7 @@ def _size(formula: Any) -> tuple[int, int]:
         if key in literals:
             continue
         if not _compound(e):
-            literals[key] = 1
+            literals[key] = 0 if z3.is_true(e) or z3.is_false(e) else 1
         elif expanded:  # every child was popped, so counted, before this entry
             literals[key] = sum(literals[c.get_id()] for c in e.children())
         else:
