@@ -84,3 +84,10 @@ def test_a_state_refuses_negations_and_alternatives() -> None:
     with pytest.raises(UsageError, match=r"'\|' is not allowed here"):
         parse_state("clear(a) | clear(b)", VOCAB)
     assert parse_state("   ", VOCAB) == 0
+
+
+@given(st.dictionaries(st.sampled_from(VOCAB.atoms), st.booleans(), min_size=1, max_size=5))
+def test_the_short_form_of_literals_reads_back(polarity: dict[Atom, bool]) -> None:
+    """``~p``, the form capability names and intents use, is one of the reader's spellings."""
+    lits = [Literal(atom, positive) for atom, positive in polarity.items()]
+    assert list(parse_conjunction(" & ".join(lit.short for lit in lits), VOCAB)) == lits

@@ -74,7 +74,7 @@ _DIR_VEC: tuple[Cell, ...] = ((1, 0), (0, 1), (-1, 0), (0, -1))
 
 def intent_key(intent: Sequence[Literal]) -> str:
     """Canonical text of a conjunction (order-independent), the goal part of φ."""
-    return "&".join(sorted(("" if lit.positive else "~") + str(lit.atom) for lit in intent))
+    return "&".join(sorted(lit.short for lit in intent))
 
 
 def _literal_holds(atom: Atom, x: MiniGridState) -> bool:

@@ -281,7 +281,7 @@ def _export_one(
         _record(out, [str(p.relative_to(out)) for p, _ in written])
     except OSError as exc:
         raise UsageError(f"--out {args.out!r}: cannot write the files ({exc.strerror or exc})") from None
-    goal_text = " & ".join(("" if x.positive else "~") + str(x.atom) for x in goal) or "none (--empty-problem)"
+    goal_text = " & ".join(x.short for x in goal) or "none (--empty-problem)"
     exported = len(model) - len(stats.no_rules) - (0 if stats.idle_kept else len(stats.idle))
     print(
         f"exported {exported} of {len(model)} capabilities of {parsed.name!r} over {len(vocab)} atoms"

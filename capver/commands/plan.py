@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from capver.commands.argtypes import positive, seconds
+from capver.core.vocabulary import Literal
 from capver.errors import UsageError
 from capver.introspection.capability_planning import (
     CAPABILITY_PLANNERS,
@@ -130,7 +131,9 @@ def format_plan(plan: CapabilityPlan, model: CompoundModel) -> list[str]:
     )
     for i, (a, s, s2) in enumerate(zip(plan.steps, plan.states, plan.states[1:]), 1):
         eta = a.effect
-        changes = [str(x) for x in vocab.atoms_of(eta.add)] + [f"~{x}" for x in vocab.atoms_of(eta.delete)]
+        changes = [str(x) for x in vocab.atoms_of(eta.add)] + [
+            Literal(x, False).short for x in vocab.atoms_of(eta.delete)
+        ]
         # The outcome's probability Pr_h(s2 | s, c), averaged over every rule that
         # applies at s (as `capver export --plan` prints it), not the probability
         # within the one rule the planner grounded the step on.

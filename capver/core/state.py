@@ -57,7 +57,7 @@ class Capability:
     @staticmethod
     def for_intent(intent: tuple[Literal, ...]) -> Capability:
         """The capability whose name spells its intent, e.g. ``on(a,b)&~clear(a)``."""
-        name = "&".join(("" if lit.positive else "~") + str(lit.atom) for lit in intent)
+        name = "&".join(lit.short for lit in intent)
         return Capability(name, tuple(intent))
 
     def achieved(self, vocab: Vocabulary, s: State) -> bool:

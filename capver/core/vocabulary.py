@@ -73,6 +73,11 @@ class Literal:
     def __str__(self) -> str:
         return str(self.atom) if self.positive else f"not {self.atom}"
 
+    @property
+    def short(self) -> str:
+        """The compact form, ``p`` or ``~p``, that capability names and intents use."""
+        return str(self.atom) if self.positive else f"~{self.atom}"
+
 
 @dataclass(frozen=True, slots=True)
 class Vocabulary:
