@@ -39,7 +39,7 @@ from capver.engines.verification.agent_verdict import DEFAULT_DELTA, DEFAULT_EPS
 from capver.engines.verification.checkers import QUANTITATIVE_CHECKERS
 from capver.engines.verification.environment import World, settle
 from capver.engines.verification.quantitative import QuantitativeResult
-from capver.engines.verification.relations import Verdict, equivalent, refines, same_distributions
+from capver.engines.verification.relations import RelationVerdict, equivalent, refines, same_distributions
 from capver.envs.base import Representation, Simulator
 from capver.errors import UsageError
 from capver.io import certificate, dsl, run_dir
@@ -167,7 +167,7 @@ class LearnResult:
         names = {"h_and": "pessimistic", "h_or": "optimistic", "h_tilde": "occam"}
         return dsl.emit(self.model(which), name=names[which])
 
-    def check(self, relation: str = "refines") -> Verdict:
+    def check(self, relation: str = "refines") -> RelationVerdict:
         """z3's proof (or counterexample) of a relation between h∧ and h∨: ``refines``
         (h∧ ⪯ h∨, which the lattice guarantees), ``equivalent`` or
         ``same-probabilities``."""

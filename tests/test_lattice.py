@@ -77,7 +77,7 @@ def is_effect_complete(truth: CompoundModel, data: TransitionDataset, n: int) ->
     return True
 
 
-def assert_proved(v: relations.Verdict) -> None:
+def assert_proved(v: relations.RelationVerdict) -> None:
     assert v.holds, f"z3 found {v.counterexample}"
     assert v.counterexample is None
 

@@ -18,7 +18,7 @@ from capver.model.capability_model import CompoundModel
 from tests.helpers.corpus import all_states, brute_transitions, sampled_worlds
 
 
-def fresh_solver_refines(h1: CompoundModel, h2: CompoundModel) -> relations.Verdict:
+def fresh_solver_refines(h1: CompoundModel, h2: CompoundModel) -> relations.RelationVerdict:
     """The reference: one fresh solver per capability's query."""
     ctx = h1.ctx
     smt = ctx.smt
@@ -28,10 +28,10 @@ def fresh_solver_refines(h1: CompoundModel, h2: CompoundModel) -> relations.Verd
         )
         model = smt.find_model(query)
         if model is not None:
-            return relations.Verdict(
+            return relations.RelationVerdict(
                 False, Transition(smt.state_of(model, smt.cur), c, smt.state_of(model, smt.nxt)), tuple(h1)
             )
-    return relations.Verdict(True, None, tuple(h1))
+    return relations.RelationVerdict(True, None, tuple(h1))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

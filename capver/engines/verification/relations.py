@@ -24,9 +24,11 @@ from capver.model.capability_model import CapabilityModel, CompoundModel, Rule, 
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
-    """The answer of a check: ``holds`` with a proof (every capability's query was
-    UNSAT), or a counterexample transition."""
+class RelationVerdict:
+    """The answer of a relation between two models (⪯, equivalence, the same
+    distributions): ``holds`` with a proof (every capability's query was UNSAT), or a
+    counterexample transition.  (A verdict about the *agent* is a
+    :class:`~capver.engines.verification.agent_verdict.LatticeVerdict`.)"""
 
     holds: bool
     counterexample: Transition | None = None
@@ -61,7 +63,7 @@ def transition_formula(ctx: LogicContext, model: CapabilityModel | None) -> FNod
     )
 
 
-def refines(h1: CompoundModel, h2: CompoundModel) -> Verdict:
+def refines(h1: CompoundModel, h2: CompoundModel) -> RelationVerdict:
     """h₁ ⪯ h₂ (T_{h₁} ⊆ T_{h₂}), proved or refuted by z3."""
     _same_context(h1, h2)
     ctx = h1.ctx
@@ -81,20 +83,20 @@ def refines(h1: CompoundModel, h2: CompoundModel) -> Verdict:
                 raise SolverError(f"capability {c}: z3 found the query satisfiable, then unsatisfiable")
             s = smt.state_of(model, smt.cur)
             s2 = smt.state_of(model, smt.nxt)
-            return Verdict(False, Transition(s, c, s2), tuple(h1))
-    return Verdict(True, None, tuple(h1))
+            return RelationVerdict(False, Transition(s, c, s2), tuple(h1))
+    return RelationVerdict(True, None, tuple(h1))
 
 
-def equivalent(h1: CompoundModel, h2: CompoundModel) -> Verdict:
+def equivalent(h1: CompoundModel, h2: CompoundModel) -> RelationVerdict:
     """h₁ ≡ h₂ (T_{h₁} = T_{h₂})."""
     v = refines(h1, h2)
     if not v:
         return v
     w = refines(h2, h1)
-    return Verdict(w.holds, w.counterexample, tuple(sorted(set(h1) | set(h2))))
+    return RelationVerdict(w.holds, w.counterexample, tuple(sorted(set(h1) | set(h2))))
 
 
-def same_distributions(h1: CompoundModel, h2: CompoundModel, max_touched: int = 20) -> Verdict:
+def same_distributions(h1: CompoundModel, h2: CompoundModel, max_touched: int = 20) -> RelationVerdict:
     """Pr_{h₁}(·|s,c) = Pr_{h₂}(·|s,c) for every state s and capability c, decided
     exactly on BDD regions.
 
@@ -116,7 +118,7 @@ def same_distributions(h1: CompoundModel, h2: CompoundModel, max_touched: int = 
         if diff != b.false:
             s = b.pick(diff)
             assert s is not None
-            return Verdict(False, Transition(s, c, s))
+            return RelationVerdict(False, Transition(s, c, s))
         for u1, rs1 in r1:
             d1 = rule_mixture(rs1)
             for u2, rs2 in r2:
@@ -125,8 +127,8 @@ def same_distributions(h1: CompoundModel, h2: CompoundModel, max_touched: int = 
                     continue
                 s = _differing_state(h1, h2, c, both, rs1 + rs2, max_touched)
                 if s is not None:
-                    return Verdict(False, Transition(s, c, s))
-    return Verdict(True)
+                    return RelationVerdict(False, Transition(s, c, s))
+    return RelationVerdict(True)
 
 
 def _differing_state(
