@@ -2,7 +2,7 @@
 verdicts for every agent, checked against known truths (random models, the PPDDL
 primitive agent, whose true model is its environment) and against a second
 enumeration of the environment (the BDD engine's reachable set), and the commands a
-user types on the LAO* Blocksworld agent."""
+user types on the LAO* Blocksworld agent (the session's small run, read only)."""
 
 from __future__ import annotations
 
@@ -109,40 +109,32 @@ def test_the_ppddl_world_is_the_true_primitive_models_reachable_set(domain: str)
     assert world_of("crafter", SettingArgs()) is None  # an environment capver cannot enumerate
 
 
-@pytest.fixture(scope="module")
-def blocks_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("env") / "blocks"
-    r = capver("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "60", "--quiet", "--out", str(out))
-    assert r.returncode == 0, r.stderr
-    return out
-
-
 ISSUE_PROPERTIES = ("A [ G !(holding(a) & holding(b)) ]", "A [ G !(on(a,b) & on(b,a)) ]")
 
 
-def test_the_blocksworld_safety_properties_are_decided_by_capver_verify(blocks_run: Path) -> None:
+def test_the_blocksworld_safety_properties_are_decided_by_capver_verify(small_run_source: Path) -> None:
     args = [a for p in ISSUE_PROPERTIES for a in ("--property", p)]
-    r = capver("verify", str(blocks_run), *args, "--json")
+    r = capver("verify", str(small_run_source), *args, "--json")
     assert r.returncode == 0, r.stderr
     records = [json.loads(line) for line in r.stdout.splitlines()]
     assert [(x["verdict"], x["tier"], x["environment"]) for x in records] == [
         ("holds", "observed", "the PPDDL task blocks/problem1")
     ] * 2
     assert all("125 states" in x["reason"] for x in records)
-    text = capver("verify", str(blocks_run), *args)
+    text = capver("verify", str(small_run_source), *args)
     assert text.stdout.count("HOLDS for every agent (exact: the environment settles it)") == 2
     # From the data alone they are not decided: h∨ still has runs into the bad states.
-    alone = capver("verify", str(blocks_run), *args, "--json", "--ignore-environment")
+    alone = capver("verify", str(small_run_source), *args, "--json", "--ignore-environment")
     assert alone.returncode != 0
     assert all(json.loads(line)["tier"] != "observed" for line in alone.stdout.splitlines())
 
 
-def test_the_agents_observed_states_lie_in_its_world(blocks_run: Path) -> None:
+def test_the_agents_observed_states_lie_in_its_world(small_run_source: Path) -> None:
     """The premise on a real agent: every state the LAO* agent was seen in is one the
     environment reaches."""
     from capver.api import load_run
 
-    run = load_run(blocks_run)
+    run = load_run(small_run_source)
     world = world_of("lao", SettingArgs(domain="blocks"))
     assert world is not None
     seen = {s for t in run.dataset().unique_transitions() for s in (t.s, t.s_next)}
