@@ -4,6 +4,7 @@ explicit list), and builds without setuptools' warnings about them."""
 from __future__ import annotations
 
 import importlib.resources
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -27,8 +28,14 @@ def test_every_subpackage_is_listed_in_pyproject() -> None:
 
 
 def test_the_wheel_builds_without_warnings_and_ships_the_data(tmp_path: Path) -> None:
+    # From a copy of what the wheel is built from: setuptools writes build/ into the source tree.
+    src = tmp_path / "src"
+    for folder in ("capver", "grammars"):
+        shutil.copytree(ROOT / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
     r = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-w", str(tmp_path)],
+        [sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "-w", str(tmp_path / "dist")],
         check=False,
         capture_output=True,
         text=True,
@@ -37,7 +44,7 @@ def test_the_wheel_builds_without_warnings_and_ships_the_data(tmp_path: Path) ->
     assert r.returncode == 0, r.stderr
     log = r.stdout + r.stderr
     assert "absent from the `packages` configuration" not in log and "deprecated" not in log, log
-    (wheel,) = tmp_path.glob("capver-*.whl")
+    (wheel,) = (tmp_path / "dist").glob("capver-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {
         "capver/data/domains/blocks/domain.pddl",
