@@ -19,7 +19,7 @@ finite instance that is).  Running this script
 
 ``--list`` prints the appendix-A obligations as JSON (used by tests/test_proofs.py) and
 runs nothing; ``--list tiers`` the verdict-tier ones (used by
-tests/test_tier_guarantees.py), ``--list all`` both.
+tests/engines/verification/test_tier_guarantees.py), ``--list all`` both.
 
 Usage: python proofs/check_theorems.py [--list [appendix|tiers|all]] [--no-agents] [--queries N] [--out proofs/results.md]
 """
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parent.parent
 PAPER = "shared/papers/000_acad475f6bb19da7.txt"
 APPENDIX, TIERS = "appendix", "tiers"  # the two parts of the registry
-TIER_TESTS = "tests/test_tier_guarantees.py"
+TIER_TESTS = "tests/engines/verification/test_tier_guarantees.py"
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ OBLIGATIONS: tuple[Obligation, ...] = (
         "h⋆ expressible over the vocabulary V; T_D ⊆ T_h⋆ (observations are true "
         "transitions) — enough for the lower bound; transition and effect completeness "
         "of D for the upper bound.",
-        ("tests/test_lattice.py::TestTheorem1",),
+        ("tests/engines/test_lattice.py::TestTheorem1",),
         agents=("h∧ ⪯ h⋆", "h⋆ ⪯ h∨ (if premises)"),
         reading="⪯ is inclusion of transition sets (supports), not of probabilities.",
         not_mechanical="The statement for every vocabulary is not mechanised (no proof "
@@ -88,7 +88,7 @@ OBLIGATIONS: tuple[Obligation, ...] = (
         "DistinguishingMDP(h∧, h∨, D, C, ξ).reward(step(⟨ρ, ρ⟩, c)) = "
         "Σ_{s∈supp ρ} ρ(s)·ξ/(|D_SC(s,c)|+1).",
         "δ̂ = δ_TV; h∧, h∨ built from the same D.",
-        ("tests/mcqs/test_distinguishing.py::test_lemma2_reward_is_the_revisitation_bonus",),
+        ("tests/engines/mcqs/test_distinguishing.py::test_lemma2_reward_is_the_revisitation_bonus",),
         reading="capver implements the ξ bonus as mass ξ/(1+|D_SC(s,c)|) moved to h∧'s "
         "sink, so the bonus is part of δ_TV; the lemma is checked in that form.",
         not_mechanical="Checked on random 4-atom total models and sampled data for "
@@ -102,8 +102,8 @@ OBLIGATIONS: tuple[Obligation, ...] = (
         "executing c in s.",
         "Assumption A1 (MCTS returns optimal queries); finite P, O and horizon; h⋆ expressible over V.",
         (
-            "tests/test_theorems.py::TestLemma3",
-            "tests/mcqs/test_learning.py::test_mcqs_tries_every_pair_sooner_than_random",
+            "tests/engines/test_theorems.py::TestLemma3",
+            "tests/engines/mcqs/test_learning.py::test_mcqs_tries_every_pair_sooner_than_random",
         ),
         reading="The key inequality: the path c₁…c_n, c reaching s has value (max δ_TV "
         "along it, the MCQS-E backup) ≥ β = ξ·ρ(s)/(|D_SC(s,c)|+1) with "
@@ -123,7 +123,7 @@ OBLIGATIONS: tuple[Obligation, ...] = (
         "more executions of c in s have non-zero probability of reducing that sum.",
         "Executions of c in s are i.i.d. draws from h⋆'s distribution at (s, c); h⋆ "
         "total (every pair admits a transition).",
-        ("tests/test_theorems.py::TestLemma4",),
+        ("tests/engines/test_theorems.py::TestLemma4",),
         reading="'Non-zero probability' is witnessed by one outcome multiset whose "
         "outcomes all have Pr_h⋆ > 0 and which, added to D (bounds rebuilt, pooled MLE "
         "per block as capver does), strictly lowers the L1 inconsistency.",
@@ -140,9 +140,9 @@ OBLIGATIONS: tuple[Obligation, ...] = (
         "having been reduced.",
         "Those of Lemmas 3 and 4.",
         (
-            "tests/test_theorems.py::TestLemma3",
-            "tests/test_theorems.py::TestLemma4",
-            "tests/mcqs/test_learning.py::test_deterministic_truth_is_learned_exactly",
+            "tests/engines/test_theorems.py::TestLemma3",
+            "tests/engines/test_theorems.py::TestLemma4",
+            "tests/engines/mcqs/test_learning.py::test_deterministic_truth_is_learned_exactly",
         ),
         reading="A composition of Lemmas 3 and 4; no separate finite statement.",
         not_mechanical="Not mechanically checkable (probabilistic, existential in the "
@@ -156,8 +156,8 @@ OBLIGATIONS: tuple[Obligation, ...] = (
         "If ξ > 0 then VD(h_i, h⋆) → 0 almost surely as the MCQS iteration i → ∞, over all reachable transitions of C.",
         "A1 (optimal MCTS); h⋆ expressible over V; finite P, O.",
         (
-            "tests/mcqs/test_learning.py::test_stochastic_truth_vd_goes_to_zero",
-            "tests/mcqs/test_learning.py::test_deterministic_truth_is_learned_exactly",
+            "tests/engines/mcqs/test_learning.py::test_stochastic_truth_vd_goes_to_zero",
+            "tests/engines/mcqs/test_learning.py::test_deterministic_truth_is_learned_exactly",
         ),
         reading="The text's numbering is lost ('See 1'); this is the §4.1 theorem on "
         "VD convergence, distinct from the §3.1 bounds theorem (Theorem 1).",
@@ -172,7 +172,7 @@ OBLIGATIONS: tuple[Obligation, ...] = (
         "For any D there is a finite T_δ (= T_h⋆ ∖ T_D) such that the bounds built from "
         "D ⊎ T_δ satisfy h∧ ≡ h∨ (verify.equivalent holds), and then both equal T_h⋆.",
         "h⋆ expressible over V and total (every (s, c) admits some transition).",
-        ("tests/test_lattice.py::TestTheorem2", "tests/test_theorems.py::TestTheorem2"),
+        ("tests/engines/test_lattice.py::TestTheorem2", "tests/engines/test_theorems.py::TestTheorem2"),
         reading="T_δ taken as the proof's T_h⋆ ∖ T_D; totality is needed (the lattice "
         "stays open at an untried pair, see test_one_untried_pair_keeps_it_open).",
         not_mechanical="Checked for all states (z3 and enumeration) of random total models "
@@ -185,8 +185,8 @@ OBLIGATIONS: tuple[Obligation, ...] = (
         "possibly sound; hence h∧ ⪯ h∨.",
         "None beyond D ⊆ T_h⋆ for the sampled data.",
         (
-            "tests/test_lattice.py::TestTheorem3",
-            "tests/test_lattice.py::TestTheorem1::test_pessimistic_refines_optimistic_always",
+            "tests/engines/test_lattice.py::TestTheorem3",
+            "tests/engines/test_lattice.py::TestTheorem1::test_pessimistic_refines_optimistic_always",
         ),
         agents=("h∧ complete", "h∧ ⪯ h∨"),
         not_mechanical="Checked by enumerating S × C × S on random models with ≤ 4 atoms "
@@ -198,7 +198,7 @@ OBLIGATIONS: tuple[Obligation, ...] = (
         "§4.1, proof A.4 (text truncated)",
         "If D is transition and effect complete and h∧ ≡ h∨, then h∧ ≡ h∨ ≡ h⋆.",
         "h⋆ expressible over V and total.",
-        ("tests/test_theorems.py::TestTheorems4And5",),
+        ("tests/engines/test_theorems.py::TestTheorems4And5",),
         reading="≡ as transition sets (verify.equivalent); the MLE probabilities are not claimed equal.",
         not_mechanical="Checked with z3 on random total models with 2–4 atoms. Complete "
         "datasets from synthetic.complete_dataset rarely close the lattice, so the "
@@ -210,7 +210,7 @@ OBLIGATIONS: tuple[Obligation, ...] = (
         "If D is transition and effect complete and h∧ ≡ h∨, any model h complete and "
         "possibly sound w.r.t. D satisfies h ≡ h⋆ (structural equivalence).",
         "As Theorem 4.",
-        ("tests/test_theorems.py::TestTheorems4And5",),
+        ("tests/engines/test_theorems.py::TestTheorems4And5",),
         reading="'Structural equivalence' read as equal transition sets.",
         not_mechanical="Quantifies over all complete, possibly sound models, which is "
         "not enumerated. Checked for the models at hand — h∧, h∨ and h⋆ — after "
@@ -360,10 +360,10 @@ OBLIGATIONS: tuple[Obligation, ...] = (
         "capabilities are the declared ones and every tried pair is enabled; deadlocks are self-loops; "
         "float rounding is not accounted for.",
         (
-            "tests/test_agent_bounds.py::test_bounds_are_ordered_and_bracket_the_truth_on_the_good_event",
-            "tests/test_agent_bounds.py::test_coverage_200_adaptive_runs",
-            "tests/test_agent_bounds.py::test_a_reachable_untried_pair_makes_the_upper_bound_on_pmax_one_and_is_listed",
-            "tests/test_agent_bounds.py::test_check_decides_probability_bounds_for_the_agent",
+            "tests/engines/verification/test_agent_bounds.py::test_bounds_are_ordered_and_bracket_the_truth_on_the_good_event",
+            "tests/engines/verification/test_agent_bounds.py::test_coverage_200_adaptive_runs",
+            "tests/engines/verification/test_agent_bounds.py::test_a_reachable_untried_pair_makes_the_upper_bound_on_pmax_one_and_is_listed",
+            "tests/engines/verification/test_agent_bounds.py::test_check_decides_probability_bounds_for_the_agent",
         ),
         reading="The operator of the interval MDP dominates the agent's Bellman operator from the side "
         "of each bound on G (unseen mass at most min(ε, 1 − Σ lo), worth 1 for upper and 0 for lower "
@@ -393,13 +393,13 @@ OBLIGATIONS: tuple[Obligation, ...] = (
         "focus from some update on, and every undecided property's region is searched.",
         "Those of the tiers (A1); for (e) the agent's outcome distributions have finite support.",
         (
-            "tests/test_directed.py::test_a_focus_that_restricts_nothing_changes_no_step",
-            "tests/test_directed.py::test_outside_the_focus_no_disagreement_arises",
-            "tests/test_directed.py::test_a_bonus_at_a_relevant_pair_is_sent_to_the_sink_of_h1",
-            "tests/test_directed.py::test_directed_verdicts_are_true_of_the_truth",
-            "tests/test_directed.py::test_the_run_stops_when_every_property_is_decided_and_records_when",
-            "tests/test_directed.py::test_the_focus_is_the_cheapest_undecided_propertys_until_it_stalls",
-            "tests/test_directed.py::test_the_executions_still_needed_are_zero_exactly_when_confirmed",
+            "tests/engines/test_directed.py::test_a_focus_that_restricts_nothing_changes_no_step",
+            "tests/engines/test_directed.py::test_outside_the_focus_no_disagreement_arises",
+            "tests/engines/test_directed.py::test_a_bonus_at_a_relevant_pair_is_sent_to_the_sink_of_h1",
+            "tests/engines/test_directed.py::test_directed_verdicts_are_true_of_the_truth",
+            "tests/engines/test_directed.py::test_the_run_stops_when_every_property_is_decided_and_records_when",
+            "tests/engines/test_directed.py::test_the_focus_is_the_cheapest_undecided_propertys_until_it_stalls",
+            "tests/engines/test_directed.py::test_the_executions_still_needed_are_zero_exactly_when_confirmed",
         ),
         reading="The focus restricts which disagreement counts; it does not change h∧, h∨ or the "
         "verdicts, which are recomputed by decide() after every query.",

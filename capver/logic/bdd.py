@@ -276,7 +276,7 @@ def isop(bdd: BDDBackend, u: Node, upper: Node | None = None) -> list[Cube]:
 # intermediate functions (a 30-atom Blocksworld h∨ took ~10 s for 505 rules).  The
 # functions below run the very same Minato–Morreale recursion on explicit sets of
 # states, so they return exactly ``isop(bdd, bdd-of-S)`` and ``isop(bdd, ¬bdd-of-S)``
-# (tests/test_bdd.py checks this), only faster.
+# (tests/logic/test_bdd.py checks this), only faster.
 #
 # Two facts make that possible.  (1) Splitting on a variable that neither bound of the
 # interval depends on returns the cover of the same interval, so the recursion may

@@ -2,6 +2,7 @@
 (pytest puts the repository root on ``sys.path``: ``pythonpath`` in pyproject.toml).
 
 * ``cli`` - ``capver ARGV`` in a subprocess, as a user types it.
+* ``paths`` - ``ROOT``, the repository root, for tests in any folder.
 * ``corpus`` - the example corpus, hypothesis strategies and brute-force references
   (section 2's definitions, section 3.1's lattice).
 * ``plado_reader`` - a PPDDL export as plado reads it.

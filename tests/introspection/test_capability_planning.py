@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import math
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -36,8 +35,9 @@ from capver.introspection.fol import And, Lit, Not, Or
 from capver.io import dsl
 from capver.io.literal_text import parse_dnf
 from capver.settings import SettingArgs, build_assessment
+from tests.helpers.paths import ROOT
 
-TOY = Path(__file__).resolve().parents[2] / "models" / "toy_blocks.capm"
+TOY = ROOT / "models" / "toy_blocks.capm"
 INIT_ATOMS = ["ontable(a)", "ontable(b)", "clear(a)", "clear(b)", "handempty"]
 A_ON_B_ATOMS = ["on(a,b)", "ontable(b)", "clear(a)", "handempty"]
 

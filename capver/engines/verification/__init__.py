@@ -30,7 +30,7 @@ The agent (section 3.1, Theorems 1 and 3; ``proofs/`` states and checks the guar
 - ``sampling``: anytime-valid missing-mass bounds and outcome intervals per tried (state, capability).
 
 ``explicit`` and ``storm`` share no code beyond the model's own ``distribution``, so their
-agreement (tests/test_storm.py) checks the PRISM translation and both solvers.
+agreement (tests/engines/verification/test_storm.py) checks the PRISM translation and both solvers.
 """
 
 from __future__ import annotations

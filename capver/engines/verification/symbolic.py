@@ -16,7 +16,7 @@ some rule r ∈ R_s has an effect η with s′ = apply(s, η); so the relation o
 
 where D_{c,η} is also the union of the BDD regions of ``CapabilityModel.regions()``
 whose rule mixture (:func:`~capver.model.capability_model.rule_mixture`) gives η a
-positive probability (tests/test_qualitative_engines.py checks that identity); the
+positive probability (tests/engines/verification/test_qualitative_engines.py checks that identity); the
 region split only matters for the probabilities, which qualitative checking ignores.
 
 **Image and pre-image.**  For an effect η with touched atoms T = η⁺ ∪ η⁻ the
