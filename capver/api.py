@@ -37,7 +37,7 @@ from capver.engines.lifting import run_lifted_model
 from capver.engines.verification import quantitative
 from capver.engines.verification.agent_verdict import DEFAULT_DELTA, DEFAULT_EPSILON, LatticeVerdict, decide
 from capver.engines.verification.checkers import QUANTITATIVE_CHECKERS
-from capver.engines.verification.environment import World, settle
+from capver.engines.verification.environment import World, restriction, settle
 from capver.engines.verification.quantitative import QuantitativeResult
 from capver.engines.verification.relations import RelationVerdict, equivalent, refines, same_distributions
 from capver.envs.base import Representation, Simulator
@@ -206,8 +206,11 @@ class LearnResult:
         st = self.assessment.setting
         start = parse_state(init, vocab, what="init") if init.strip() else st.alpha(st.initial_states[0])
         if isinstance(parsed.query, ExistsPath | ForallPath):
-            verdict = decide(parsed, self.h_and, self.h_or, self.data, start, delta=delta, epsilon=epsilon)
             world = _world(self.assessment) if environment else None
+            within = restriction(world, start, vocab)
+            verdict = decide(
+                parsed, self.h_and, self.h_or, self.data, start, delta=delta, epsilon=epsilon, within=within
+            )
             return settle(verdict, parsed, world, start, vocab)
         if engine not in QUANTITATIVE_CHECKERS:
             raise UsageError(f"engine={engine!r}: expected one of {', '.join(QUANTITATIVE_CHECKERS)}")

@@ -81,7 +81,7 @@ from capver.engines.verification.agent_verdict import (
 )
 from capver.engines.verification.checkers import QUANTITATIVE_CHECKERS
 from capver.engines.verification.confidence import AgentBounds
-from capver.engines.verification.environment import World, settle
+from capver.engines.verification.environment import World, restriction, settle
 from capver.engines.verification.ic3 import IC3Result
 from capver.engines.verification.qualitative import QUALITATIVE_ENGINES, CheckTimeout, Portfolio
 from capver.engines.verification.quantitative import BoundVerdict
@@ -273,6 +273,7 @@ def run(args: argparse.Namespace) -> int:
         data=data,
         delta=args.delta,
         epsilon=args.epsilon,
+        within=restriction(world, init, vocab),
     )
     earlier = _saved_records(target) if args.save else {}
     invariants: list[tuple[str, str, IC3Result]] = []  # (property text, model file, result) for --save
@@ -750,13 +751,14 @@ def _verdict_words(v: LatticeVerdict) -> str:
 def _confidence_text(v: LatticeVerdict, c: Confidence, vocab: Vocabulary) -> str:
     """What the data bound at h∨'s frontier: the guarantee of a confident verdict, or
     why an unconfirmed one is not confident and which queries would make it so."""
+    where = " within the states the environment reaches" if c.environment else ""
     frontier = (
-        f"h∨'s frontier: {c.states:,} states × {c.pairs // max(c.states, 1):,} capabilities = {c.pairs:,} "
+        f"h∨'s frontier{where}: {c.states:,} states × {c.pairs // max(c.states, 1):,} capabilities = {c.pairs:,} "
         "(state, capability) pairs"
     )
     if not c.complete:
         frontier = (
-            f"h∨'s frontier, its nearest rings only (the whole is h∨'s reachable set, too large to "
+            f"h∨'s frontier{where}, its nearest rings only (the whole is h∨'s reachable set, too large to "
             f"enumerate; one untried pair decides the tier): at least {c.states:,} states × "
             f"{c.pairs // max(c.states, 1):,} capabilities = {c.pairs:,} (state, capability) pairs"
         )
@@ -797,6 +799,7 @@ def _confidence_json(c: Confidence, vocab: Vocabulary) -> dict[str, object]:
         "untried": c.untried,
         "thin": c.thin,
         "frontier_complete": c.complete,
+        "frontier_within_environment": c.environment,
         "violation": [{"k": k, "bound": b} for k, b in c.violation],
         "queries": [
             {

@@ -60,7 +60,7 @@ from capver.engines.verification.agent_verdict import (
     decide,
     path_sets,
 )
-from capver.engines.verification.environment import World, settle
+from capver.engines.verification.environment import World, restriction, settle
 from capver.engines.verification.quantitative import BoundVerdict, agent_bounds, bound_verdict
 from capver.engines.verification.sampling import SamplingBounds, executions_for
 from capver.engines.verification.symbolic import QualitativeResult, SymbolicEngine, qualitative_query
@@ -229,6 +229,7 @@ class PropertyTracker:
                     engines=(eng_and, eng_or),
                     delta=self.targets.delta,
                     epsilon=self.targets.epsilon,
+                    within=restriction(self.world, self.init, h_and.ctx.vocab),
                 )
                 v = settle(v, prop, self.world, self.init, h_and.ctx.vocab)
                 st = PropertyStatus(prop, v.verdict.value, v.tier.value, is_decided(v), missing_text(v), v)
@@ -332,6 +333,9 @@ class PropertyTracker:
         if v.tier is Tier.UNCONFIRMED:
             # The query, not only its path: E [ G φ ] and A [ G φ ] have different frontiers.
             hold, goal = path_sets(engine, query)
+            within = restriction(self.world, self.init, engine.ctx.vocab)
+            if within is not None:
+                hold = bdd.conj(hold, within(engine))  # the frontier decide enumerated
             region = bdd.false
             # The nearest rings of a large frontier: where the verdict's untried pairs were found.
             for ring in engine.frontier_prefix(self.init, goal, hold, query.path.bound)[0]:

@@ -31,6 +31,13 @@ confirm it with how many executions each still needs.
 
 **Unknown.**  h∧ and h∨ disagree; the first untried pair on h∨'s witness decides.
 
+**The environment's states.**  Where the states W the environment reaches are known
+(:mod:`capver.engines.verification.environment`; ``within`` of :func:`decide`), every
+state of every run of the agent is in W, so the prefix s_0 … s_j of a violating run
+up to its first unseen outcome runs through hold ∧ W: the frontier is computed
+through hold ∧ W (through stay ∧ W for the lasting runs below), which keeps every
+argument of this docstring and leaves out the states no agent can be in.
+
 **Runs that never stop: E [ G φ ], A [ F φ ], A [ φ U ψ ]** (bounded or not).  The
 model-checking semantics lets a run stop in a dead end (read as stuttering there),
 which makes these operators non-monotone in the transition set; but the agent never
@@ -82,7 +89,9 @@ s_0 … s_k lacks ψ, or there is none; :func:`lasting_sets`).
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -159,7 +168,9 @@ class Confidence:
     ``complete`` is false when only the frontier's first rings were enumerated (a
     large h∨, :meth:`SymbolicEngine.frontier_prefix`) and some pair among them is
     untried: the verdict is unconfirmed all the same, and ``states``, ``pairs``,
-    ``untried``, ``thin`` and ``executions`` count that prefix — lower bounds."""
+    ``untried``, ``thin`` and ``executions`` count that prefix — lower bounds.
+    ``environment``: the frontier runs through the states the environment reaches
+    only (``within`` of :func:`decide`)."""
 
     delta: float
     threshold: float
@@ -172,6 +183,7 @@ class Confidence:
     queries: tuple[Query, ...]
     executions: int = 0
     complete: bool = True
+    environment: bool = False
 
     @property
     def confirmed(self) -> bool:
@@ -211,13 +223,15 @@ def decide(
     delta: float = DEFAULT_DELTA,
     epsilon: float = DEFAULT_EPSILON,
     max_queries: int = 5,
+    within: Callable[[SymbolicEngine], Node] | None = None,
 ) -> LatticeVerdict:
     """The verdict for the agent; ``engines`` are BDD engines of h∧ and h∨ to reuse
     (their reachable sets are kept) when several properties are checked.
     ``results``: the property's verdicts on h∧ and h∨ when another engine already
     decided them (IC3, BMC: capver.engines.verification.qualitative); the BDD engines
     are then built only for the tiers that need them.  ``delta`` and ``epsilon`` set
-    the confident tier (module docstring)."""
+    the confident tier, ``within`` gives the states the environment reaches as a BDD
+    of an engine's model, through which frontiers are computed (module docstring)."""
     query, caps = qualitative_query(prop)
     if results is None:
         engines = engines if engines is not None else (SymbolicEngine(h_and), SymbolicEngine(h_or))
@@ -254,6 +268,7 @@ def decide(
             delta,
             epsilon,
             max_queries,
+            within,
         )
     if (existential and not on_or.holds) or (invariant and on_or.holds):
         engine = eng_or.restricted(caps)
@@ -265,7 +280,10 @@ def decide(
             # a run to one, and the frontier would be the whole reachable set.
             why = "no state breaks it" if invariant else "no state is its goal"
             return LatticeVerdict(verdict, Tier.OBSERVED, f"{on}: {why}, whatever the agent does", on_and, on_or)
+        if within is not None:
+            hold = engine.bdd.conj(hold, within(engine))
         conf = confidence(engine, init, goal, hold, path.bound, data, delta, epsilon, max_queries)
+        conf = dataclasses.replace(conf, environment=within is not None)
         if conf.pairs == 0:
             # No state from which an execution could matter (e.g. the initial state
             # already ends every run through hold states): no agent can change it.
@@ -300,6 +318,7 @@ def _decide_lasting(
     delta: float,
     epsilon: float,
     max_queries: int,
+    within: Callable[[SymbolicEngine], Node] | None = None,
 ) -> LatticeVerdict:
     """``E [ G φ ]``, ``A [ F φ ]`` and ``A [ φ U ψ ]`` for an agent whose runs never
     stop ("Runs that never stop" in the module docstring); the engines are already
@@ -332,9 +351,12 @@ def _decide_lasting(
     lasting_on_or = on_or.holds if exists else not on_or.holds
     if not lasting_on_or:
         stay_or, escape_or = lasting_sets(eng_or, query)
+        if within is not None:
+            stay_or = eng_or.bdd.conj(stay_or, within(eng_or))
         conf = confidence(
             eng_or, init, escape_or, stay_or, path.bound, data, delta, epsilon, max_queries, finite_runs=True
         )
+        conf = dataclasses.replace(conf, environment=within is not None)
         on = "impossible on h∨" if exists else "holds on h∨"
         if conf.states == 0:
             # No frontier state: the initial state is outside stay (or the bound is 0),

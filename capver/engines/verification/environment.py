@@ -17,6 +17,12 @@ for every agent (nothing is sampled and nothing is assumed of the agent):
   ``A [ F φ ]`` and ``A [ ψ U φ ]`` **fail** when no reachable state satisfies φ, and
   ``E [ G φ ]`` **holds** when every reachable state satisfies φ.
 
+Where the environment allows both answers, its states still narrow what the data must
+show: the frontier of an h∨ verdict (the states where one more execution could still
+matter) is computed through them only (:func:`restriction`, the ``within`` of
+:func:`~capver.engines.verification.agent_verdict.decide`), since no agent is ever in
+another state.
+
 The verdict is in the observed tier (exact), with its reason naming the environment:
 it is what a learned model cannot give for a property that holds, since h∨ covers the
 agent only under effect completeness, which no amount of data shows.  What it cannot
@@ -43,7 +49,9 @@ from capver.core.properties import (
 from capver.core.state import State
 from capver.core.vocabulary import Vocabulary
 from capver.engines.verification.agent_verdict import AgentVerdict, LatticeVerdict, Tier
+from capver.engines.verification.symbolic import SymbolicEngine
 from capver.errors import VocabularyError
+from capver.logic.bdd import Node
 
 WORLD_LIMIT = 200_000
 """The most states an environment is enumerated to; a larger one settles nothing."""
@@ -63,6 +71,24 @@ class World:
         """Whether ``init`` (a state of ``vocab``) is this world's initial state: the
         same true atoms, named alike."""
         return {str(a) for a in vocab.atoms_of(init)} == {str(a) for a in self.vocabulary.atoms_of(self.initial)}
+
+    def region(self, engine: SymbolicEngine) -> Node:
+        """The reachable states as a BDD of ``engine``'s model (whose vocabulary may
+        order the atoms otherwise); true, no restriction, when the model lacks one
+        of the world's atoms."""
+        bdd, vocab = engine.bdd, engine.ctx.vocab
+        try:
+            states: Iterable[State] = (
+                self.states
+                if list(vocab.atoms) == list(self.vocabulary.atoms)
+                else [vocab.state(self.vocabulary.atoms_of(s)) for s in self.states]
+            )
+        except VocabularyError:
+            return bdd.true
+        region = bdd.false
+        for s in states:
+            region = bdd.disj(region, bdd.minterm(s))
+        return region
 
     def count(self, formula: StateFormula) -> int:
         """How many reachable states satisfy ``formula``."""
@@ -85,6 +111,15 @@ def explore(
                 seen.add(t)
                 todo.append(t)
     return frozenset(seen)
+
+
+def restriction(world: World | None, init: State, vocab: Vocabulary) -> Callable[[SymbolicEngine], Node] | None:
+    """``within`` of :func:`~capver.engines.verification.agent_verdict.decide` for
+    runs from ``init`` (a state of ``vocab``): the world's states, when it starts
+    there (else None: no restriction)."""
+    if world is None or not world.starts_at(init, vocab):
+        return None
+    return world.region
 
 
 def settle(

@@ -234,6 +234,7 @@ class _Context:
     data: TransitionDataset | None
     delta: float
     epsilon: float
+    within: Callable[[SymbolicEngine], Node] | None
 
 
 def _serve(conn: Connection, name: str, ctx: _Context) -> None:
@@ -288,6 +289,7 @@ def _serve(conn: Connection, name: str, ctx: _Context) -> None:
                     results=(on_and, on_or),
                     delta=ctx.delta,
                     epsilon=ctx.epsilon,
+                    within=ctx.within,
                 )
                 conn.send((rid, "result", verdict))
         except Exception as e:  # noqa: BLE001 - every failure goes back to the parent, which raises it
@@ -326,7 +328,8 @@ class Portfolio:
     engine joins only when the rings pass the budget, so that the choice is the same
     on any machine).  ``models`` are keyed as ``capver verify --model-kind`` names
     them ("and" and "or" for a run's lattice verdicts); ``data``, ``delta`` and
-    ``epsilon`` are those of :func:`~capver.engines.verification.agent_verdict.decide`.
+    ``epsilon`` (and ``within``, the environment's states) are those of
+    :func:`~capver.engines.verification.agent_verdict.decide`.
     Use as a context manager: the workers are killed on exit."""
 
     models: Mapping[str, CompoundModel]
@@ -337,6 +340,7 @@ class Portfolio:
     delta: float = DEFAULT_DELTA
     epsilon: float = DEFAULT_EPSILON
     head_start: float = HEAD_START
+    within: Callable[[SymbolicEngine], Node] | None = None
     _workers: dict[str, _Worker] = field(default_factory=dict)
     _next: int = 0
 
@@ -362,7 +366,7 @@ class Portfolio:
             return hit
         ctx = multiprocessing.get_context("fork")
         parent, child = ctx.Pipe()
-        shared = _Context(self.models, self.props, self.data, self.delta, self.epsilon)
+        shared = _Context(self.models, self.props, self.data, self.delta, self.epsilon, self.within)
         process = ctx.Process(target=_serve, args=(child, name, shared), daemon=True, name=f"capver-{name}")
         process.start()
         child.close()

@@ -16,10 +16,11 @@ from hypothesis import strategies as st
 
 from capver import synthetic
 from capver.agents.primitive import true_primitive_model
+from capver.core.properties import holds
 from capver.core.state import State
 from capver.engines.lattice import LatticeBuilder
-from capver.engines.verification.agent_verdict import AgentVerdict, LatticeVerdict, Tier, decide
-from capver.engines.verification.environment import World, explore, settle
+from capver.engines.verification.agent_verdict import AgentVerdict, LatticeVerdict, Tier, decide, path_sets
+from capver.engines.verification.environment import World, explore, restriction, settle
 from capver.engines.verification.symbolic import SymbolicEngine
 from capver.envs.ppddl import load_task
 from capver.io.properties_text import parse_property
@@ -28,6 +29,7 @@ from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
 from capver.settings import world_of
 from tests.helpers.cli import capver
+from tests.helpers.paths import ROOT
 
 ATOMS = ("p0", "p1", "p2", "p3")
 TEMPLATES = ("A [ G {f} ]", "A [ G<=2 {f} ]", "E [ F {f} ]", "E [ p0 | {f} U {f} ]", "E [ G {f} ]", "A [ F {f} ]")
@@ -165,3 +167,63 @@ def test_the_python_api_uses_the_environment_unless_told_not_to() -> None:
     assert isinstance(v, LatticeVerdict) and v.environment == "the PPDDL task blocks/problem1"
     alone = again.verify(ISSUE_PROPERTIES[1], environment=False)
     assert isinstance(alone, LatticeVerdict) and alone.environment is None and alone.tier is not Tier.OBSERVED
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 40), _formulas(), st.integers(0, 15))
+def test_the_frontier_within_the_environment_keeps_every_state_an_agent_can_leave_h_or_from(
+    seed: int, n: int, formula: str, init: int
+) -> None:
+    """For ``A [ G φ ]`` on random truths (agent and environment alike): every state
+    the truth reaches while following h∨'s transitions through states that keep φ —
+    where its first unseen outcome can happen — is on the frontier computed within
+    the environment's states, which is inside the unrestricted one and inside W."""
+    rng = np.random.default_rng(seed)
+    ctx = LogicContext(synthetic.propositional_vocabulary(4))
+    truth = synthetic.random_model(ctx, rng, n_capabilities=3, max_rules=2, max_effects=2, total=True)
+    prop = parse_property(f"A [ G {formula} ]", ctx.vocab, tuple(truth), source="test")
+    states = explore(_successors(truth), init)
+    assert states is not None
+    world = World(ctx.vocab, init, states, "the truth")
+    data = synthetic.sample_dataset(truth, rng, n_transitions=n)
+    h_or = LatticeBuilder(ctx, data).optimistic
+    engine = SymbolicEngine(h_or)
+    bdd = engine.bdd
+    hold, goal = path_sets(engine, prop.query)
+    within = restriction(world, init, ctx.vocab)
+    assert within is not None
+    w = within(engine)
+
+    def union(rings: list[object]) -> object:
+        out = bdd.false
+        for r in rings:
+            out = bdd.disj(out, r)
+        return out
+
+    inside = union(engine.frontier_prefix(init, goal, bdd.conj(hold, w), None, limited=False)[0])
+    whole = union(engine.frontier_prefix(init, goal, hold, None, limited=False)[0])
+    assert bdd.conj(inside, bdd.neg(whole)) == bdd.false and bdd.conj(inside, bdd.neg(w)) == bdd.false
+    keep = prop.query.path.invariant  # type: ignore[union-attr]
+    seen, todo = {init}, [init]
+    while todo:
+        s = todo.pop()
+        if not holds(keep, s, ctx.vocab):
+            continue  # a violation: the run is over
+        assert bdd.evaluate(inside, s), s
+        for c in truth:
+            followed = set(truth[c].distribution(s)) & set(h_or[c].distribution(s))
+            for t in followed - seen:
+                seen.add(t)
+                todo.append(t)
+
+
+def test_the_shipped_first_responders_frontier_is_cut_to_the_environments_states() -> None:
+    run = ROOT / "models" / "learned" / "first_responders_lao"
+    prop = ("--property", "A [ G !(victim-dying(z1) & victim-dying(z2)) ]", "--json")
+    inside = json.loads(capver("verify", str(run), *prop).stdout)["confidence"]
+    whole = json.loads(capver("verify", str(run), *prop, "--ignore-environment").stdout)["confidence"]
+    assert inside["frontier_within_environment"] and not whole["frontier_within_environment"]
+    world = world_of("lao", SettingArgs(domain="first_responders"))
+    assert world is not None
+    assert inside["frontier_states"] <= len(world.states) < whole["frontier_states"]
+    assert inside["frontier_pairs"] * 10 < whole["frontier_pairs"]
