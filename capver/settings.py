@@ -250,10 +250,10 @@ def _ppddl_world(args: SettingArgs) -> World | None:
     def successors(s: State) -> Iterable[State]:
         return (t for a in task.applicable(s) for _, t in task.outcomes(s, a))
 
-    states = explore(successors, task.initial_state)
-    if states is None:
+    edges = explore(successors, task.initial_state)
+    if edges is None:
         return None
-    return World(task.vocabulary, task.initial_state, states, f"the PPDDL task {args.domain}/{args.problem}")
+    return World.of(task.vocabulary, task.initial_state, edges, f"the PPDDL task {args.domain}/{args.problem}")
 
 
 WORLDS: dict[str, Callable[[SettingArgs], World | None]] = {"lao": _ppddl_world, "primitive": _ppddl_world}

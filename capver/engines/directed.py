@@ -59,6 +59,7 @@ from capver.engines.verification.agent_verdict import (
     Tier,
     decide,
     path_sets,
+    violation_goal,
 )
 from capver.engines.verification.environment import World, restriction, settle
 from capver.engines.verification.quantitative import BoundVerdict, agent_bounds, bound_verdict
@@ -335,7 +336,7 @@ class PropertyTracker:
             hold, goal = path_sets(engine, query)
             within = restriction(self.world, self.init, engine.ctx.vocab)
             if within is not None:
-                hold = bdd.conj(hold, within(engine))  # the frontier decide enumerated
+                hold = bdd.conj(hold, within(engine, violation_goal(query)))  # the frontier decide enumerated
             region = bdd.false
             # The nearest rings of a large frontier: where the verdict's untried pairs were found.
             for ring in engine.frontier_prefix(self.init, goal, hold, query.path.bound)[0]:

@@ -36,7 +36,12 @@ confirm it with how many executions each still needs.
 state of every run of the agent is in W, so the prefix s_0 … s_j of a violating run
 up to its first unseen outcome runs through hold ∧ W: the frontier is computed
 through hold ∧ W (through stay ∧ W for the lasting runs below), which keeps every
-argument of this docstring and leaves out the states no agent can be in.
+argument of this docstring and leaves out the states no agent can be in.  For a run
+that must reach a goal (``A [ G φ ]``: ¬φ; ``E [ F φ ]``, ``E [ ψ U φ ]``: φ) every
+s_i also reaches the goal in the environment — the rest of the run, executed — so
+W narrows to the states of W from which the environment reaches a goal state (by its
+own transitions, whatever the states in between: an execution's intermediate
+states are not α's run).
 
 **Runs that never stop: E [ G φ ], A [ F φ ], A [ φ U ψ ]** (bounded or not).  The
 model-checking semantics lets a run stop in a dead end (read as stuttering there),
@@ -96,7 +101,17 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from capver.core.dataset import TransitionDataset
-from capver.core.properties import Eventually, ExistsPath, ForallPath, Globally, PathFormula, Property, Until
+from capver.core.properties import (
+    Eventually,
+    ExistsPath,
+    ForallPath,
+    Globally,
+    Not,
+    PathFormula,
+    Property,
+    StateFormula,
+    Until,
+)
 from capver.core.state import State
 from capver.engines.verification.sampling import SamplingBounds, executions_for
 from capver.engines.verification.symbolic import (
@@ -109,6 +124,10 @@ from capver.engines.verification.symbolic import (
 )
 from capver.logic.bdd import Node
 from capver.model.capability_model import CompoundModel
+
+Within = Callable[[SymbolicEngine, StateFormula | None], Node]
+"""The states the environment reaches, as a BDD of an engine's model; given a goal,
+only those from which the environment reaches a goal state (module docstring)."""
 
 MARKOV = (
     "the agent is Markov in α's states: each execution of c from a state s ends in s′ with a fixed "
@@ -223,7 +242,7 @@ def decide(
     delta: float = DEFAULT_DELTA,
     epsilon: float = DEFAULT_EPSILON,
     max_queries: int = 5,
-    within: Callable[[SymbolicEngine], Node] | None = None,
+    within: Within | None = None,
 ) -> LatticeVerdict:
     """The verdict for the agent; ``engines`` are BDD engines of h∧ and h∨ to reuse
     (their reachable sets are kept) when several properties are checked.
@@ -281,7 +300,7 @@ def decide(
             why = "no state breaks it" if invariant else "no state is its goal"
             return LatticeVerdict(verdict, Tier.OBSERVED, f"{on}: {why}, whatever the agent does", on_and, on_or)
         if within is not None:
-            hold = engine.bdd.conj(hold, within(engine))
+            hold = engine.bdd.conj(hold, within(engine, violation_goal(query)))
         conf = confidence(engine, init, goal, hold, path.bound, data, delta, epsilon, max_queries)
         conf = dataclasses.replace(conf, environment=within is not None)
         if conf.pairs == 0:
@@ -318,7 +337,7 @@ def _decide_lasting(
     delta: float,
     epsilon: float,
     max_queries: int,
-    within: Callable[[SymbolicEngine], Node] | None = None,
+    within: Within | None = None,
 ) -> LatticeVerdict:
     """``E [ G φ ]``, ``A [ F φ ]`` and ``A [ φ U ψ ]`` for an agent whose runs never
     stop ("Runs that never stop" in the module docstring); the engines are already
@@ -352,7 +371,7 @@ def _decide_lasting(
     if not lasting_on_or:
         stay_or, escape_or = lasting_sets(eng_or, query)
         if within is not None:
-            stay_or = eng_or.bdd.conj(stay_or, within(eng_or))
+            stay_or = eng_or.bdd.conj(stay_or, within(eng_or, None))
         conf = confidence(
             eng_or, init, escape_or, stay_or, path.bound, data, delta, epsilon, max_queries, finite_runs=True
         )
@@ -393,6 +412,18 @@ def _decide_lasting(
     if on_and.holds == exists:
         why += " (h∧'s own verdict rests on a dead end, where the agent goes on)"
     return LatticeVerdict(AgentVerdict.UNKNOWN, Tier.UNKNOWN, why, on_and, on_or, on_or.witness, decisive_query=pair)
+
+
+def violation_goal(query: ExistsPath | ForallPath) -> StateFormula | None:
+    """The states a run that breaks an h∨ verdict on ``query`` must reach: ¬φ for
+    ``A [ G φ ]``, the goal for ``E [ F φ ]`` / ``E [ ψ U φ ]``; None for the lasting
+    runs of ``E [ G φ ]``, ``A [ F φ ]``, ``A [ φ U ψ ]``, which need not reach one."""
+    path = query.path
+    if isinstance(query, ForallPath) and isinstance(path, Globally):
+        return Not(path.invariant)
+    if isinstance(query, ExistsPath) and isinstance(path, Eventually | Until):
+        return path.goal
+    return None
 
 
 def lasting_sets(engine: SymbolicEngine, query: ExistsPath | ForallPath) -> tuple[Node, Node]:

@@ -19,9 +19,10 @@ for every agent (nothing is sampled and nothing is assumed of the agent):
 
 Where the environment allows both answers, its states still narrow what the data must
 show: the frontier of an h∨ verdict (the states where one more execution could still
-matter) is computed through them only (:func:`restriction`, the ``within`` of
-:func:`~capver.engines.verification.agent_verdict.decide`), since no agent is ever in
-another state.
+matter) is computed through them only — through those from which the environment
+reaches the states a violating run must reach, where there are such — since no agent
+is ever in another state (:func:`restriction`, the ``within`` of
+:func:`~capver.engines.verification.agent_verdict.decide`).
 
 The verdict is in the observed tier (exact), with its reason naming the environment:
 it is what a learned model cannot give for a property that holds, since h∨ covers the
@@ -33,8 +34,8 @@ task says (for the bundled PPDDL domains it *is* the task).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 
 from capver.core.properties import (
     Eventually,
@@ -48,7 +49,7 @@ from capver.core.properties import (
 )
 from capver.core.state import State
 from capver.core.vocabulary import Vocabulary
-from capver.engines.verification.agent_verdict import AgentVerdict, LatticeVerdict, Tier
+from capver.engines.verification.agent_verdict import AgentVerdict, LatticeVerdict, Tier, Within
 from capver.engines.verification.symbolic import SymbolicEngine
 from capver.errors import VocabularyError
 from capver.logic.bdd import Node
@@ -66,22 +67,48 @@ class World:
     initial: State
     states: frozenset[State]
     source: str
+    # Each reachable state's successors (by the environment's own transitions).
+    successors: Mapping[State, frozenset[State]] = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    @staticmethod
+    def of(vocabulary: Vocabulary, initial: State, successors: Mapping[State, frozenset[State]], source: str) -> World:
+        """The world of an :func:`explore` result."""
+        return World(vocabulary, initial, frozenset(successors), source, successors)
 
     def starts_at(self, init: State, vocab: Vocabulary) -> bool:
         """Whether ``init`` (a state of ``vocab``) is this world's initial state: the
         same true atoms, named alike."""
         return {str(a) for a in vocab.atoms_of(init)} == {str(a) for a in self.vocabulary.atoms_of(self.initial)}
 
-    def region(self, engine: SymbolicEngine) -> Node:
-        """The reachable states as a BDD of ``engine``'s model (whose vocabulary may
-        order the atoms otherwise); true, no restriction, when the model lacks one
-        of the world's atoms."""
+    def reaching(self, goal: StateFormula) -> frozenset[State]:
+        """The reachable states from which the environment reaches a ``goal`` state
+        (goal states included); all of them when the successors are not known."""
+        if not self.successors:
+            return self.states
+        before: dict[State, list[State]] = {}
+        for s, ts in self.successors.items():
+            for t in ts:
+                before.setdefault(t, []).append(s)
+        found = {s for s in self.states if holds(goal, s, self.vocabulary)}
+        todo = list(found)
+        while todo:
+            for s in before.get(todo.pop(), ()):
+                if s not in found:
+                    found.add(s)
+                    todo.append(s)
+        return frozenset(found)
+
+    def region(self, engine: SymbolicEngine, goal: StateFormula | None = None) -> Node:
+        """The reachable states — given ``goal``, those that reach a goal state — as a
+        BDD of ``engine``'s model (whose vocabulary may order the atoms otherwise);
+        true, no restriction, when the model or the world lacks an atom."""
         bdd, vocab = engine.bdd, engine.ctx.vocab
         try:
+            chosen = self.states if goal is None else self.reaching(goal)
             states: Iterable[State] = (
-                self.states
+                chosen
                 if list(vocab.atoms) == list(self.vocabulary.atoms)
-                else [vocab.state(self.vocabulary.atoms_of(s)) for s in self.states]
+                else [vocab.state(self.vocabulary.atoms_of(s)) for s in chosen]
             )
         except VocabularyError:
             return bdd.true
@@ -97,23 +124,25 @@ class World:
 
 def explore(
     successors: Callable[[State], Iterable[State]], initial: State, limit: int = WORLD_LIMIT
-) -> frozenset[State] | None:
-    """The states reachable from ``initial`` by ``successors``, or None when there
-    are more than ``limit``."""
+) -> dict[State, frozenset[State]] | None:
+    """The states reachable from ``initial`` by ``successors``, each with its
+    successors, or None when there are more than ``limit``."""
+    edges: dict[State, frozenset[State]] = {}
     seen = {initial}
     todo = [initial]
     while todo:
         s = todo.pop()
-        for t in successors(s):
+        edges[s] = frozenset(successors(s))
+        for t in edges[s]:
             if t not in seen:
                 if len(seen) >= limit:
                     return None
                 seen.add(t)
                 todo.append(t)
-    return frozenset(seen)
+    return edges
 
 
-def restriction(world: World | None, init: State, vocab: Vocabulary) -> Callable[[SymbolicEngine], Node] | None:
+def restriction(world: World | None, init: State, vocab: Vocabulary) -> Within | None:
     """``within`` of :func:`~capver.engines.verification.agent_verdict.decide` for
     runs from ``init`` (a state of ``vocab``): the world's states, when it starts
     there (else None: no restriction)."""
@@ -126,10 +155,13 @@ def settle(
     verdict: LatticeVerdict, prop: Property, world: World | None, init: State, vocab: Vocabulary
 ) -> LatticeVerdict:
     """``verdict`` made exact where the environment settles ``prop`` from ``init``
-    (module docstring); unchanged when it is already exact, when there is no world,
-    when the world starts elsewhere or lacks one of the property's atoms, or when the
-    environment allows both answers."""
-    if world is None or verdict.tier is Tier.OBSERVED or not world.starts_at(init, vocab):
+    (module docstring); unchanged when it rests on an observed run, when there is no
+    world, when the world starts elsewhere or lacks one of the property's atoms, or
+    when the environment allows both answers.  (An exact verdict without a run — "the
+    initial state decides it", which a frontier cut to the environment's states can
+    give — takes the environment's reason, the one that explains it.)"""
+    observed_run = verdict.tier is Tier.OBSERVED and verdict.witness is not None
+    if world is None or observed_run or not world.starts_at(init, vocab):
         return verdict
     query, path = prop.query, getattr(prop.query, "path", None)
     try:

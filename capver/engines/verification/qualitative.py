@@ -73,6 +73,7 @@ from capver.engines.verification.agent_verdict import (
     AgentVerdict,
     LatticeVerdict,
     Tier,
+    Within,
     decide,
     first_untried,
 )
@@ -234,7 +235,7 @@ class _Context:
     data: TransitionDataset | None
     delta: float
     epsilon: float
-    within: Callable[[SymbolicEngine], Node] | None
+    within: Within | None
 
 
 def _serve(conn: Connection, name: str, ctx: _Context) -> None:
@@ -340,7 +341,7 @@ class Portfolio:
     delta: float = DEFAULT_DELTA
     epsilon: float = DEFAULT_EPSILON
     head_start: float = HEAD_START
-    within: Callable[[SymbolicEngine], Node] | None = None
+    within: Within | None = None
     _workers: dict[str, _Worker] = field(default_factory=dict)
     _next: int = 0
 
