@@ -58,8 +58,7 @@ from capver.engines.verification.agent_verdict import (
     LatticeVerdict,
     Tier,
     decide,
-    path_sets,
-    violation_goal,
+    frontier_sets,
 )
 from capver.engines.verification.environment import World, restriction, settle
 from capver.engines.verification.quantitative import BoundVerdict, agent_bounds, bound_verdict
@@ -333,10 +332,8 @@ class PropertyTracker:
         bdd = engine.bdd
         if v.tier is Tier.UNCONFIRMED:
             # The query, not only its path: E [ G φ ] and A [ G φ ] have different frontiers.
-            hold, goal = path_sets(engine, query)
-            within = restriction(self.world, self.init, engine.ctx.vocab)
-            if within is not None:
-                hold = bdd.conj(hold, within(engine, violation_goal(query)))  # the frontier decide enumerated
+            # The frontier decide enumerated.
+            hold, goal = frontier_sets(engine, query, restriction(self.world, self.init, engine.ctx.vocab))
             region = bdd.false
             # The nearest rings of a large frontier: where the verdict's untried pairs were found.
             for ring in engine.frontier_prefix(self.init, goal, hold, query.path.bound)[0]:

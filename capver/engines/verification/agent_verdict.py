@@ -291,7 +291,7 @@ def decide(
         )
     if (existential and not on_or.holds) or (invariant and on_or.holds):
         engine = eng_or.restricted(caps)
-        hold, goal = path_sets(engine, path)
+        hold, goal = frontier_sets(engine, query, within)
         verdict = AgentVerdict.HOLDS if invariant else AgentVerdict.VIOLATED
         on = "holds on h∨" if invariant else "impossible on h∨"
         if goal == engine.bdd.false:
@@ -299,10 +299,9 @@ def decide(
             # a run to one, and the frontier would be the whole reachable set.
             why = "no state breaks it" if invariant else "no state is its goal"
             return LatticeVerdict(verdict, Tier.OBSERVED, f"{on}: {why}, whatever the agent does", on_and, on_or)
-        if within is not None:
-            hold = engine.bdd.conj(hold, within(engine, violation_goal(query)))
-        conf = confidence(engine, init, goal, hold, path.bound, data, delta, epsilon, max_queries)
-        conf = dataclasses.replace(conf, environment=within is not None)
+        conf = confidence(
+            engine, init, goal, hold, path.bound, data, delta, epsilon, max_queries, environment=within is not None
+        )
         if conf.pairs == 0:
             # No state from which an execution could matter (e.g. the initial state
             # already ends every run through hold states): no agent can change it.
@@ -369,13 +368,20 @@ def _decide_lasting(
     # On h∨ the model-checking semantics lets dead ends continue anywhere, as needed.
     lasting_on_or = on_or.holds if exists else not on_or.holds
     if not lasting_on_or:
-        stay_or, escape_or = lasting_sets(eng_or, query)
-        if within is not None:
-            stay_or = eng_or.bdd.conj(stay_or, within(eng_or, None))
+        stay_or, escape_or = frontier_sets(eng_or, query, within)
         conf = confidence(
-            eng_or, init, escape_or, stay_or, path.bound, data, delta, epsilon, max_queries, finite_runs=True
+            eng_or,
+            init,
+            escape_or,
+            stay_or,
+            path.bound,
+            data,
+            delta,
+            epsilon,
+            max_queries,
+            finite_runs=True,
+            environment=within is not None,
         )
-        conf = dataclasses.replace(conf, environment=within is not None)
         on = "impossible on h∨" if exists else "holds on h∨"
         if conf.states == 0:
             # No frontier state: the initial state is outside stay (or the bound is 0),
@@ -424,6 +430,16 @@ def violation_goal(query: ExistsPath | ForallPath) -> StateFormula | None:
     if isinstance(query, ExistsPath) and isinstance(path, Eventually | Until):
         return path.goal
     return None
+
+
+def frontier_sets(engine: SymbolicEngine, query: ExistsPath | ForallPath, within: Within | None) -> tuple[Node, Node]:
+    """(hold, goal) of the frontier of an h∨ verdict on ``query``: :func:`path_sets`
+    of the query, hold cut to the environment's states ``within`` gives, those that
+    reach :func:`violation_goal` where there is one (module docstring)."""
+    hold, goal = path_sets(engine, query)
+    if within is not None:
+        hold = engine.bdd.conj(hold, within(engine, violation_goal(query)))
+    return hold, goal
 
 
 def lasting_sets(engine: SymbolicEngine, query: ExistsPath | ForallPath) -> tuple[Node, Node]:
@@ -475,6 +491,7 @@ def confidence(
     max_queries: int = 5,
     *,
     finite_runs: bool = False,
+    environment: bool = False,
 ) -> Confidence:
     """The missing-mass bounds at the frontier of a run from ``init`` to ``goal``
     through ``hold`` on ``engine``'s model, where there is none (module docstring).
@@ -482,7 +499,9 @@ def confidence(
     ``finite_runs``: the model's runs from ``init`` through ``hold`` also form no
     cycle and meet no dead end (no lasting run, for E G, A F and A U), so they leave
     the frontier within d executions, d its number of states; d joins the horizons,
-    where the violation bound holds for a violation ever."""
+    where the violation bound holds for a violation ever.  ``environment``: ``hold``
+    was cut to the environment's states (:func:`frontier_sets`), which the result
+    records."""
     rings, complete = engine.frontier_prefix(init, goal, hold, bound)
     conf = _confidence_on(engine, rings, complete, bound, data, delta, epsilon, max_queries, finite_runs)
     if not complete and conf.untried == 0:
@@ -498,7 +517,7 @@ def confidence(
             max_queries,
             finite_runs,
         )
-    return conf
+    return dataclasses.replace(conf, environment=True) if environment else conf
 
 
 def _confidence_on(

@@ -69,6 +69,14 @@ class World:
     source: str
     # Each reachable state's successors (by the environment's own transitions).
     successors: Mapping[State, frozenset[State]] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    # reaching() and region() answers: the property tracker asks for the same ones
+    # after every query, and a region is one BDD disjunction per state.
+    _reaching: dict[StateFormula, frozenset[State]] = field(
+        default_factory=dict, init=False, compare=False, hash=False, repr=False
+    )
+    _regions: dict[tuple[object, StateFormula | None], Node] = field(
+        default_factory=dict, init=False, compare=False, hash=False, repr=False
+    )
 
     @staticmethod
     def of(vocabulary: Vocabulary, initial: State, successors: Mapping[State, frozenset[State]], source: str) -> World:
@@ -85,6 +93,9 @@ class World:
         (goal states included); all of them when the successors are not known."""
         if not self.successors:
             return self.states
+        hit = self._reaching.get(goal)
+        if hit is not None:
+            return hit
         before: dict[State, list[State]] = {}
         for s, ts in self.successors.items():
             for t in ts:
@@ -96,13 +107,17 @@ class World:
                 if s not in found:
                     found.add(s)
                     todo.append(s)
-        return frozenset(found)
+        self._reaching[goal] = answer = frozenset(found)
+        return answer
 
     def region(self, engine: SymbolicEngine, goal: StateFormula | None = None) -> Node:
         """The reachable states — given ``goal``, those that reach a goal state — as a
         BDD of ``engine``'s model (whose vocabulary may order the atoms otherwise);
         true, no restriction, when the model or the world lacks an atom."""
         bdd, vocab = engine.bdd, engine.ctx.vocab
+        key = (bdd, goal)
+        if key in self._regions:
+            return self._regions[key]
         try:
             chosen = self.states if goal is None else self.reaching(goal)
             states: Iterable[State] = (
@@ -115,6 +130,7 @@ class World:
         region = bdd.false
         for s in states:
             region = bdd.disj(region, bdd.minterm(s))
+        self._regions[key] = region
         return region
 
     def count(self, formula: StateFormula) -> int:

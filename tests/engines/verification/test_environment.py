@@ -216,22 +216,14 @@ def test_the_frontier_within_the_environment_keeps_every_state_an_agent_can_leav
     whole = union(engine.frontier_prefix(init, goal, hold, None, limited=False)[0])
     assert bdd.conj(inside, bdd.neg(whole)) == bdd.false and bdd.conj(inside, bdd.neg(w)) == bdd.false
     keep = prop.query.path.invariant  # type: ignore[union-attr]
-
-    def reach(s: int) -> set[int]:
-        found, todo = {s}, [s]
-        while todo:
-            for t in _successors(truth)(todo.pop()):
-                if t not in found:
-                    found.add(t)
-                    todo.append(t)
-        return found
-
     seen, todo = {init}, [init]
     while todo:
         s = todo.pop()
         if not holds(keep, s, ctx.vocab):
             continue  # a violation: the run is over
-        if any(not holds(keep, t, ctx.vocab) for t in reach(s)):
+        later = explore(_successors(truth), s)  # the states the truth can still reach from s
+        assert later is not None
+        if any(not holds(keep, t, ctx.vocab) for t in later):
             assert bdd.evaluate(inside, s), s
         for c in truth:
             followed = set(truth[c].distribution(s)) & set(h_or[c].distribution(s))
