@@ -37,7 +37,7 @@ TARGET_SECONDS = 5.0
 
 
 @dataclass(frozen=True, slots=True)
-class SettingSpec:
+class QuantitativeSetting:
     """One learned setting: how ``capver learn`` makes it and the goal φ checked."""
 
     key: str
@@ -48,13 +48,13 @@ class SettingSpec:
     goal: str
 
 
-SETTINGS: dict[str, SettingSpec] = {
-    "first_responders": SettingSpec(
+SETTINGS: dict[str, QuantitativeSetting] = {
+    "first_responders": QuantitativeSetting(
         "first_responders", "lao", "first_responders", "mcqs-s", 1500, "victim-healthy(z1) & victim-at(z1,l2)"
     ),
-    "blocks": SettingSpec("blocks", "lao", "blocks", "mcqs-e", 2000, "on(a,b) & on(b,c)"),
-    "minigrid": SettingSpec("minigrid", "minigrid-rl", None, "mcqs-e", 5000, "in_room(agent,se)"),
-    "crafter": SettingSpec("crafter", "crafter", None, "mcqs-e", 3000, "has_wood_pickaxe"),
+    "blocks": QuantitativeSetting("blocks", "lao", "blocks", "mcqs-e", 2000, "on(a,b) & on(b,c)"),
+    "minigrid": QuantitativeSetting("minigrid", "minigrid-rl", None, "mcqs-e", 5000, "in_room(agent,se)"),
+    "crafter": QuantitativeSetting("crafter", "crafter", None, "mcqs-e", 3000, "has_wood_pickaxe"),
 }
 ENGINES = ("explicit", "sparse", "storm", "storm-float", "auto")
 QUICK = {"settings": ["first_responders"], "steps": 200, "models": "and", "timeout": 60.0}
@@ -198,14 +198,16 @@ def timed_check(model: object, init: int, text: str, engine: str, timeout: float
 # -- the run --------------------------------------------------------------------------------
 
 
-def _models(spec: SettingSpec, steps: int | None, seed: int, runs: Path | None) -> tuple[dict[str, object], int, str]:
+def _models(
+    spec: QuantitativeSetting, steps: int | None, seed: int, runs: Path | None
+) -> tuple[dict[str, object], int, str]:
     """(h∧ and h∨, the initial state, how they were obtained)."""
     if runs is not None:
-        from capver.io import dsl
+        from capver.io.run_dir import Run
 
         d = runs / spec.key
-        first = dsl.read(d / "h_and.capm")
-        second = dsl.read(d / "h_or.capm", ctx=first.ctx, ctx_source=str(d / "h_and.capm"))
+        run = Run.open(d)
+        first, second = run.parsed("and"), run.parsed("or")
         init, _ = first.initial_state("")
         return {"and": first.model, "or": second.model}, init, f"read from {d}"
     from capver.api import learn, load_setting

@@ -27,7 +27,10 @@ verdict (the read is timed apart), with the child's peak resident set size from
 baseline after the read is recorded too).  Engines (:data:`ENGINES`): ``bdd``
 (:class:`~capver.engines.verification.symbolic.SymbolicEngine`, its default forward
 onion rings), ``ic3`` (:class:`~capver.engines.verification.ic3.IC3Engine` on z3's
-Spacer, invariants re-checked by plain z3) and ``bmc``
+Spacer, invariants re-checked by plain z3), ``abc``
+(:class:`~capver.engines.verification.abc_pdr.ABCEngine`, ABC's ``pdr`` on an AIGER
+encoding, when Debian's ``yosys-abc`` is installed; the unbounded properties only)
+and ``bmc``
 (:class:`~capver.engines.verification.bmc.BoundedModelChecker` up to ``--bmc-bound``
 steps: exact for a bounded property or when it finds a run, otherwise a verdict
 about runs of at most that length, marked ``≤k``), and ``auto``, ``capver verify``'s
@@ -83,7 +86,7 @@ from capver.commands.argtypes import non_negative, positive, seconds
 from capver.errors import UsageError
 
 TARGET_SECONDS = 10.0
-ENGINES = ("bdd", "ic3", "bmc", "auto")
+ENGINES = ("bdd", "ic3", "abc", "bmc", "auto")
 # ``auto``: capver verify's own choice (capver.engines.verification.qualitative), in
 # the table when that module is there.
 AUTO_MODULE = "capver.engines.verification.qualitative"
@@ -265,6 +268,7 @@ def learned_run(out: Path, setting: ScaleSetting, steps: int, seed: int, max_sec
     from capver.api import learn, load_setting
     from capver.io import dataset_file, dsl
     from capver.io.literal_text import parse_state
+    from capver.io.run_dir import MODEL_FILES
 
     a = load_setting(setting.agent, seed=seed, **dict(setting.options))
     st = a.setting
@@ -274,8 +278,8 @@ def learned_run(out: Path, setting: ScaleSetting, steps: int, seed: int, max_sec
     r = learn(a, method=setting.method, max_steps=steps, max_seconds=max_seconds, patience=0, seed=seed)
     seconds = time.perf_counter() - start
     path.mkdir(parents=True, exist_ok=True)
-    dsl.write(r.h_and, path / "h_and.capm", name="pessimistic", init=init)
-    dsl.write(r.h_or, path / "h_or.capm", name="optimistic", init=init)
+    dsl.write(r.h_and, path / MODEL_FILES["and"], name="pessimistic", init=init)
+    dsl.write(r.h_or, path / MODEL_FILES["or"], name="optimistic", init=init)
     with dataset_file.DatasetWriter.open(path / "dataset.jsonl", vocab, resume=False) as w:
         for c in st.capabilities:
             w.write_capability(c)
@@ -340,6 +344,7 @@ def measure_child(spec_path: str, result_path: str) -> None:
     a JSON result.  Only what the check needs is imported."""
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
     from capver.core.properties import ExistsPath, ForallPath
+    from capver.engines.verification.abc_pdr import ABCEngine
     from capver.engines.verification.bmc import BoundedModelChecker
     from capver.engines.verification.ic3 import IC3Engine
     from capver.engines.verification.symbolic import SymbolicEngine
@@ -361,8 +366,9 @@ def measure_child(spec_path: str, result_path: str) -> None:
         if engine == "bdd":
             r = SymbolicEngine(model).check(prop, init)
             detail = f"{r.explored} states explored"
-        elif engine == "ic3":
-            r = IC3Engine(model, timeout=spec["timeout"]).check(prop, init)
+        elif engine in ("ic3", "abc"):
+            build = IC3Engine if engine == "ic3" else ABCEngine
+            r = build(model, timeout=spec["timeout"]).check(prop, init)
             inv = r.invariant
             detail = f"invariant of {inv.lemmas} lemmas, {inv.literals} literals" if inv is not None else ""
         elif engine == "bmc":
@@ -654,8 +660,9 @@ def target_summary(rows: Sequence[Row], engines: Sequence[str]) -> list[str]:
         mine = [c for c in checks if c.engine == e]
         ok = [c for c in mine if c.decided and c.seconds <= TARGET_SECONDS]
         worst = max((c.seconds for c in mine if c.decided), default=math.nan)
+        answers = "" if len(mine) == n else f" ({len(mine)} it answers)"
         lines.append(
-            f"- `{e}`: {len(ok)} of {n} checks decided exactly within {TARGET_SECONDS:.0f} s "
+            f"- `{e}`: {len(ok)} of {n} checks{answers} decided exactly within {TARGET_SECONDS:.0f} s "
             f"(slowest decided: {worst:.2f} s; timeouts {sum(c.status == 'timeout' for c in mine)}, "
             f"errors {sum(c.status == 'error' for c in mine)}, bounded-only verdicts "
             f"{sum(c.status == 'ok' and not c.exact for c in mine)})"
@@ -981,10 +988,18 @@ def _lengths(text: str) -> list[int]:
 
 
 def available_engines() -> tuple[str, ...]:
-    """:data:`ENGINES` less ``auto`` when capver has no automatic choice yet."""
+    """:data:`ENGINES` less ``auto`` when capver has no automatic choice yet, and less
+    ``abc`` when ABC (Debian's yosys-abc) is not installed."""
     import importlib.util
 
-    return ENGINES if importlib.util.find_spec(AUTO_MODULE) is not None else tuple(e for e in ENGINES if e != "auto")
+    from capver.engines.verification.abc_pdr import abc_available
+
+    missing = set()
+    if importlib.util.find_spec(AUTO_MODULE) is None:
+        missing.add("auto")
+    if not abc_available():
+        missing.add("abc")
+    return tuple(e for e in ENGINES if e not in missing)
 
 
 def _engines(text: str) -> list[str]:
@@ -1096,6 +1111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for m in MODELS
                 for name, text in props
                 for e in args.engines
+                # ABC's pdr answers the unbounded safety queries only.
+                if not (e == "abc" and "<=" in text)
             ]
             with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
                 for c in pool.map(lambda t: run_child(t, args.timeout, args.bmc_bound), tasks):

@@ -10,10 +10,10 @@ frontier by ε; the guarantee is printed), unconfirmed (with the queries that wo
 confirm it) or unknown (with the query that would decide it).  On a model file the
 verdict is about that model.  Qualitative properties are checked by the engines of
 :data:`~capver.engines.verification.qualitative.QUALITATIVE_ENGINES` (``--engine
-bdd|ic3|bmc``; ``auto``, the default, starts the BDD engine and races IC3 or BMC
+bdd|ic3|abc|bmc``; ``auto``, the default, starts the BDD engine and races IC3 or BMC
 beside it when the reachable set grows large, each in its own process: the first
 answer wins), and the output names the engine that answered; an inductive invariant
-IC3 found for an ``A [ G φ ]`` is recorded by ``--save`` in the run's certificate,
+IC3 (Spacer's or ABC's) found for an ``A [ G φ ]`` is recorded by ``--save`` in the run's certificate,
 which ``capver certify`` re-checks.  The tiers' frontier is always computed on BDDs.
 Quantitative ones (Pmax/Pmin, P<=p, Rmin/Rmax) by Storm (exact rationals) or capver's
 explicit-state engine (``--engine``), on h∧ of a run — the maximum-likelihood model
@@ -399,7 +399,8 @@ def _qualitative(portfolio: Portfolio, key: str, index: int, init: State) -> Qua
 def _proved(
     prop: Property, model_file: str, result: QualitativeResult, invariants: list[tuple[str, str, IC3Result]]
 ) -> None:
-    """Keep IC3's proof of an ``A [ G φ ]`` for the certificate (``--save``)."""
+    """Keep an IC3 engine's proof (Spacer's or ABC's) of an ``A [ G φ ]`` for the
+    certificate (``--save``)."""
     query = prop.query
     if (
         isinstance(result, IC3Result)
@@ -417,10 +418,11 @@ def _bare_text(prop: Property) -> str:
 
 
 def _save_invariants(target: Path, invariants: list[tuple[str, str, IC3Result]], init: State, out: TextIO) -> None:
-    """Record IC3's invariants in the run's certificate (re-checked by plain z3 there
+    """Record the IC3 engines' invariants in the run's certificate (re-checked by plain z3 there
     first); a run without a certificate, or whose models changed since it was made,
     is told so and keeps its certificate as it is."""
     recorded = 0
+    engines = sorted({result.engine for _, _, result in invariants})
     for text, model_file, result in invariants:
         assert result.invariant is not None
         try:
@@ -430,7 +432,7 @@ def _save_invariants(target: Path, invariants: list[tuple[str, str, IC3Result]],
             print(f"capver verify: the invariant of {text} on {model_file} is not recorded: {exc}", file=sys.stderr)
     if recorded:
         print(
-            f"recorded {recorded} inductive invariant{'s' if recorded != 1 else ''} (ic3) in "
+            f"recorded {recorded} inductive invariant{'s' if recorded != 1 else ''} ({', '.join(engines)}) in "
             f"{target / certificate.NAME}; capver certify {target} re-checks them",
             file=out,
         )
@@ -649,7 +651,7 @@ def _how(r: QualitativeResult) -> str:
                 f"proved by an inductive invariant of {inv.lemmas} lemma{'s' if inv.lemmas != 1 else ''}, "
                 f"{inv.literals} literal{'s' if inv.literals != 1 else ''}"
             )
-        return "a run found by Spacer" if r.witness_source == "spacer" else "a run found by bounded model checking"
+        return _RUN_FOUND_BY.get(r.witness_source or "", "a run found by bounded model checking")
     if r.engine == "bmc":
         if r.witness is not None:
             return "a run found by bounded model checking"
@@ -659,6 +661,9 @@ def _how(r: QualitativeResult) -> str:
     if r.explored == 0:
         return "no state is its goal: decided without a search"
     return f"decided after exploring {r.explored} states"
+
+
+_RUN_FOUND_BY = {"spacer": "a run found by Spacer", "abc": "a run found by ABC's pdr"}
 
 
 def _engine_json(r: QualitativeResult) -> dict[str, object]:
@@ -716,7 +721,7 @@ def _agent_line(prop: Property, v: LatticeVerdict, vocab: Vocabulary) -> tuple[s
         extra = _engine_json(r)
         if extra:
             record[f"invariant_{'h_and' if model == 'h∧' else 'h_or'}"] = extra["invariant"]
-            line += f"\n  {model}: {_how(r)} (ic3)"
+            line += f"\n  {model}: {_how(r)} ({r.engine})"
     if v.witness is not None:
         record["witness"] = v.witness.format(vocab)
         line += f"\n  run: {v.witness.format_changes(vocab)}"

@@ -13,6 +13,7 @@ import pytest
 
 from capver.bench import quantitative
 from capver.engines.verification import storm
+from capver.errors import RunFileError
 from tests.helpers.paths import ROOT
 
 
@@ -59,3 +60,20 @@ def test_a_check_that_runs_out_of_time_is_reported() -> None:
     assert out[0] == "ok" and out[3] == "1" and out[4] == "exact (rational)"
     bad = quantitative.timed_check(first.model, init, "Pmax=? [ F nosuchatom ]", "explicit", 60.0)
     assert bad[0] == "error" and "nosuchatom" in str(bad[1])
+
+
+def test_recorded_runs_are_read_as_run_directories(tmp_path: Path) -> None:
+    """``--runs DIR``: DIR/<setting> is a run directory (read through capver's one
+    run reader), its models in one logic context and its initial state the run's."""
+    import shutil
+
+    shutil.copytree(ROOT / "models" / "learned" / "first_responders_lao", tmp_path / "first_responders")
+    models, init, how = quantitative._models(quantitative.SETTINGS["first_responders"], None, 0, tmp_path)
+    h_and, h_or = models["and"], models["or"]
+    assert how == f"read from {tmp_path / 'first_responders'}"
+    assert h_and.ctx is h_or.ctx and set(h_and) == set(h_or)  # type: ignore[attr-defined]
+    assert h_and.vocabulary.format_state(init).startswith("{")  # type: ignore[attr-defined]
+    # A directory that is not a run says which file is missing.
+    (tmp_path / "first_responders" / "h_or.capm").unlink()
+    with pytest.raises(RunFileError, match=r"h_or.capm: missing"):
+        quantitative._models(quantitative.SETTINGS["first_responders"], None, 0, tmp_path)

@@ -11,6 +11,8 @@ Qualitative engines (``E [ path ]`` / ``A [ path ]``, the MDP read as a transiti
 
 - ``symbolic``: the BDD engine (``bdd``): images, fixpoints, shortest witnesses and counterexamples.
 - ``ic3``: IC3/PDR on z3's Spacer for the safety queries, with a re-checkable inductive invariant.
+- ``abc_pdr``: IC3/PDR on ABC's ``pdr`` (Debian's ``yosys-abc``), the same queries unbounded,
+  over the circuit that ``aiger`` (and-inverter graphs, the binary AIGER format) encodes.
 - ``bmc``: bounded model checking with pysmt and z3, the SMT cross-check of the BDD engine.
 - ``qualitative``: the engines by name (``QUALITATIVE_ENGINES``) and ``auto``'s choice among them.
 

@@ -129,8 +129,11 @@ __all__ = [
     "IC3Result",
     "Invariant",
     "SafetyProblem",
+    "Z3Atoms",
+    "Z3Relation",
     "check_invariant",
     "check_property_invariant",
+    "invariant_conditions",
     "invariant_failures",
     "safety_problem",
 ]
@@ -328,26 +331,23 @@ def invariant_failures(
     """The conditions of :func:`check_invariant` that fail ("initiation",
     "consecution", "safety", or why the script is not an invariant over the
     model's atoms); empty when the invariant proves φ."""
-    ctx = model.ctx
     try:
         inv = invariant.expr()
     except ValueError as e:
         return [str(e)]
     if not z3.is_bool(inv):
         return ["the assertion is not a Boolean formula"]
-    checker = _Checker(ctx)
-    atoms = {str(v) for v in checker.cur}
+    rel = Z3Relation(model, capabilities)
+    atoms = {str(v) for v in rel.atoms.cur}
     steps = z3.Int(STEPS)
     for v in _constants(inv):
         if not (str(v) in atoms and z3.is_bool(v)) and not v.eq(steps):
             return [f"the symbol {v} is not an atom of the model"]
-    caps = selected_capabilities(model, capabilities)
-    trans = z3.Or([checker.convert(transition_formula(ctx, model[c])) for c in caps])
-    return _conditions(checker, trans, init, phi, hold, bound, inv)
+    return invariant_conditions(rel.atoms, rel.union, init, phi, hold, bound, inv)
 
 
-def _conditions(
-    checker: _Checker,
+def invariant_conditions(
+    checker: Z3Atoms,
     trans: Any,
     init: State,
     phi: StateFormula,
@@ -378,8 +378,9 @@ def check_property_invariant(model: CompoundModel, init: State, item: Property |
     return check_invariant(model, init, p.safe, invariant, hold=p.hold, capabilities=p.capabilities, bound=p.bound)
 
 
-class _Checker:
-    """The model's state symbols as z3 constants."""
+class Z3Atoms:
+    """The model's state symbols as z3 constants: ``cur`` the atoms of a state,
+    ``nxt`` those of its successor (the names of ``ctx.smt.cur`` / ``ctx.smt.nxt``)."""
 
     def __init__(self, ctx: LogicContext) -> None:
         self.ctx = ctx
@@ -387,6 +388,71 @@ class _Checker:
         self.convert: Callable[[FNode], Any] = self._converter.convert
         self.cur = [self.convert(v) for v in ctx.smt.cur]
         self.nxt = [self.convert(v) for v in ctx.smt.nxt]
+
+
+class Z3Relation:
+    """One model's transition relation T = ⋁_c T_c over the allowed ``capabilities``
+    (None: all) as z3 terms, built once: what both IC3 engines encode (Spacer's Horn
+    clauses here, ABC's circuit in :mod:`capver.engines.verification.abc_pdr`) and
+    what checks their answers before they are returned."""
+
+    def __init__(self, model: CompoundModel, capabilities: Iterable[str] | None = None) -> None:
+        self.model = model
+        self.capability_names = selected_capabilities(model, capabilities)
+        self.atoms = Z3Atoms(model.ctx)
+        self.by_capability = {
+            c: self.atoms.convert(transition_formula(model.ctx, model[c])) for c in self.capability_names
+        }
+        self.union = z3.Or([self.by_capability[c] for c in self.capability_names])
+
+    def formula(self, f: StateFormula) -> Any:
+        """A state formula as a z3 term over ``atoms.cur``."""
+        return self.atoms.convert(formula_smt(self.model.ctx, f))
+
+    def no_state_satisfies(self, goal: StateFormula) -> bool:
+        """Whether ``goal`` is unsatisfiable: then no search is needed, and a
+        fixpoint engine would answer with the reachable set itself (``A [ G true ]``)."""
+        return bool(z3.Solver().check(self.formula(goal)) == z3.unsat)
+
+    def invariant_failures(
+        self, init: State, hold: StateFormula, goal: StateFormula, bound: int | None, inv: Any
+    ) -> list[str]:
+        """The conditions of :func:`check_invariant` that ``inv`` fails for the
+        question "does a run through hold ∧ ¬goal states reach goal?"."""
+        return invariant_conditions(
+            self.atoms, self.union, init, Not(goal), None if hold == Const(True) else hold, bound, inv
+        )
+
+    def run_through(
+        self, init: State, hold: StateFormula, goal: StateFormula, bound: int | None, states: Sequence[State]
+    ) -> Witness | None:
+        """The run through ``states`` that answers the reachability question
+        (``init`` first, hold ∧ ¬goal before the last state, goal at it, within
+        ``bound``), each step given the first allowed capability whose relation
+        moves; None when the states are not such a run.  How a solver's answer
+        (Spacer's derivation, ABC's counterexample) is checked before it is returned."""
+        vocab = self.model.vocabulary
+        if not states or states[0] != init or not holds(goal, states[-1], vocab):
+            return None
+        if bound is not None and len(states) - 1 > bound:
+            return None
+        if any(not holds(hold, s, vocab) or holds(goal, s, vocab) for s in states[:-1]):
+            return None
+        steps = []
+        for s, t in pairwise(states):
+            c = next((c for c in self.capability_names if self._moves(c, s, t)), None)
+            if c is None:
+                return None
+            steps.append((c, t))
+        return Witness(init, tuple(steps))
+
+    def _moves(self, c: str, s: State, t: State) -> bool:
+        """T_c(s, t): Pr_h(t | s, c) > 0, by z3's simplifier on the ground formula
+        (``CapabilityModel.prob`` would first build every condition's BDD, minutes
+        on a learned Crafter h∨)."""
+        values = [(v, z3.BoolVal(bool(s >> i & 1))) for i, v in enumerate(self.atoms.cur)]
+        values += [(v, z3.BoolVal(bool(t >> i & 1))) for i, v in enumerate(self.atoms.nxt)]
+        return bool(z3.is_true(z3.simplify(z3.substitute(self.by_capability[c], *values))))
 
 
 def _valid(f: Any) -> bool:
@@ -442,13 +508,12 @@ class IC3Engine:
     ) -> None:
         self.model = model
         self.ctx = model.ctx
-        self.capability_names = selected_capabilities(model, capabilities)
+        # T_c as z3 terms once: every query re-uses them.
+        self.relation = Z3Relation(model, capabilities)
+        self.capability_names = self.relation.capability_names
         self.timeout = timeout
         self.verify = verify
         self.bmc_depth = bmc_depth
-        self._z3 = _Checker(self.ctx)
-        # T_c as z3 terms once: every query re-uses them.
-        self._trans = {c: self._z3.convert(transition_formula(self.ctx, model[c])) for c in self.capability_names}
         self._restricted: dict[frozenset[str], IC3Engine] = {}
         self._bmc: BoundedModelChecker | None = None
 
@@ -495,9 +560,9 @@ class IC3Engine:
             shallow = self._search(init, hold, goal, self.bmc_depth if bound is None else min(bound, self.bmc_depth))
             if shallow is not None:
                 return shallow, None, "bmc"
-        ctx, cur, nxt = self.ctx, self._z3.cur, self._z3.nxt
-        bad = self._z3.convert(formula_smt(ctx, goal))
-        if z3.Solver().check(bad) == z3.unsat:
+        rel = self.relation
+        cur, nxt = rel.atoms.cur, rel.atoms.nxt
+        if rel.no_state_satisfies(goal):
             # No state is a goal (A [ G true ], say): nothing to search, and Spacer's
             # answer would be the least model of the clauses, the reachable set
             # itself (_quantifier_free: a 15 GB elimination on a learned Crafter h∨).
@@ -524,25 +589,21 @@ class IC3Engine:
         fp.rule(inv(*cur, z3.IntVal(0)) if counted else inv(*cur), x0)
         guard: list[Any] = []
         if hold != Const(True):
-            guard.append(self._z3.convert(formula_smt(ctx, And((hold, Not(goal))))))
+            guard.append(rel.formula(And((hold, Not(goal)))))
         if counted:
             guard.append(n < bound)
         # One step clause over T = ⋁_c T_c, not one per capability: measured on the
         # learned h∨ of Blocksworld (3,000 LAO* steps) Spacer found the 6-step run of
         # "both held" in 34 s with one clause and none in 600 s with 60 clauses.
-        fp.rule(inv(*there), [inv(*here), *guard, z3.Or([self._trans[c] for c in self.capability_names])])
+        fp.rule(inv(*there), [inv(*here), *guard, rel.union])
         try:
-            res = fp.query(z3.And(inv(*here), bad))
+            res = fp.query(z3.And(inv(*here), rel.formula(goal)))
         except z3.Z3Exception as e:  # a timeout cancels the query
             raise SolverError(f"Spacer: {e}") from None
         if res == z3.unsat:
             invariant = Invariant.of(_quantifier_free(_interpretation(fp.get_answer(), inv, here)))
             if self.verify:
-                trans = z3.Or([self._trans[c] for c in self.capability_names])
-                phi = Not(goal)
-                failed = _conditions(
-                    self._z3, trans, init, phi, None if hold == Const(True) else hold, bound, invariant.expr()
-                )
+                failed = rel.invariant_failures(init, hold, goal, bound, invariant.expr())
                 if failed:  # pragma: no cover - a z3 bug, as the inlining one above
                     raise SolverError(f"Spacer's invariant fails {', '.join(failed)}: {invariant.smtlib}")
             return None, invariant, None
@@ -553,7 +614,7 @@ class IC3Engine:
             # z3 inlines the fact Inv(s₀) into the step clauses: the first derived
             # fact is then s₁ (the run is validated below either way).
             states.insert(0, init)
-        run = self._run(init, hold, goal, bound, states)
+        run = rel.run_through(init, hold, goal, bound, states)
         source = "spacer"
         if run is not None and shortest:
             run, source = self._search(init, hold, goal, len(run)), "bmc"
@@ -566,33 +627,6 @@ class IC3Engine:
             if run is None:  # pragma: no cover - Spacer found a run, so BMC does
                 raise SolverError("Spacer found a run that bounded model checking does not")
         return run, None, source
-
-    def _run(
-        self, init: State, hold: StateFormula, goal: StateFormula, bound: int | None, states: Sequence[State]
-    ) -> Witness | None:
-        """The run through ``states``, or None when they are not one of this query."""
-        vocab = self.model.vocabulary
-        if not states or states[0] != init or not holds(goal, states[-1], vocab):
-            return None
-        if bound is not None and len(states) - 1 > bound:
-            return None
-        if any(not holds(hold, s, vocab) or holds(goal, s, vocab) for s in states[:-1]):
-            return None
-        steps = []
-        for s, t in pairwise(states):
-            c = next((c for c in self.capability_names if self._moves(c, s, t)), None)
-            if c is None:
-                return None
-            steps.append((c, t))
-        return Witness(init, tuple(steps))
-
-    def _moves(self, c: str, s: State, t: State) -> bool:
-        """T_c(s, t): Pr_h(t | s, c) > 0, by z3's simplifier on the ground formula
-        (``CapabilityModel.prob`` would first build every condition's BDD, minutes
-        on a learned Crafter h∨)."""
-        values = [(v, z3.BoolVal(bool(s >> i & 1))) for i, v in enumerate(self._z3.cur)]
-        values += [(v, z3.BoolVal(bool(t >> i & 1))) for i, v in enumerate(self._z3.nxt)]
-        return bool(z3.is_true(z3.simplify(z3.substitute(self._trans[c], *values))))
 
     def _search(self, init: State, hold: StateFormula, goal: StateFormula, k: int) -> Witness | None:
         if self._bmc is None:

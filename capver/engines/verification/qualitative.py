@@ -16,6 +16,10 @@ choices from it, and ``auto`` (:data:`AUTO`, the default) chooses per property:
   an inductive invariant when the bad states are unreachable (which ``--save``
   records in the run's certificate for ``capver certify``).  Its cost does not grow
   with the reachable set; finding long runs is its weak side.
+* ``abc`` — :class:`~capver.engines.verification.abc_pdr.ABCEngine` (ABC's ``pdr``
+  on an AIGER encoding, Debian's ``yosys-abc``): the unbounded safety queries, with
+  an inductive invariant as IC3's.  Measured beside Spacer (docs/qualitative_engines.md)
+  and not chosen by ``auto``: the comparison there says why.
 * ``bmc`` — :class:`~capver.engines.verification.bmc.BoundedModelChecker`: every
   query, by unrolling.  Exact for a bounded operator; an unbounded one is unrolled
   up to as many steps as the model has states (2^atoms, where its verdict is exact),
@@ -67,6 +71,7 @@ from typing import Any, Protocol, Self
 from capver.core.dataset import TransitionDataset
 from capver.core.properties import Eventually, ExistsPath, ForallPath, Globally, Property, Until
 from capver.core.state import State
+from capver.engines.verification.abc_pdr import ABCEngine
 from capver.engines.verification.agent_verdict import (
     DEFAULT_DELTA,
     DEFAULT_EPSILON,
@@ -102,6 +107,7 @@ __all__ = [
     "Portfolio",
     "QualitativeEngine",
     "is_safety",
+    "is_unbounded_safety",
     "needs_frontier",
     "plan",
 ]
@@ -148,6 +154,11 @@ def is_safety(query: QualitativeQuery) -> bool:
     return True
 
 
+def is_unbounded_safety(query: QualitativeQuery) -> bool:
+    """A safety query (:func:`is_safety`) without a bound: what ABC's pdr answers."""
+    return query.path.bound is None and is_safety(query)
+
+
 class _Unrolled:
     """BMC as a checker: a bounded operator unrolled to its bound, an unbounded one
     to as many steps as the model has states (exact there, bmc module docstring)."""
@@ -185,6 +196,13 @@ QUALITATIVE_ENGINES: dict[str, QualitativeEngine] = {
         is_safety,
         IC3Engine,
     ),
+    "abc": QualitativeEngine(
+        "abc",
+        "IC3/PDR on ABC's pdr (Debian's yosys-abc) over an AIGER encoding (unbounded A [ G φ ], E [ F φ ], "
+        "E [ ψ U φ ]: an inductive invariant when it holds, which --save records in the certificate)",
+        is_unbounded_safety,
+        ABCEngine,
+    ),
     "bmc": QualitativeEngine(
         "bmc",
         "bounded model checking with z3 (exact on bounded properties; an unbounded one only by finding a run, "
@@ -200,7 +218,7 @@ QUALITATIVE_ENGINES: dict[str, QualitativeEngine] = {
 def plan(query: QualitativeQuery) -> tuple[str, str]:
     """``auto``'s engines for a query: the one that starts, and the one that joins it
     when the reachable set turns out large (module docstring)."""
-    if query.path.bound is None and is_safety(query):
+    if is_unbounded_safety(query):
         return "bdd", "ic3"
     return "bdd", "bmc"
 
