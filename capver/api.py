@@ -114,7 +114,9 @@ class LearnResult:
     history: tuple[TierChange, ...] = ()  # and the changes of tier, with the steps each took
     method: str = "mcqs-s"
     budget: RunBudget = field(default_factory=RunBudget)
-    _tilde: dict[str, LiftedOccam] = field(default_factory=dict, repr=False, compare=False)
+    # What is built on first use and kept: h̃ ("h_tilde") and the environment's
+    # reachable states ("world", None where they are not known).
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def h_tilde(self) -> CompoundModel:
@@ -122,9 +124,17 @@ class LearnResult:
         return self._lifted().model
 
     def _lifted(self) -> LiftedOccam:
-        if "h_tilde" not in self._tilde:
-            self._tilde["h_tilde"] = run_lifted_model(self.h_and, self.data, self.seed)
-        return self._tilde["h_tilde"]
+        if "h_tilde" not in self._cache:
+            self._cache["h_tilde"] = run_lifted_model(self.h_and, self.data, self.seed)
+        lifted: LiftedOccam = self._cache["h_tilde"]
+        return lifted
+
+    def _world(self) -> World | None:
+        """The states the environment reaches (a breadth-first enumeration), once."""
+        if "world" not in self._cache:
+            self._cache["world"] = _world(self.assessment)
+        world: World | None = self._cache["world"]
+        return world
 
     def save(self, path: str | Path, *, certify: bool = True) -> Run:
         """Write the result as a run directory that ``capver verify``, ``report``,
@@ -206,7 +216,7 @@ class LearnResult:
         st = self.assessment.setting
         start = parse_state(init, vocab, what="init") if init.strip() else st.alpha(st.initial_states[0])
         if isinstance(parsed.query, ExistsPath | ForallPath):
-            world = _world(self.assessment) if environment else None
+            world = self._world() if environment else None
             within = restriction(world, start, vocab)
             verdict = decide(
                 parsed, self.h_and, self.h_or, self.data, start, delta=delta, epsilon=epsilon, within=within

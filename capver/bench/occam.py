@@ -24,7 +24,6 @@ Run: ``capver bench occam [--quick] [--jobs 2] [--out DIR]``; writes ``table.md`
 
 from __future__ import annotations
 
-import multiprocessing
 import statistics
 import sys
 import time
@@ -42,6 +41,7 @@ from capver.commands.argtypes import non_negative, positive
 from capver.core.dataset import TransitionDataset
 from capver.core.state import State
 from capver.engines.evaluation import mean_abs_error
+from capver.engines.executors import LocalExecutor
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.lifting import LIFT_SALT, lifted_occam_model, lifted_rule_sizes
 from capver.engines.occam import rule_sizes, run_occam_model
@@ -307,7 +307,7 @@ def run_heldout(domain: str, method: str, seed: int, steps: int) -> HeldOut:
 
 
 # ------------------------------------------------------------------------------ driver
-def _call(job: tuple[Callable[..., object], tuple[object, ...]]) -> object:
+def _call(_context: object, job: tuple[Callable[..., object], tuple[object, ...]]) -> object:
     fn, args = job
     return fn(*args)
 
@@ -315,18 +315,16 @@ def _call(job: tuple[Callable[..., object], tuple[object, ...]]) -> object:
 def _run_all(
     jobs: list[tuple[Callable[..., object], tuple[object, ...]]], n_procs: int, log: Callable[[str], None]
 ) -> list[object]:
-    if n_procs <= 1:
-        out = []
-        for i, j in enumerate(jobs, 1):
-            out.append(_call(j))
-            log(f"[{i}/{len(jobs)}] {j[0].__name__}{j[1]}")
-        return out
-    with multiprocessing.get_context("spawn").Pool(n_procs) as pool:
-        out = []
-        for i, r in enumerate(pool.imap(_call, jobs), 1):
-            out.append(r)
-            log(f"[{i}/{len(jobs)}] {jobs[i - 1][0].__name__}{jobs[i - 1][1]}")
-        return out
+    """The jobs' results in order, on capver's local executor (in this process, or a
+    pool of ``n_procs`` spawned processes); one progress line per finished job."""
+    done = [0]
+
+    def progress(i: int, _result: object) -> None:
+        done[0] += 1
+        log(f"[{done[0]}/{len(jobs)}] {jobs[i][0].__name__}{jobs[i][1]}")
+
+    with LocalExecutor(max(1, n_procs)) as executor:
+        return executor.map(_call, jobs, on_result=progress)
 
 
 def _mean(xs: Sequence[float]) -> float:

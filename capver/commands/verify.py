@@ -224,14 +224,10 @@ def run(args: argparse.Namespace) -> int:
                 "directory (capver learn --out)"
             )
         verdicts_file.check_writable(target)
-    world: World | None = None
+    opened: run_dir.Run | None = None
     if target.is_dir():
         opened = run_dir.Run.open(target)
         first, second = opened.parsed("and"), opened.parsed("or")
-        if args.model_kind == "lattice" and not args.ignore_environment and opened.has(run_dir.MANIFEST):
-            from capver.settings import world_of
-
-            world = world_of(opened.manifest.agent, opened.manifest.setting)
         data = opened.dataset() if opened.has(run_dir.DATASET) else None
         models: dict[str, CompoundModel] = {"and": first.model, "or": second.model, "mle": first.model}
         if args.model_kind == "tilde":
@@ -259,6 +255,18 @@ def run(args: argparse.Namespace) -> int:
         )
     props = _properties(args, vocab, tuple(first.model))
     init, source = first.initial_state(args.init)
+    world: World | None = None
+    if (
+        opened is not None
+        and args.model_kind == "lattice"
+        and not args.ignore_environment
+        and opened.has(run_dir.MANIFEST)
+        # Only the agent verdicts of E/A properties use what the environment reaches.
+        and any(isinstance(p.query, ExistsPath | ForallPath) for p in props)
+    ):
+        from capver.settings import world_of
+
+        world = world_of(opened.manifest.agent, opened.manifest.setting)
     qualitative_engine, quantitative_engine = _engines(args.engine)
     checker = checkers.make(_engine(quantitative_engine))
     on_model = {"and": "h∧", "or": "h∨", "mle": "h∧ (MLE)", "tilde": "h̃"}

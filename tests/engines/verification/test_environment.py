@@ -139,6 +139,28 @@ def test_the_blocksworld_safety_properties_are_decided_by_capver_verify(small_ru
     assert all(json.loads(line)["tier"] != "observed" for line in alone.stdout.splitlines())
 
 
+def test_capver_verify_enumerates_the_environment_only_for_agent_verdicts(
+    small_run_source: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A quantitative property is checked on h∧ and bounded from the data: the
+    environment's states are not enumerated for it, and are for an E/A property."""
+    import capver.settings
+    from capver import cli
+
+    calls: list[str] = []
+    real = capver.settings.world_of
+
+    def counted(agent: str, args: SettingArgs) -> object:
+        calls.append(agent)
+        return real(agent, args)
+
+    monkeypatch.setattr(capver.settings, "world_of", counted)
+    cli.main(["verify", str(small_run_source), "--property", "Pmax=? [ F on(a,b) ]"])
+    assert calls == [] and "Pmax" in capsys.readouterr().out
+    cli.main(["verify", str(small_run_source), "--property", ISSUE_PROPERTIES[0]])
+    assert calls == ["lao"] and "the environment settles it" in capsys.readouterr().out
+
+
 def test_the_agents_observed_states_lie_in_its_world(small_run_source: Path) -> None:
     """The premise on a real agent: every state the LAO* agent was seen in is one the
     environment reaches."""
@@ -175,6 +197,26 @@ def test_the_python_api_uses_the_environment_unless_told_not_to() -> None:
     assert isinstance(v, LatticeVerdict) and v.environment == "the PPDDL task blocks/problem1"
     alone = again.verify(ISSUE_PROPERTIES[1], environment=False)
     assert isinstance(alone, LatticeVerdict) and alone.environment is None and alone.tier is not Tier.OBSERVED
+
+
+def test_a_result_enumerates_its_environment_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """LearnResult.verify builds the world on its first call and keeps it."""
+    import capver
+    import capver.api
+
+    calls: list[object] = []
+    real = capver.api._world
+
+    def counted(assessment: object) -> object:
+        calls.append(assessment)
+        return real(assessment)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(capver.api, "_world", counted)
+    result = capver.learn(capver.load_setting("lao", domain="blocks"), method="mcqs-e", max_steps=20, seed=0)
+    first = [result.verify(p) for p in ISSUE_PROPERTIES]
+    again = result.verify(ISSUE_PROPERTIES[0])
+    assert len(calls) == 1
+    assert all(isinstance(v, LatticeVerdict) and v.environment is not None for v in [*first, again])
 
 
 @settings(max_examples=150, deadline=None)
