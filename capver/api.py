@@ -28,6 +28,7 @@ import numpy as np
 from capver.agents.base import Agent
 from capver.core.dataset import TransitionDataset
 from capver.core.properties import ExistsPath, ForallPath, to_text
+from capver.core.setting_args import SettingArgs
 from capver.core.state import Capability
 from capver.engines.directed import DEFAULT_WIDTH, PropertyStatus, Targets, TierChange
 from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset
@@ -48,7 +49,7 @@ from capver.io.ppddl_export.determinised import export_determinized
 from capver.io.ppddl_export.ppddl import export_ppddl
 from capver.io.properties_text import parse_property
 from capver.io.run_dir import Run
-from capver.io.run_file import RunBudget, RunManifest, SettingArgs
+from capver.io.run_file import RunBudget, RunManifest
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
 from capver.model.lifted import LiftedOccam
@@ -62,7 +63,7 @@ BOUNDS = ("h_and", "h_or", "h_tilde")
 def load_setting(agent: str = "lao", *, seed: int = 0, **options: Any) -> Assessment:
     """A named setting of ``capver learn`` (``agent`` is one of
     :data:`capver.settings.SETTINGS`; ``options`` are the fields of
-    :class:`~capver.io.run_file.SettingArgs`: domain, problem, model, init, theta,
+    :class:`~capver.core.setting_args.SettingArgs`: domain, problem, model, init, theta,
     step_cap, layouts)."""
     try:
         args = SettingArgs(seed=seed, **options)

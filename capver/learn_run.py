@@ -33,6 +33,7 @@ import numpy as np
 from capver.commands.progress import ProgressReport
 from capver.core.dataset import TransitionDataset
 from capver.core.properties import Property
+from capver.core.setting_args import SettingArgs
 from capver.core.state import State
 from capver.engines.directed import Targets, TierChange
 from capver.engines.eval_collection import collect_eval_chunked
@@ -50,7 +51,7 @@ from capver.io.properties_text import parse_properties
 from capver.io.run_file import RunBudget, RunManifest
 from capver.model.capability_model import CompoundModel
 from capver.model.lifted import LiftedOccam
-from capver.settings import Assessment, SettingArgs, SettingSpec, build_assessment, world_of
+from capver.settings import Assessment, SettingSpec, build_assessment, world_of
 
 __all__ = [
     "DEFAULT_EVAL_EVERY",

@@ -18,13 +18,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from capver.agents.base import Agent
+from capver.core.setting_args import SettingArgs
 from capver.core.state import Capability, State, Transition
 from capver.engines.evaluation import reachable_states
 from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import Setting
 from capver.engines.verification.environment import World, explore
 from capver.errors import CapverError
-from capver.io.run_file import RunManifest, SettingArgs
+from capver.io.run_file import RunManifest
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
 

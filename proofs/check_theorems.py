@@ -502,9 +502,10 @@ def run_agents(queries: int) -> tuple[dict[str, bool], dict[str, bool], float, l
     """The real-agent z3 checks; returns pass/fail per AGENT_NAMES entry and a table."""
     import numpy as np
 
+    from capver.core.setting_args import SettingArgs
     from capver.engines.learning import LearnConfig, Learner
     from capver.engines.verification.relations import refines
-    from capver.settings import SettingArgs, build_assessment
+    from capver.settings import build_assessment
 
     ok = dict.fromkeys(AGENT_NAMES, True)
     applicable = dict.fromkeys(AGENT_NAMES, True)

@@ -16,8 +16,7 @@ import pytest
 
 from capver.cli import ALL, build_parser
 from capver.commands import bench
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers.paths import ROOT
 
 TRACKER_NUMBER = re.compile(r"\bissues?\s*#?\s*\d+", re.IGNORECASE)
 

@@ -11,7 +11,7 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.paths import ROOT
 
 
 def test_every_subpackage_is_listed_in_pyproject() -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.paths import ROOT
+
 SCRIPT = ROOT / "proofs" / "check_theorems.py"
 
 # Every numbered result of appendix A (and the §4.1 results whose proofs it holds or

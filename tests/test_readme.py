@@ -38,8 +38,8 @@ from pathlib import Path
 import pytest
 
 from capver.io import certificate
+from tests.helpers.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 USAGE = ROOT / "docs" / "usage.md"
 RUNNABLE_DOCS = (README, USAGE)
@@ -360,3 +360,13 @@ def test_every_block_runs_as_written(section: Section, tmp_path: Path) -> None:
     check = CHECKS.get(section.key)
     if check is not None:
         check(tmp_path, out)
+
+
+def test_usage_names_every_benchmark() -> None:
+    """The ``capver bench NAME`` row of docs/usage.md lists every benchmark of the registry."""
+    from capver.bench.cli import BENCHMARKS
+
+    row = next(
+        line for line in USAGE.read_text(encoding="utf-8").splitlines() if line.startswith("| `capver bench NAME")
+    )
+    assert [name for name in BENCHMARKS if f"`{name}`" not in row] == []

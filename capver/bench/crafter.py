@@ -40,8 +40,8 @@ from capver.bench.cli import BenchParser, summary
 from capver.bench.environment import bench_dprime, print_dprime
 from capver.bench.learning.analysis import first_crossing, mean_curve
 from capver.commands.argtypes import non_negative, positive, unit_interval
+from capver.core.setting_args import SettingArgs
 from capver.envs.crafter_env import CrafterSimulator
-from capver.io.run_file import SettingArgs
 from capver.settings import build_assessment
 
 QUICK: dict[str, int] = {"sequences": 10, "calls": 100}

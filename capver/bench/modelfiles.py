@@ -28,12 +28,13 @@ import numpy as np
 from capver.bench.cli import BenchParser, summary
 from capver.bench.timing import Timing, timed
 from capver.commands.argtypes import non_negative, positive
+from capver.core.setting_args import SettingArgs
 from capver.engines.learning import LearnConfig, Learner
 from capver.engines.mcqs import QUERY_METHODS
 from capver.engines.verification import relations
 from capver.io import dsl
 from capver.model.capability_model import CompoundModel
-from capver.settings import SettingArgs, build_assessment
+from capver.settings import build_assessment
 
 TARGET = 0.10
 """Writing h∧ and h∨ may take at most this share of the learning time."""

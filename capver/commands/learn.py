@@ -21,6 +21,7 @@ from capver.commands.argtypes import (
     theta,
 )
 from capver.commands.progress import ProgressReport
+from capver.core.setting_args import SettingArgs
 from capver.core.state import State
 from capver.engines.directed import PropertyTracker
 from capver.engines.eval_collection import SUGGESTED_CHUNK
@@ -42,7 +43,7 @@ from capver.learn_run import (
     tier_text,
 )
 from capver.model.capability_model import CompoundModel
-from capver.settings import SETTINGS, SettingArgs
+from capver.settings import SETTINGS
 
 EXIT_INTERRUPTED = 130
 

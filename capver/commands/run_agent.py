@@ -17,13 +17,13 @@ import argparse
 import numpy as np
 
 from capver.commands.argtypes import non_negative, positive, theta
+from capver.core.setting_args import SettingArgs
 from capver.core.state import Capability, State
 from capver.core.vocabulary import Vocabulary
 from capver.engines.discovery import random_walks
 from capver.engines.execution import Execution, ExecutionBudget, execute
 from capver.errors import UsageError
 from capver.io.literal_text import parse_conjunction
-from capver.io.run_file import SettingArgs
 from capver.settings import Assessment, build_assessment
 
 AGENTS = ("lao", "primitive", "model")

@@ -11,25 +11,12 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from capver.core.setting_args import SettingArgs
 from capver.errors import RunFileError
 from capver.io.atomic import replace_text
 
 FORMAT = 2
 NAME = "run.json"
-
-
-@dataclass(frozen=True, slots=True)
-class SettingArgs:
-    """The options that name an assessment setting (``capver.settings`` builds it)."""
-
-    domain: str = "first_responders"
-    problem: str = "problem1"
-    model: str | None = None
-    init: str = ""
-    theta: int | None = 1
-    step_cap: int = 200  # simulator steps one capability execution may take
-    layouts: int = 20
-    seed: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from capver.bench.learning.cli import main as bench_main
 from capver.bench.learning.runs import Job, RunSpec, run_jobs
 from capver.bench.learning.settings import collect_eval_set
 from capver.core.dataset import TransitionDataset
+from capver.core.setting_args import SettingArgs
 from capver.core.state import Capability, Transition
 from capver.engines.eval_collection import collect_eval_chunked
 from capver.engines.evaluation import collect_eval_dataset
@@ -42,7 +43,6 @@ from capver.engines.learning import (
     SeededExecution,
     execute_seeded,
 )
-from capver.io.run_file import SettingArgs
 from capver.settings import SettingSpec, build_assessment
 from tests.helpers.cli import capver
 from tests.helpers.llm_server import LocalChatServer

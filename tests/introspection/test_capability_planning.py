@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from capver.agents.model_backed import ModelBackedAgent
 from capver.commands import plan as plan_cmd
+from capver.core.setting_args import SettingArgs
 from capver.core.vocabulary import Vocabulary
 from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import LearnConfig, Learner, Setting
@@ -34,7 +35,7 @@ from capver.introspection.capability_planning import (
 from capver.introspection.fol import And, Lit, Not, Or
 from capver.io import dsl
 from capver.io.literal_text import parse_dnf
-from capver.settings import SettingArgs, build_assessment
+from capver.settings import build_assessment
 from tests.helpers.paths import ROOT
 
 TOY = ROOT / "models" / "toy_blocks.capm"

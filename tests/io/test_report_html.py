@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 
 from capver.cli import main
+from capver.core.setting_args import SettingArgs
 from capver.io import dsl, run_file
 from capver.io.html_report import CurvePoint, JsonFile, ReportInputs, curve_points, render
 from capver.io.run_file import RunBudget, RunManifest
 from capver.model.capability_model import intent_success
-from capver.settings import SettingArgs
 
 MANIFEST = RunManifest("lao", SettingArgs(domain="blocks"), "mcqs-s", RunBudget(max_steps=60))
 

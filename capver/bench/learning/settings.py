@@ -13,11 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from capver.core.dataset import TransitionDataset
+from capver.core.setting_args import SettingArgs
 from capver.core.state import Capability, Transition
 from capver.engines.eval_collection import collect_eval_chunked
 from capver.engines.executors import Executor, LocalExecutor
 from capver.model.capability_model import CompoundModel
-from capver.settings import Assessment, SettingArgs, SettingError, SettingSpec, build_assessment
+from capver.settings import Assessment, SettingError, SettingSpec, build_assessment
 
 DEFAULT_SETTINGS = ("lao:first_responders", "lao:blocks", "lao:tireworld", "minigrid-rl")
 DEFAULT_BUDGETS: dict[str, int] = {

@@ -67,6 +67,7 @@ ABC_EXECUTABLE = "yosys-abc"
 
 _PROVED = "Property proved"
 _ASSERTED = re.compile(r"was asserted in frame (\d+)")
+_TIMED_OUT = re.compile(r"Reached timeout \(\d+ seconds\) in frame (\d+)")
 
 
 def abc_available(executable: str = ABC_EXECUTABLE) -> bool:
@@ -199,8 +200,12 @@ class ABCEngine:
                 return _cubes((d / "inv.pla").read_text(encoding="ascii")), None
             m = _ASSERTED.search(out)
             if m is None:
-                last = out.strip().splitlines()[-1] if out.strip() else done.stderr.strip()
-                raise SolverError(f"ABC's pdr did not decide: {last}")
+                ran_out = _TIMED_OUT.search(out)
+                if ran_out is not None:
+                    raise SolverError(f"ABC's pdr ran out of {self.timeout:g} s (at frame {ran_out.group(1)})")
+                said = [ln for ln in out.splitlines() if "UNDECIDED" in ln or "rror" in ln]
+                why = said[0] if said else (done.stderr.strip() or out.strip()[-200:])
+                raise SolverError(f"ABC's pdr did not decide: {why.strip()}")
             frame = int(m.group(1))
             lines = _cex_lines((d / "cex.txt").read_text(encoding="ascii"))
             # Line 0: the latches' initial values; then one input vector per frame.

@@ -60,7 +60,10 @@ the BDD engine's, by a count of nodes rather than by a clock.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import os
+import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -262,6 +265,9 @@ def _serve(conn: Connection, name: str, ctx: _Context) -> None:
     ``(id, "check", key, index, init)`` and ``(id, "decide", index, init, on_and,
     on_or)``; answers ``(id, "result", value)``, ``(id, "error", text)`` and, from the
     BDD engine, ``(id, "large", text)`` once its rings pass the budget."""
+    # A process group of its own, so that killing the worker also kills what its
+    # engine started (ABC's process), which would otherwise run on as an orphan.
+    os.setpgid(0, 0)
     engine = QUALITATIVE_ENGINES[name]
     checkers: dict[str, Any] = {}
     current = [0]
@@ -322,6 +328,9 @@ class _Worker:
     conn: Connection
 
     def kill(self) -> None:
+        """Kill the worker and its process group (what its engine started)."""
+        with contextlib.suppress(ProcessLookupError):  # the worker had not made its group yet
+            os.killpg(self.process.pid, signal.SIGKILL)
         self.process.kill()
         self.process.join()
         self.conn.close()

@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from capver.core.setting_args import SettingArgs
 from capver.core.state import Capability, Transition
 from capver.engines.learning import LearnConfig, Learner
-from capver.settings import SettingArgs, build_assessment
+from capver.settings import build_assessment
 
 # (domain, method, steps) → hash, recorded at 81d4a4b (see the module docstring).
 EXPECTED = {

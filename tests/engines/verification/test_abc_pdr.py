@@ -22,6 +22,7 @@ import json
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +46,7 @@ from capver.io import certificate, dsl
 from capver.io.properties_text import parse_property
 from capver.model.capability_model import CompoundModel
 from tests.engines.verification.test_ic3 import blocks_run, reached, safety_corpus, tampered  # noqa: F401 - a fixture
-from tests.engines.verification.test_qualitative_engines import Reference, check_witness, random_case
+from tests.engines.verification.test_qualitative_engines import Reference, check_witness, counter_model, random_case
 from tests.helpers.cli import capver
 from tests.helpers.paths import ROOT
 
@@ -233,3 +234,74 @@ def test_a_missing_abc_is_a_clear_error() -> None:
     engine = ABCEngine(parsed.model, executable="no-such-abc-binary")
     with pytest.raises(SolverError, match="not installed: apt-get install yosys"):
         engine.check(prop, parsed.initial_state("")[0])
+
+
+@needs_abc
+def test_a_check_past_its_timeout_says_so(tmp_path: Path) -> None:
+    """A 20-bit counter reaches all ones after 2^20 steps: PDR needs as many frames, so
+    it runs out of a one-second limit, which the error names."""
+    (tmp_path / "counter.capm").write_text(counter_model(20), encoding="utf-8")
+    parsed = dsl.read(tmp_path / "counter.capm")
+    goal = " & ".join(f"b{i}" for i in range(20))
+    prop = parse_property(f"E [ F {goal} ]", parsed.model.vocabulary, list(parsed.model))
+    with pytest.raises(SolverError, match=r"ABC's pdr ran out of 1 s \(at frame \d+\)"):
+        ABCEngine(parsed.model, timeout=1).check(prop, parsed.initial_state("")[0])
+
+
+def _abc_processes_in_group(pgid: int) -> list[int]:
+    """The pids of ABC processes whose process group is ``pgid`` (from /proc)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmd = (entry / "cmdline").read_bytes().split(b"\0")[0]
+        except OSError:  # the process ended meanwhile
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[2]) == pgid and Path(cmd.decode()).name == ABC_EXECUTABLE:
+            out.append(int(entry.name))
+    return out
+
+
+@needs_abc
+def test_a_worker_stopped_by_its_timeout_takes_abc_with_it(tmp_path: Path) -> None:
+    """capver verify's worker runs ABC in a process group of its own; when --timeout
+    stops the worker, ABC (which has no limit of its own there) is killed too rather
+    than left running as an orphan."""
+    import threading
+
+    from capver.engines.verification.qualitative import CheckTimeout, Portfolio
+
+    (tmp_path / "counter.capm").write_text(counter_model(20), encoding="utf-8")
+    parsed = dsl.read(tmp_path / "counter.capm")
+    goal = " & ".join(f"b{i}" for i in range(20))
+    prop = parse_property(f"E [ F {goal} ]", parsed.model.vocabulary, list(parsed.model))
+    seen: list[int] = []
+    outcome: list[BaseException] = []
+    with Portfolio({"m": parsed.model}, [prop], engine="abc", timeout=4) as portfolio:
+
+        def check() -> None:
+            try:
+                portfolio.check("m", 0, parsed.initial_state("")[0])
+            except CheckTimeout as exc:
+                outcome.append(exc)
+
+        thread = threading.Thread(target=check)
+        thread.start()
+        for _ in range(300):  # ABC starts once the worker has built the circuit
+            workers = list(portfolio._workers.values())
+            if workers:
+                seen = _abc_processes_in_group(workers[0].process.pid)
+                if seen:
+                    break
+            time.sleep(0.01)
+        thread.join()
+    assert seen, "ABC never ran in the worker's process group"
+    assert len(outcome) == 1 and "--timeout 4 s" in str(outcome[0])
+    for _ in range(100):
+        if not any(Path(f"/proc/{pid}").exists() for pid in seen):
+            break
+        time.sleep(0.05)
+    assert not any(Path(f"/proc/{pid}").exists() for pid in seen), "ABC outlived its worker"

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from capver import synthetic
 from capver.agents.primitive import true_primitive_model
 from capver.core.properties import holds
+from capver.core.setting_args import SettingArgs
 from capver.core.state import State
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.verification.agent_verdict import (
@@ -31,7 +32,6 @@ from capver.engines.verification.environment import World, explore, restriction,
 from capver.engines.verification.symbolic import SymbolicEngine
 from capver.envs.ppddl import load_task
 from capver.io.properties_text import parse_property
-from capver.io.run_file import SettingArgs
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
 from capver.settings import world_of
