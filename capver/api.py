@@ -57,7 +57,8 @@ from capver.settings import Assessment, build_assessment, world_of
 
 __all__ = ["LearnResult", "Run", "gym_setting", "learn", "load_run", "load_setting"]
 
-BOUNDS = ("h_and", "h_or", "h_tilde")
+# The models of a result: the lattice bounds h∧ and h∨ and the Occam model h̃ between them.
+MODELS = ("h_and", "h_or", "h_tilde")
 
 
 def load_setting(agent: str = "lao", *, seed: int = 0, **options: Any) -> Assessment:
@@ -169,8 +170,8 @@ class LearnResult:
         return Run.open(run.path)
 
     def model(self, which: str = "h_and") -> CompoundModel:
-        if which not in BOUNDS:
-            raise UsageError(f"which={which!r}: expected one of {BOUNDS}")
+        if which not in MODELS:
+            raise UsageError(f"which={which!r}: expected one of {MODELS}")
         return self.h_and if which == "h_and" else self.h_or if which == "h_or" else self.h_tilde
 
     def to_dsl(self, which: str = "h_and") -> str:
