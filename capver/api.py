@@ -212,7 +212,8 @@ class LearnResult:
         :data:`capver.engines.verification.checkers.QUANTITATIVE_CHECKERS`) and the agent's value
         bounded at confidence 1 − ``delta`` (``.agent``; ``.agent_verdict`` for a
         ``P<op>p`` bound).  ``environment``: what the states the environment reaches
-        settle (the PPDDL settings) is exact, as in ``capver verify``."""
+        settle (the PPDDL settings) is exact, and the agent's bounds are 0 where none
+        of its runs reaches the goal, as in ``capver verify``."""
         vocab = self.h_and.vocabulary
         parsed = parse_property(prop, vocab, tuple(self.h_and), source="prop")
         st = self.assessment.setting
@@ -227,7 +228,13 @@ class LearnResult:
         if engine not in QUANTITATIVE_CHECKERS:
             raise UsageError(f"engine={engine!r}: expected one of {', '.join(QUANTITATIVE_CHECKERS)}")
         return quantitative.check(
-            parsed, self.h_and, start, QUANTITATIVE_CHECKERS[engine](), data=self.data, delta=delta
+            parsed,
+            self.h_and,
+            start,
+            QUANTITATIVE_CHECKERS[engine](),
+            data=self.data,
+            delta=delta,
+            world=self._world() if environment else None,
         )
 
     def export(

@@ -364,11 +364,14 @@ OBLIGATIONS: tuple[Obligation, ...] = (
             "tests/engines/verification/test_agent_bounds.py::test_coverage_200_adaptive_runs",
             "tests/engines/verification/test_agent_bounds.py::test_a_reachable_untried_pair_makes_the_upper_bound_on_pmax_one_and_is_listed",
             "tests/engines/verification/test_agent_bounds.py::test_check_decides_probability_bounds_for_the_agent",
+            "tests/engines/verification/test_agent_bounds.py::test_what_the_environment_settles_narrows_the_upper_bounds_and_keeps_the_truth",
         ),
         reading="The operator of the interval MDP dominates the agent's Bellman operator from the side "
         "of each bound on G (unseen mass at most min(ε, 1 − Σ lo), worth 1 for upper and 0 for lower "
         "bounds; untried pairs at their worst), so every value-iteration iterate from the sound side "
-        "is a bound: an early stop costs tightness only.",
+        "is a bound: an early stop costs tightness only. Where the environment is known (the PPDDL "
+        "settings), a state from which none of its runs reaches the goal is worth 0 for every agent, "
+        "and the operator takes it so on both sides.",
         not_mechanical="The inequality for every agent is not mechanised. Checked: on random truths, "
         "whenever G holds (checked exactly), the bounds bracket the explicit engine's exact value for "
         "F, U, G and Rmin (hypothesis); 200 adaptive runs miss the truth in 0 of 200 at δ = 0.1; "

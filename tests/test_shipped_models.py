@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 
@@ -31,8 +30,9 @@ from capver.io import dsl
 from capver.io.properties_text import read_properties
 from capver.logic.condition import LogicContext
 from tests.helpers.cli import capver
+from tests.helpers.paths import ROOT
 
-LEARNED = Path(__file__).resolve().parents[1] / "models" / "learned"
+LEARNED = ROOT / "models" / "learned"
 MINIGRID_INIT = "open(door_e) open(door_s) locked(door_n) locked(door_w) in_room(agent,sw) in_room(key,se)"
 RUNS = {"first_responders_lao": [], "minigrid_rl": ["--init", MINIGRID_INIT]}
 
@@ -105,3 +105,17 @@ def test_every_shipped_verdict_is_confirmed_independently(name: str) -> None:
             goal = formula_bdd(models["h_and"].ctx, q.target)
             storm = storm_expected_executions(models["h_and"], init, goal, maximise=q.optimum is Optimum.MAX)
             assert Fraction(r["exact"]) == storm, prop.name
+
+
+def test_the_environment_bounds_the_agent_on_the_shipped_first_responders_run() -> None:
+    """docs/usage.md: the hospital never burns in the PPDDL task, so every agent keeps
+    it with probability 1; from the data alone the untried pairs leave [0, 1]."""
+    run = LEARNED / "first_responders_lao"
+    prop = "Pmin=? [ G hospital(l2) ]"
+    bounds = []
+    for flags in ((), ("--ignore-environment",)):
+        res = capver("verify", str(run), "--property", prop, "--json", *flags)
+        assert res.returncode == 0, res.stderr
+        agent = json.loads(res.stdout)["agent"]
+        bounds.append((agent["lower"], agent["upper"], agent["environment"]))
+    assert bounds == [(1.0, 1.0, "the PPDDL task first_responders/problem1"), (0.0, 1.0, None)]

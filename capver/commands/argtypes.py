@@ -105,5 +105,6 @@ def add_environment_option(parser: argparse.ArgumentParser) -> None:
         "--ignore-environment",
         action="store_true",
         help="decide the properties from the agent's data alone: do not use the states the environment "
-        "reaches (known for the PPDDL settings), which settle some properties exactly for every agent",
+        "reaches (known for the PPDDL settings), which settle some properties exactly for every agent and "
+        "narrow the bounds on the agent's probabilities (0 where no run of the environment reaches the goal)",
     )

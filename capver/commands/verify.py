@@ -261,8 +261,6 @@ def run(args: argparse.Namespace) -> int:
         and args.model_kind == "lattice"
         and not args.ignore_environment
         and opened.has(run_dir.MANIFEST)
-        # Only the agent verdicts of E/A properties use what the environment reaches.
-        and any(isinstance(p.query, ExistsPath | ForallPath) for p in props)
     ):
         from capver.settings import world_of
 
@@ -364,6 +362,7 @@ def _check_one(
                 data=data if kind in ("and", "mle") else None,
                 delta=args.delta,
                 observed_only=args.bound_scope == "observed",
+                world=world,
             )
         except TypeError as exc:
             raise UsageError(f"{prop.name}: {exc}") from None
@@ -623,7 +622,9 @@ def _agent_bounds_text(b: AgentBounds, vocab: Vocabulary) -> str:
     text = (
         f"\n  for the agent, with probability ≥ {1 - b.delta:g} (anytime-valid): {b.lower:.4g} ≤ {b.quantity} ≤ "
         f"{upper} ({b.tried:,} tried and {b.untried:,} untried (state, capability) pairs met; {scope}; "
-        f"largest ε {b.max_epsilon:.3g})"
+        f"largest ε {b.max_epsilon:.3g}"
+        + (f"; exact at the states from which no run of {b.environment} can change the value" if b.environment else "")
+        + ")"
     )
     if b.untried_pairs:
         text += "\n  to narrow it, execute (never tried):" + "".join(
@@ -643,6 +644,7 @@ def _agent_bounds_json(b: AgentBounds, vocab: Vocabulary) -> dict[str, object]:
         "untried": b.untried,
         "max_epsilon": b.max_epsilon,
         "converged": b.converged,
+        "environment": b.environment,
         "untried_pairs": [{"state": [str(a) for a in vocab.atoms_of(s)], "capability": c} for s, c in b.untried_pairs],
     }
 

@@ -287,7 +287,7 @@ class PropertyTracker:
         ``P<op>p`` bound is decided once confirmed or refuted, a ``=?`` query once the
         bounds are at most ``width`` apart; the focus is where the bounds are widest
         (the untried pairs they name, and the tried pair with the largest ε)."""
-        b = agent_bounds(prop, data, self.init, self.targets.delta, sampling=bounds)
+        b = agent_bounds(prop, data, self.init, self.targets.delta, sampling=bounds, world=self.world)
         q = prop.query
         if b is None:
             return (

@@ -94,6 +94,16 @@ then those of an agent with no outcomes and pairs beyond the observed ones: vali
 1 − δ only under that assumption (effect and transition completeness on the states
 met), as the h∧ reading of the data.
 
+*What the environment settles* (``hopeless``, from
+:func:`~capver.engines.verification.environment.hopeless`).  Where the environment is
+known as a finite transition system, a state from which none of its runs reaches ψ
+(through φ) has value 0 for every agent, whatever its data: such a state is not
+expanded and is worth 0 in every bound, as a state outside φ ∨ ψ is.  Sound because
+B's value there is 0 (every run of the agent is a run of the environment), so T v ≥
+B v (T v ≤ B v) still holds there; the upper bounds can only go down (an untried pair
+or a state without data there no longer stands for 1), and on the good event the
+lower bounds are unchanged (they are ≤ the agent's value, 0).
+
 *Floats.*  Values are floats; rounding (≈ 1e-16 per operation) is not accounted for.
 """
 
@@ -213,7 +223,8 @@ class AgentBounds:
     initial state.  ``max_epsilon``: the largest
     missing-mass bound ε among the tried pairs met, at ``widest_pair`` (0 and None
     when none was met).  ``converged``: whether unbounded value iteration met its
-    tolerance; the bounds hold either way, only less tight."""
+    tolerance; the bounds hold either way, only less tight.  ``environment``: the
+    environment whose hopeless states were taken as worth 0 (None: the data alone)."""
 
     quantity: Quantity
     lower: float
@@ -226,6 +237,7 @@ class AgentBounds:
     max_epsilon: float
     widest_pair: tuple[State, str] | None
     converged: bool = True
+    environment: str | None = None
 
     @property
     def width(self) -> float:
@@ -291,6 +303,7 @@ def _arena(
     horizon: int | None,
     capabilities: Collection[str] | None,
     scope: Scope,
+    hopeless: Target | None = None,
 ) -> _Arena:
     if scope not in ("sound", "observed"):
         raise ValueError(f"scope must be 'sound' or 'observed', got {scope!r}")
@@ -311,7 +324,7 @@ def _arena(
         missing: list[str] = []
         if goal(s):
             kind = _GOAL
-        elif hold is not None and not hold(s):
+        elif (hold is not None and not hold(s)) or (hopeless is not None and hopeless(s)):
             kind = _STOP
         elif horizon is not None and depth[i] >= horizon:
             kind = _FRONTIER  # its value after the remaining 0 steps is all that is used
@@ -443,16 +456,18 @@ def agent_reach_bounds(
     hold: Target | None = None,
     capabilities: Collection[str] | None = None,
     scope: Scope = "sound",
+    hopeless: Target | None = None,
     tolerance: float = 1e-10,
     max_iterations: int = 10_000,
 ) -> AgentBounds:
     """Bounds on the agent's Pmax (Pmin unless ``maximise``) of ``hold U<=bound goal``
     from ``init`` (``F`` when ``hold`` is None, unbounded when ``bound`` is None) at
     the confidence 1 − δ of ``bounds`` (module docstring).  ``capabilities``
-    restricts the scheduler (None: every declared capability).  Unbounded value
-    iteration stops when a sweep changes no value by ``tolerance`` or more, or after
-    ``max_iterations`` sweeps."""
-    arena = _arena(bounds, init, goal, hold, bound, capabilities, scope)
+    restricts the scheduler (None: every declared capability).  ``hopeless``: states
+    known to be worth 0 for every agent (module docstring, *What the environment
+    settles*).  Unbounded value iteration stops when a sweep changes no value by
+    ``tolerance`` or more, or after ``max_iterations`` sweeps."""
+    arena = _arena(bounds, init, goal, hold, bound, capabilities, scope, hopeless)
     low_side, up_side = (_PMAX_LOWER, _PMAX_UPPER) if maximise else (_PMIN_LOWER, _PMIN_UPPER)
     low, low_ok = _solve(arena, low_side, scope, bound, tolerance, max_iterations)
     up, up_ok = _solve(arena, up_side, scope, bound, tolerance, max_iterations)
@@ -482,11 +497,14 @@ def agent_globally_bounds(
     maximise: bool,
     capabilities: Collection[str] | None = None,
     scope: Scope = "sound",
+    hopeless: Target | None = None,
     tolerance: float = 1e-10,
     max_iterations: int = 10_000,
 ) -> AgentBounds:
     """Bounds on the agent's Pmax (Pmin) of ``G<=bound invariant``, by duality from
-    those on its Pmin (Pmax) of ``F<=bound ¬invariant``: [1 − upper, 1 − lower]."""
+    those on its Pmin (Pmax) of ``F<=bound ¬invariant``: [1 − upper, 1 − lower].
+    ``hopeless``: states from which no agent can break the invariant (its
+    probability of ``F ¬invariant`` is 0 there)."""
     dual = agent_reach_bounds(
         bounds,
         init,
@@ -495,6 +513,7 @@ def agent_globally_bounds(
         maximise=not maximise,
         capabilities=capabilities,
         scope=scope,
+        hopeless=hopeless,
         tolerance=tolerance,
         max_iterations=max_iterations,
     )

@@ -71,7 +71,7 @@ class World:
     successors: Mapping[State, frozenset[State]] = field(default_factory=dict, compare=False, hash=False, repr=False)
     # reaching() and region() answers: the property tracker asks for the same ones
     # after every query, and a region is one BDD disjunction per state.
-    _reaching: dict[StateFormula, frozenset[State]] = field(
+    _reaching: dict[tuple[StateFormula, StateFormula | None], frozenset[State]] = field(
         default_factory=dict, init=False, compare=False, hash=False, repr=False
     )
     _regions: dict[tuple[object, StateFormula | None], Node] = field(
@@ -88,26 +88,29 @@ class World:
         same true atoms, named alike."""
         return {str(a) for a in vocab.atoms_of(init)} == {str(a) for a in self.vocabulary.atoms_of(self.initial)}
 
-    def reaching(self, goal: StateFormula) -> frozenset[State]:
+    def reaching(self, goal: StateFormula, through: StateFormula | None = None) -> frozenset[State]:
         """The reachable states from which the environment reaches a ``goal`` state
-        (goal states included); all of them when the successors are not known."""
+        through states of ``through`` (any state when None) before it (goal states
+        included); all of them when the successors are not known."""
         if not self.successors:
             return self.states
-        hit = self._reaching.get(goal)
+        key = (goal, through)
+        hit = self._reaching.get(key)
         if hit is not None:
             return hit
         before: dict[State, list[State]] = {}
         for s, ts in self.successors.items():
             for t in ts:
                 before.setdefault(t, []).append(s)
-        found = {s for s in self.states if holds(goal, s, self.vocabulary)}
+        vocab = self.vocabulary
+        found = {s for s in self.states if holds(goal, s, vocab)}
         todo = list(found)
         while todo:
             for s in before.get(todo.pop(), ()):
-                if s not in found:
+                if s not in found and (through is None or holds(through, s, vocab)):
                     found.add(s)
                     todo.append(s)
-        self._reaching[goal] = answer = frozenset(found)
+        self._reaching[key] = answer = frozenset(found)
         return answer
 
     def region(self, engine: SymbolicEngine, goal: StateFormula | None = None) -> Node:
@@ -165,6 +168,30 @@ def restriction(world: World | None, init: State, vocab: Vocabulary) -> Within |
     if world is None or not world.starts_at(init, vocab):
         return None
     return world.region
+
+
+def hopeless(
+    world: World | None, init: State, vocab: Vocabulary, goal: StateFormula, through: StateFormula | None = None
+) -> Callable[[State], bool] | None:
+    """The states (of ``vocab``) from which no run of the environment reaches ``goal``
+    through ``through`` states (any when None): there every agent's probability of
+    ``through U goal`` (``F goal``), bounded or not, is 0, which the bounds of
+    :mod:`~capver.engines.verification.confidence` take as known instead of
+    reading it from the data.  A state the environment does not reach is not
+    hopeless (nothing is known of it).  None when the world does not apply: none, a
+    world of another initial state or other atoms, or one whose successors are not
+    known."""
+    if world is None or not world.successors or not world.starts_at(init, vocab):
+        return None
+    try:
+        if list(vocab.atoms) == list(world.vocabulary.atoms):
+            known, alive = world.states, world.reaching(goal, through)
+        else:
+            known = frozenset(vocab.state(world.vocabulary.atoms_of(s)) for s in world.states)
+            alive = frozenset(vocab.state(world.vocabulary.atoms_of(s)) for s in world.reaching(goal, through))
+    except VocabularyError:
+        return None
+    return lambda s: s in known and s not in alive
 
 
 def settle(

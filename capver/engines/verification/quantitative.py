@@ -37,6 +37,7 @@ from capver.core.properties import (
     Comparison,
     Eventually,
     Globally,
+    Not,
     Optimum,
     PathFormula,
     ProbabilityBound,
@@ -56,6 +57,7 @@ from capver.engines.verification.confidence import (
     agent_reach_bounds,
     agent_rmin_bounds,
 )
+from capver.engines.verification.environment import World, hopeless
 from capver.engines.verification.sampling import SamplingBounds
 from capver.model.capability_model import CompoundModel
 
@@ -168,17 +170,19 @@ def check(
     data: TransitionDataset | None = None,
     delta: float = 0.05,
     observed_only: bool = False,
+    world: World | None = None,
 ) -> QuantitativeResult:
     """The value of ``prop`` from ``init`` on ``model`` (restricted to the property's
     capabilities), by ``checker`` (default: the explicit engine); with the ``data``
     ``model`` was learned from, also the :func:`agent_bounds` and, for a ``P<op>p``
     query, the :func:`bound_verdict` at confidence 1 − ``delta``.  ``observed_only``:
-    the bounds read the data as complete."""
+    the bounds read the data as complete.  ``world``: the states the environment
+    reaches, where known (the bounds take its hopeless states as worth 0)."""
     result = _value(prop, model, init, checker if checker is not None else ExplicitChecker())
     if data is None:
         return result
     scope: Scope = "observed" if observed_only else "sound"
-    agent = agent_bounds(prop, data, init, delta, scope=scope)
+    agent = agent_bounds(prop, data, init, delta, scope=scope, world=world)
     q = prop.query
     verdict = (
         bound_verdict(q.comparison, q.probability, agent)
@@ -196,13 +200,17 @@ def agent_bounds(
     *,
     scope: Scope = "sound",
     sampling: SamplingBounds | None = None,
+    world: World | None = None,
 ) -> AgentBounds | None:
     """Bounds on the agent's value of ``prop`` from ``init`` at confidence 1 − ``delta``
     (:mod:`capver.engines.verification.confidence`): Pmax or Pmin of the path (``F``,
     ``U``, ``G``, bounded or not) for ``Pmax=?``, ``Pmin=?`` and ``P<op>p`` (Pmax for
     ``<``/``<=``, Pmin for ``>``/``>=``), and the lower bound on Rmin for ``Rmin=?``;
     None for ``Rmax=?``.  ``sampling``: the :class:`SamplingBounds` of ``data`` at
-    ``delta`` to reuse (its per-pair intervals are cached)."""
+    ``delta`` to reuse (its per-pair intervals are cached).  ``world``: the states
+    the environment reaches (:mod:`~capver.engines.verification.environment`), whose
+    hopeless states — none of its runs reaches the goal from them — are worth 0 in
+    the probability bounds."""
     q = prop.query
     if sampling is None:
         sampling = SamplingBounds(data, delta)
@@ -223,7 +231,8 @@ def agent_bounds(
     path = q.path
     if isinstance(path, Globally):
         inv = path.invariant
-        return agent_globally_bounds(
+        dead = hopeless(world, init, vocab, Not(inv))
+        b = agent_globally_bounds(
             sampling,
             init,
             lambda s: holds(inv, s, vocab),
@@ -231,19 +240,24 @@ def agent_bounds(
             maximise=maximise,
             capabilities=allowed,
             scope=scope,
+            hopeless=dead,
         )
-    goal = path.goal
-    hold = path.hold if isinstance(path, Until) else None
-    return agent_reach_bounds(
-        sampling,
-        init,
-        lambda s: holds(goal, s, vocab),
-        path.bound,
-        maximise=maximise,
-        hold=None if hold is None else (lambda s: holds(hold, s, vocab)),
-        capabilities=allowed,
-        scope=scope,
-    )
+    else:
+        goal = path.goal
+        hold = path.hold if isinstance(path, Until) else None
+        dead = hopeless(world, init, vocab, goal, hold)
+        b = agent_reach_bounds(
+            sampling,
+            init,
+            lambda s: holds(goal, s, vocab),
+            path.bound,
+            maximise=maximise,
+            hold=None if hold is None else (lambda s: holds(hold, s, vocab)),
+            capabilities=allowed,
+            scope=scope,
+            hopeless=dead,
+        )
+    return b if dead is None or world is None else replace(b, environment=world.source)
 
 
 def bound_verdict(comparison: Comparison, p: Fraction | float, bounds: AgentBounds) -> BoundVerdict:

@@ -187,6 +187,22 @@ def truths_of(
     return out
 
 
+def sampled_case(
+    seed: int, n_atoms: int, total: bool, walks: int, length: int, with_hold: bool
+) -> tuple[CompoundModel, State, Target, Target | None, SamplingBounds]:
+    """A random truth, an initial state, a goal (and a hold) cube, and the sampling
+    bounds of ``walks`` random walks of the truth from the initial state."""
+    rng = np.random.default_rng(seed)
+    ctx = CONTEXTS[n_atoms]
+    truth = random_model(ctx, rng, n_capabilities=3, max_rules=2, max_effects=3, total=total)
+    init = int(rng.integers(1 << n_atoms))
+    goal = cube(rng, n_atoms)
+    hold = cube(rng, n_atoms) if with_hold else None
+    agent = Agent(truth, rng)
+    agent.walks(init, walks, length)
+    return truth, init, goal, hold, SamplingBounds(agent.data, 0.05)
+
+
 # -- (a) properties on random truths --------------------------------------------------------
 
 
@@ -202,15 +218,7 @@ def truths_of(
 def test_bounds_are_ordered_and_bracket_the_truth_on_the_good_event(
     seed: int, n_atoms: int, total: bool, walks: int, length: int, bound: int | None, with_hold: bool
 ) -> None:
-    rng = np.random.default_rng(seed)
-    ctx = CONTEXTS[n_atoms]
-    truth = random_model(ctx, rng, n_capabilities=3, max_rules=2, max_effects=3, total=total)
-    init = int(rng.integers(1 << n_atoms))
-    goal = cube(rng, n_atoms)
-    hold = cube(rng, n_atoms) if with_hold else None
-    agent = Agent(truth, rng)
-    agent.walks(init, walks, length)
-    sb = SamplingBounds(agent.data, 0.05)
+    truth, init, goal, hold, sb = sampled_case(seed, n_atoms, total, walks, length, with_hold)
     sound = all_bounds(sb, init, goal, hold, bound)
     observed = all_bounds(sb, init, goal, hold, bound, "observed")
     for key, b in sound.items():
@@ -226,6 +234,55 @@ def test_bounds_are_ordered_and_bracket_the_truth_on_the_good_event(
         exact = truths_of(truth, init, goal, hold, bound)
         for key, b in sound.items():
             assert b.lower - SLACK <= exact[key] <= b.upper + SLACK, (key, b, exact[key])
+
+
+def hopeless_in(truth: CompoundModel, init: State, goal: Target, hold: Target | None) -> Target:
+    """The truth used as the environment too: the states it reaches from ``init`` from
+    which none of its runs reaches ``goal`` through ``hold`` states (a brute-force
+    search here, not the environment module's)."""
+    succ: dict[State, set[State]] = {}
+    todo = [init]
+    while todo:
+        s = todo.pop()
+        if s in succ:
+            continue
+        succ[s] = {t for c in truth for t in truth.distribution(s, c)}
+        todo.extend(succ[s] - succ.keys())
+    alive = {s for s in succ if goal(s)}
+    grew = True
+    while grew:
+        more = {s for s in succ if s not in alive and (hold is None or hold(s)) and succ[s] & alive}
+        alive |= more
+        grew = bool(more)
+    return lambda s: s in succ and s not in alive
+
+
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_atoms=st.sampled_from([2, 3]),
+    walks=st.sampled_from([0, 2, 10, 60, 300]),
+    length=st.integers(1, 4),
+    bound=st.sampled_from([0, 1, 2, 3, None]),
+    with_hold=st.booleans(),
+)
+def test_what_the_environment_settles_narrows_the_upper_bounds_and_keeps_the_truth(
+    seed: int, n_atoms: int, walks: int, length: int, bound: int | None, with_hold: bool
+) -> None:
+    """With the states from which the environment (here the truth itself) cannot reach
+    the goal taken as worth 0, the upper bounds on Pmax and Pmin never rise, every
+    bound stays ordered, and on the good event the truth's values stay inside."""
+    truth, init, goal, hold, sb = sampled_case(seed, n_atoms, True, walks, length, with_hold)
+    dead = hopeless_in(truth, init, goal, hold)
+    for maximise in (True, False):
+        plain = agent_reach_bounds(sb, init, goal, bound, maximise=maximise, hold=hold)
+        settled = agent_reach_bounds(sb, init, goal, bound, maximise=maximise, hold=hold, hopeless=dead)
+        assert settled.upper <= plain.upper + slack(bound)
+        assert -SLACK <= settled.lower <= settled.upper + slack(bound) <= 1 + 2 * slack(bound)
+        if dead(init):
+            assert settled.upper == 0.0  # no run of the environment reaches the goal
+        if good_event(truth, sb):
+            exact = truth_until(truth, init, hold, goal, bound, maximise)
+            assert settled.lower - SLACK <= exact <= settled.upper + slack(bound), (maximise, settled, exact)
 
 
 @given(seed=st.integers(0, 2**32 - 1), bound=st.sampled_from([1, 2, 3, None]))

@@ -29,6 +29,7 @@ from capver.engines.verification.agent_verdict import (
     violation_goal,
 )
 from capver.engines.verification.environment import World, explore, restriction, settle
+from capver.engines.verification.quantitative import QuantitativeResult
 from capver.engines.verification.symbolic import SymbolicEngine
 from capver.envs.ppddl import load_task
 from capver.io.properties_text import parse_property
@@ -139,11 +140,14 @@ def test_the_blocksworld_safety_properties_are_decided_by_capver_verify(small_ru
     assert all(json.loads(line)["tier"] != "observed" for line in alone.stdout.splitlines())
 
 
-def test_capver_verify_enumerates_the_environment_only_for_agent_verdicts(
+def test_capver_verify_bounds_the_agent_with_the_environment(
     small_run_source: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A quantitative property is checked on h∧ and bounded from the data: the
-    environment's states are not enumerated for it, and are for an E/A property."""
+    """The agent's probability bounds are 0 (1 for G) where no run of the environment
+    reaches the goal: two blocks on each other is such a goal, so its Pmax is
+    bounded to [0, 0] (from the data alone the untried pairs leave it at 1); the
+    environment is enumerated once per command, and --ignore-environment does not
+    enumerate it."""
     import capver.settings
     from capver import cli
 
@@ -155,10 +159,24 @@ def test_capver_verify_enumerates_the_environment_only_for_agent_verdicts(
         return real(agent, args)
 
     monkeypatch.setattr(capver.settings, "world_of", counted)
-    cli.main(["verify", str(small_run_source), "--property", "Pmax=? [ F on(a,b) ]"])
-    assert calls == [] and "Pmax" in capsys.readouterr().out
-    cli.main(["verify", str(small_run_source), "--property", ISSUE_PROPERTIES[0]])
-    assert calls == ["lao"] and "the environment settles it" in capsys.readouterr().out
+    props = ["Pmax=? [ F on(a,b) & on(b,a) ]", "Pmin=? [ G !(on(a,b) & on(b,a)) ]", ISSUE_PROPERTIES[0]]
+    argv = ["verify", str(small_run_source), "--json", *(a for p in props for a in ("--property", p))]
+    cli.main(argv)
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert calls == ["lao"]
+    env = "the PPDDL task blocks/problem1"
+    assert [(r["agent"]["lower"], r["agent"]["upper"], r["agent"]["environment"]) for r in records[:2]] == [
+        (0.0, 0.0, env),
+        (1.0, 1.0, env),
+    ]
+    assert records[2]["environment"] == env
+    cli.main([*argv, "--ignore-environment"])
+    alone = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert calls == ["lao"]
+    assert [(r["agent"]["lower"], r["agent"]["upper"], r["agent"]["environment"]) for r in alone[:2]] == [
+        (0.0, 1.0, None),
+        (0.0, 1.0, None),
+    ]
 
 
 def test_the_agents_observed_states_lie_in_its_world(small_run_source: Path) -> None:
@@ -215,8 +233,13 @@ def test_a_result_enumerates_its_environment_once(monkeypatch: pytest.MonkeyPatc
     result = capver.learn(capver.load_setting("lao", domain="blocks"), method="mcqs-e", max_steps=20, seed=0)
     first = [result.verify(p) for p in ISSUE_PROPERTIES]
     again = result.verify(ISSUE_PROPERTIES[0])
+    bounded = result.verify("Pmax=? [ F on(a,b) & on(b,a) ]")
     assert len(calls) == 1
     assert all(isinstance(v, LatticeVerdict) and v.environment is not None for v in [*first, again])
+    assert isinstance(bounded, QuantitativeResult) and bounded.agent is not None
+    assert (bounded.agent.upper, bounded.agent.environment) == (0.0, "the PPDDL task blocks/problem1")
+    alone = result.verify("Pmax=? [ F on(a,b) & on(b,a) ]", environment=False)
+    assert isinstance(alone, QuantitativeResult) and alone.agent is not None and alone.agent.environment is None
 
 
 @settings(max_examples=150, deadline=None)
