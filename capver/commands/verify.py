@@ -614,13 +614,14 @@ def _quantitative_line(
 
 def _agent_bounds_text(b: AgentBounds, vocab: Vocabulary) -> str:
     upper = "∞" if math.isinf(b.upper) else f"{b.upper:.4g}"
+    lower = "∞" if math.isinf(b.lower) else f"{b.lower:.4g}"
     scope = (
         "unseen outcomes bounded by the missing mass, untried pairs counted at their worst"
         if b.scope == "sound"
         else "restricted to the observed pairs and outcomes"
     )
     text = (
-        f"\n  for the agent, with probability ≥ {1 - b.delta:g} (anytime-valid): {b.lower:.4g} ≤ {b.quantity} ≤ "
+        f"\n  for the agent, with probability ≥ {1 - b.delta:g} (anytime-valid): {lower} ≤ {b.quantity} ≤ "
         f"{upper} ({b.tried:,} tried and {b.untried:,} untried (state, capability) pairs met; {scope}; "
         f"largest ε {b.max_epsilon:.3g}"
         + (f"; exact at the states from which no run of {b.environment} can change the value" if b.environment else "")
@@ -636,7 +637,8 @@ def _agent_bounds_text(b: AgentBounds, vocab: Vocabulary) -> str:
 def _agent_bounds_json(b: AgentBounds, vocab: Vocabulary) -> dict[str, object]:
     return {
         "quantity": b.quantity,
-        "lower": b.lower,
+        # JSON has no infinity: null stands for ∞ (an Rmin no agent can make finite).
+        "lower": None if math.isinf(b.lower) else b.lower,
         "upper": None if math.isinf(b.upper) else b.upper,
         "delta": b.delta,
         "scope": b.scope,

@@ -98,8 +98,9 @@ met), as the h∧ reading of the data.
 :func:`~capver.engines.verification.environment.hopeless`).  Where the environment is
 known as a finite transition system, a state from which none of its runs reaches ψ
 (through φ) has value 0 for every agent, whatever its data: such a state is not
-expanded and is worth 0 in every bound, as a state outside φ ∨ ψ is.  Sound because
-B's value there is 0 (every run of the agent is a run of the environment), so T v ≥
+expanded and is worth 0 in every probability bound, as a state outside φ ∨ ψ is, and
+∞ in the lower bound on Rmin (no run of any agent reaches ψ from it).  Sound because
+B's value there is 0 (∞ for Rmin: every run of the agent is a run of the environment), so T v ≥
 B v (T v ≤ B v) still holds there; the upper bounds can only go down (an untried pair
 or a state without data there no longer stands for 1), and on the good event the
 lower bounds are unchanged (they are ≤ the agent's value, 0).
@@ -241,13 +242,14 @@ class AgentBounds:
 
     @property
     def width(self) -> float:
-        return self.upper - self.lower
+        """upper − lower; 0 when both are ∞ (an Rmin no agent can make finite)."""
+        return 0.0 if self.lower == self.upper else self.upper - self.lower
 
     def contains(self, value: float) -> bool:
         return self.lower <= value <= self.upper
 
 
-_GOAL, _STOP, _OPEN, _FRONTIER = range(4)  # kinds of states of an _Arena
+_GOAL, _STOP, _OPEN, _FRONTIER, _HOPELESS = range(5)  # kinds of states of an _Arena
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,6 +286,7 @@ class _Side:
     empty_observed: float  # the same in the observed scope, where such a state is a deadlock
     goal: float = 1.0  # the value of a ψ-state
     cost: float = 0.0  # added per execution (1 for expected executions)
+    hopeless: float = 0.0  # the value of a state from which no run of the environment reaches ψ
 
 
 _PMAX_UPPER = _Side(upper=True, maximise=True, untried=1.0, empty=0.0, empty_observed=0.0)
@@ -291,7 +294,14 @@ _PMAX_LOWER = _Side(upper=False, maximise=True, untried=None, empty=0.0, empty_o
 _PMIN_UPPER = _Side(upper=True, maximise=False, untried=None, empty=1.0, empty_observed=0.0)
 _PMIN_LOWER = _Side(upper=False, maximise=False, untried=0.0, empty=0.0, empty_observed=0.0)
 _RMIN_LOWER = _Side(
-    upper=False, maximise=False, untried=1.0, empty=math.inf, empty_observed=math.inf, goal=0.0, cost=1.0
+    upper=False,
+    maximise=False,
+    untried=1.0,
+    empty=math.inf,
+    empty_observed=math.inf,
+    goal=0.0,
+    cost=1.0,
+    hopeless=math.inf,
 )
 
 
@@ -324,7 +334,9 @@ def _arena(
         missing: list[str] = []
         if goal(s):
             kind = _GOAL
-        elif (hold is not None and not hold(s)) or (hopeless is not None and hopeless(s)):
+        elif hopeless is not None and hopeless(s):
+            kind = _HOPELESS
+        elif hold is not None and not hold(s):
             kind = _STOP
         elif horizon is not None and depth[i] >= horizon:
             kind = _FRONTIER  # its value after the remaining 0 steps is all that is used
@@ -390,7 +402,7 @@ def _solve(
 ) -> tuple[list[float], bool]:
     """The bound in every state of the arena, and whether the iteration converged
     (module docstring: every iterate is a bound)."""
-    v = [side.goal if k == _GOAL else 0.0 for k in arena.kind]
+    v = [side.goal if k == _GOAL else side.hopeless if k == _HOPELESS else 0.0 for k in arena.kind]
     expanded = [i for i, k in enumerate(arena.kind) if k == _OPEN]
     if horizon is not None:
         for _ in range(horizon):
@@ -527,14 +539,16 @@ def agent_rmin_bounds(
     *,
     capabilities: Collection[str] | None = None,
     scope: Scope = "sound",
+    hopeless: Target | None = None,
     tolerance: float = 1e-10,
     max_iterations: int = 10_000,
 ) -> AgentBounds:
     """A lower bound on the agent's Rmin of ``F goal`` (the fewest expected capability
     executions over schedulers) from ``init``; the upper end is ``inf`` (0 when
     ``init`` satisfies ``goal``): no finite upper bound follows from the data
-    (module docstring).  ``tolerance`` is relative to the value."""
-    arena = _arena(bounds, init, goal, None, None, capabilities, scope)
+    (module docstring).  ``hopeless``: states from which no agent reaches the goal,
+    where Rmin is ∞.  ``tolerance`` is relative to the value."""
+    arena = _arena(bounds, init, goal, None, None, capabilities, scope, hopeless)
     low, ok = _solve(arena, _RMIN_LOWER, scope, None, tolerance, max_iterations)
     upper = 0.0 if arena.kind[0] == _GOAL else math.inf
     return AgentBounds(

@@ -210,7 +210,7 @@ def agent_bounds(
     ``delta`` to reuse (its per-pair intervals are cached).  ``world``: the states
     the environment reaches (:mod:`~capver.engines.verification.environment`), whose
     hopeless states — none of its runs reaches the goal from them — are worth 0 in
-    the probability bounds."""
+    the probability bounds and ∞ in the lower bound on Rmin."""
     q = prop.query
     if sampling is None:
         sampling = SamplingBounds(data, delta)
@@ -221,7 +221,11 @@ def agent_bounds(
         if q.optimum is Optimum.MAX:
             return None
         target = q.target
-        return agent_rmin_bounds(sampling, init, lambda s: holds(target, s, vocab), capabilities=allowed, scope=scope)
+        dead = hopeless(world, init, vocab, target)
+        b = agent_rmin_bounds(
+            sampling, init, lambda s: holds(target, s, vocab), capabilities=allowed, scope=scope, hopeless=dead
+        )
+        return b if dead is None or world is None else replace(b, environment=world.source)
     if isinstance(q, ProbabilityQuery):
         maximise = q.optimum is Optimum.MAX
     elif isinstance(q, ProbabilityBound):

@@ -269,8 +269,9 @@ def test_what_the_environment_settles_narrows_the_upper_bounds_and_keeps_the_tru
     seed: int, n_atoms: int, walks: int, length: int, bound: int | None, with_hold: bool
 ) -> None:
     """With the states from which the environment (here the truth itself) cannot reach
-    the goal taken as worth 0, the upper bounds on Pmax and Pmin never rise, every
-    bound stays ordered, and on the good event the truth's values stay inside."""
+    the goal taken as worth 0 (∞ for Rmin), the upper bounds on Pmax and Pmin never
+    rise and the lower bound on Rmin never falls, every bound stays ordered, and on
+    the good event the truth's values stay inside."""
     truth, init, goal, hold, sb = sampled_case(seed, n_atoms, True, walks, length, with_hold)
     dead = hopeless_in(truth, init, goal, hold)
     for maximise in (True, False):
@@ -283,6 +284,17 @@ def test_what_the_environment_settles_narrows_the_upper_bounds_and_keeps_the_tru
         if good_event(truth, sb):
             exact = truth_until(truth, init, hold, goal, bound, maximise)
             assert settled.lower - SLACK <= exact <= settled.upper + slack(bound), (maximise, settled, exact)
+    if hold is None:
+        # Rmin: ∞ where no run reaches the goal; the lower bound never falls.
+        dead_f = hopeless_in(truth, init, goal, None)
+        plain = agent_rmin_bounds(sb, init, goal)
+        settled = agent_rmin_bounds(sb, init, goal, hopeless=dead_f)
+        assert settled.lower >= plain.lower * (1 - 1e-6) - SLACK
+        if dead_f(init):
+            assert math.isinf(settled.lower) and settled.width == 0.0
+        if good_event(truth, sb):
+            exact = float(explicit.expected_executions(truth, init, goal, False, exact=False))
+            assert settled.lower <= exact * (1 + 1e-6) + SLACK, (settled, exact)
 
 
 @given(seed=st.integers(0, 2**32 - 1), bound=st.sampled_from([1, 2, 3, None]))

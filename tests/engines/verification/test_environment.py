@@ -143,11 +143,11 @@ def test_the_blocksworld_safety_properties_are_decided_by_capver_verify(small_ru
 def test_capver_verify_bounds_the_agent_with_the_environment(
     small_run_source: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The agent's probability bounds are 0 (1 for G) where no run of the environment
-    reaches the goal: two blocks on each other is such a goal, so its Pmax is
-    bounded to [0, 0] (from the data alone the untried pairs leave it at 1); the
-    environment is enumerated once per command, and --ignore-environment does not
-    enumerate it."""
+    """The agent's probability bounds are 0 (1 for G, ∞ for Rmin) where no run of the
+    environment reaches the goal: two blocks on each other is such a goal, so its
+    Pmax is bounded to [0, 0] (from the data alone the untried pairs leave it at 1);
+    the environment is enumerated once per command, and --ignore-environment does
+    not enumerate it."""
     import capver.settings
     from capver import cli
 
@@ -159,7 +159,12 @@ def test_capver_verify_bounds_the_agent_with_the_environment(
         return real(agent, args)
 
     monkeypatch.setattr(capver.settings, "world_of", counted)
-    props = ["Pmax=? [ F on(a,b) & on(b,a) ]", "Pmin=? [ G !(on(a,b) & on(b,a)) ]", ISSUE_PROPERTIES[0]]
+    props = [
+        "Pmax=? [ F on(a,b) & on(b,a) ]",
+        "Pmin=? [ G !(on(a,b) & on(b,a)) ]",
+        ISSUE_PROPERTIES[0],
+        "Rmin=? [ F on(a,b) & on(b,a) ]",
+    ]
     argv = ["verify", str(small_run_source), "--json", *(a for p in props for a in ("--property", p))]
     cli.main(argv)
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
@@ -170,6 +175,12 @@ def test_capver_verify_bounds_the_agent_with_the_environment(
         (1.0, 1.0, env),
     ]
     assert records[2]["environment"] == env
+    # No agent ever gets there: Rmin is ∞ (null in JSON) on both sides.
+    assert (records[3]["agent"]["lower"], records[3]["agent"]["upper"], records[3]["agent"]["environment"]) == (
+        None,
+        None,
+        env,
+    )
     cli.main([*argv, "--ignore-environment"])
     alone = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert calls == ["lao"]
