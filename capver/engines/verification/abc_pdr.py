@@ -161,12 +161,8 @@ class ABCEngine:
         aig, n = encode(rel, init, hold, goal)
         cubes, frames = self._run_abc(aig)
         if cubes is not None:
-            invariant = Invariant.of(self._invariant(cubes, init, n))
-            if self.verify:
-                failed = rel.invariant_failures(init, hold, goal, None, invariant.expr())
-                if failed:
-                    raise SolverError(f"ABC's invariant fails {', '.join(failed)}: {invariant.smtlib}")
-            return None, invariant
+            formula = self._invariant(cubes, init, n)
+            return None, rel.checked_invariant("ABC", formula, init, hold, goal, None, verify=self.verify)
         assert frames is not None
         states = [init, *(_bits(v) for v in frames)]
         run = rel.run_through(init, hold, goal, None, states)

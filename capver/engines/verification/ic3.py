@@ -414,14 +414,29 @@ class Z3Relation:
         fixpoint engine would answer with the reachable set itself (``A [ G true ]``)."""
         return bool(z3.Solver().check(self.formula(goal)) == z3.unsat)
 
-    def invariant_failures(
-        self, init: State, hold: StateFormula, goal: StateFormula, bound: int | None, inv: Any
-    ) -> list[str]:
-        """The conditions of :func:`check_invariant` that ``inv`` fails for the
-        question "does a run through hold ∧ ¬goal states reach goal?"."""
-        return invariant_conditions(
-            self.atoms, self.union, init, Not(goal), None if hold == Const(True) else hold, bound, inv
-        )
+    def checked_invariant(
+        self,
+        solver: str,
+        formula: Any,
+        init: State,
+        hold: StateFormula,
+        goal: StateFormula,
+        bound: int | None,
+        *,
+        verify: bool = True,
+    ) -> Invariant:
+        """A solver's invariant ``formula`` for the question "does a run through
+        hold ∧ ¬goal states reach goal?", re-checked with ``verify`` by plain z3
+        (the three conditions of :func:`check_invariant`): a :class:`SolverError`
+        naming ``solver`` when one fails."""
+        invariant = Invariant.of(formula)
+        if verify:
+            failed = invariant_conditions(
+                self.atoms, self.union, init, Not(goal), None if hold == Const(True) else hold, bound, invariant.expr()
+            )
+            if failed:
+                raise SolverError(f"{solver}'s invariant fails {', '.join(failed)}: {invariant.smtlib}")
+        return invariant
 
     def run_through(
         self, init: State, hold: StateFormula, goal: StateFormula, bound: int | None, states: Sequence[State]
@@ -601,12 +616,9 @@ class IC3Engine:
         except z3.Z3Exception as e:  # a timeout cancels the query
             raise SolverError(f"Spacer: {e}") from None
         if res == z3.unsat:
-            invariant = Invariant.of(_quantifier_free(_interpretation(fp.get_answer(), inv, here)))
-            if self.verify:
-                failed = rel.invariant_failures(init, hold, goal, bound, invariant.expr())
-                if failed:  # pragma: no cover - a z3 bug, as the inlining one above
-                    raise SolverError(f"Spacer's invariant fails {', '.join(failed)}: {invariant.smtlib}")
-            return None, invariant, None
+            # A failing re-check would be a z3 bug, as the inlining one above.
+            answer = _quantifier_free(_interpretation(fp.get_answer(), inv, here))
+            return None, rel.checked_invariant("Spacer", answer, init, hold, goal, bound, verify=self.verify), None
         if res != z3.sat:
             raise SolverError(f"Spacer returned unknown: {fp.reason_unknown()}")
         states = _derived_states(fp.get_answer(), inv, len(cur))
