@@ -77,6 +77,10 @@ class World:
     _regions: dict[tuple[object, StateFormula | None], Node] = field(
         default_factory=dict, init=False, compare=False, hash=False, repr=False
     )
+    # The successors inverted, once for every reaching() question.
+    _predecessors: dict[State, list[State]] = field(
+        default_factory=dict, init=False, compare=False, hash=False, repr=False
+    )
 
     @staticmethod
     def of(vocabulary: Vocabulary, initial: State, successors: Mapping[State, frozenset[State]], source: str) -> World:
@@ -98,10 +102,11 @@ class World:
         hit = self._reaching.get(key)
         if hit is not None:
             return hit
-        before: dict[State, list[State]] = {}
-        for s, ts in self.successors.items():
-            for t in ts:
-                before.setdefault(t, []).append(s)
+        before = self._predecessors
+        if not before:
+            for s, ts in self.successors.items():
+                for t in ts:
+                    before.setdefault(t, []).append(s)
         vocab = self.vocabulary
         found = {s for s in self.states if holds(goal, s, vocab)}
         todo = list(found)
