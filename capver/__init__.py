@@ -3,8 +3,12 @@ by active query synthesis, and check them by machine.
 
 The public API (:mod:`capver.api`) is importable from here: :func:`load_setting`,
 :func:`gym_setting`, :func:`learn`, :class:`LearnResult` (``.save(dir)`` writes a run
-directory) and :func:`load_run` (a run directory as a :class:`Run`).  They are loaded on
-first use, so that ``import capver`` (and ``capver --help``) stays fast.
+directory), :class:`Verification` (what ``result.verify`` returns) and
+:func:`load_run` (a run directory as a :class:`Run`); and what you need to plug in
+your own agent (docs/your_agent.md): :class:`Agent`, :class:`Stop`,
+:class:`Capability`, :class:`Atom`, :class:`Literal`, :class:`Predicate`,
+:class:`Vocabulary` and :class:`GymSimulator`.  They are loaded on first use, so
+that ``import capver`` (and ``capver --help``) stays fast.
 """
 
 from __future__ import annotations
@@ -14,13 +18,54 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["LearnResult", "Run", "__version__", "gym_setting", "learn", "load_run", "load_setting"]
+# Each public name and the module that defines it.
+_HOMES = {
+    "LearnResult": "capver.api",
+    "Run": "capver.api",
+    "Verification": "capver.api",
+    "gym_setting": "capver.api",
+    "learn": "capver.api",
+    "load_run": "capver.api",
+    "load_setting": "capver.api",
+    "Agent": "capver.agents.base",
+    "Stop": "capver.agents.base",
+    "Capability": "capver.core.state",
+    "Atom": "capver.core.vocabulary",
+    "Literal": "capver.core.vocabulary",
+    "Predicate": "capver.core.vocabulary",
+    "Vocabulary": "capver.core.vocabulary",
+    "GymSimulator": "capver.envs.gym_adapter",
+}
+
+__all__ = [
+    "Agent",
+    "Atom",
+    "Capability",
+    "GymSimulator",
+    "LearnResult",
+    "Literal",
+    "Predicate",
+    "Run",
+    "Stop",
+    "Verification",
+    "Vocabulary",
+    "__version__",
+    "gym_setting",
+    "learn",
+    "load_run",
+    "load_setting",
+]
 
 if TYPE_CHECKING:
-    from capver.api import LearnResult, Run, gym_setting, learn, load_run, load_setting
+    from capver.agents.base import Agent, Stop
+    from capver.api import LearnResult, Run, Verification, gym_setting, learn, load_run, load_setting
+    from capver.core.state import Capability
+    from capver.core.vocabulary import Atom, Literal, Predicate, Vocabulary
+    from capver.envs.gym_adapter import GymSimulator
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__ and name != "__version__":
-        return getattr(importlib.import_module("capver.api"), name)
+    home = _HOMES.get(name)
+    if home is not None:
+        return getattr(importlib.import_module(home), name)
     raise AttributeError(f"module 'capver' has no attribute {name!r}")

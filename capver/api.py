@@ -18,23 +18,27 @@ reachable from a result.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 from capver.agents.base import Agent
 from capver.core.dataset import TransitionDataset
-from capver.core.properties import ExistsPath, ForallPath, to_text
+from capver.core.properties import ExistsPath, ForallPath, Property, to_text
 from capver.core.setting_args import SettingArgs
-from capver.core.state import Capability
+from capver.core.state import Capability, State
+from capver.core.vocabulary import Atom, Vocabulary
 from capver.engines.directed import DEFAULT_WIDTH, PropertyStatus, Targets, TierChange
 from capver.engines.evaluation import checkpoint_scores, collect_eval_dataset
 from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import LEARN_DEFAULTS, LearnConfig, Learner, Progress, Setting
 from capver.engines.lifting import run_lifted_model
+from capver.engines.replay import Replay, replay
 from capver.engines.verification import quantitative
 from capver.engines.verification.agent_verdict import DEFAULT_DELTA, DEFAULT_EPSILON, LatticeVerdict, decide
 from capver.engines.verification.checkers import QUANTITATIVE_CHECKERS
@@ -42,20 +46,24 @@ from capver.engines.verification.environment import World, restriction, settle
 from capver.engines.verification.quantitative import QuantitativeResult
 from capver.engines.verification.relations import RelationVerdict, equivalent, refines, same_distributions
 from capver.envs.base import Representation, Simulator
-from capver.errors import UsageError
-from capver.io import certificate, dsl, run_dir
+from capver.envs.gym_adapter import GymSimulator, time_limits
+from capver.envs.representation import AtomsFunction, AtomsLike
+from capver.errors import SettingWarning, UsageError, VocabularyError
+from capver.io import certificate, dsl, run_dir, verdict_text
 from capver.io.literal_text import parse_conjunction, parse_state
 from capver.io.ppddl_export.determinised import export_determinized
 from capver.io.ppddl_export.ppddl import export_ppddl
 from capver.io.properties_text import parse_property
 from capver.io.run_dir import Run
-from capver.io.run_file import RunBudget, RunManifest
+from capver.io.run_file import CUSTOM, RunBudget, RunManifest
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
 from capver.model.lifted import LiftedOccam
 from capver.settings import Assessment, build_assessment, world_of
 
-__all__ = ["LearnResult", "Run", "gym_setting", "learn", "load_run", "load_setting"]
+__all__ = ["LearnResult", "Run", "Verification", "gym_setting", "learn", "load_run", "load_setting"]
+
+_CLI = SettingArgs()  # capver learn's defaults, which gym_setting shares
 
 # The models of a result: the lattice bounds h∧ and h∨ and the Occam model h̃ between them.
 MODELS = ("h_and", "h_or", "h_tilde")
@@ -76,22 +84,132 @@ def load_setting(agent: str = "lao", *, seed: int = 0, **options: Any) -> Assess
 
 
 def gym_setting(
-    sim: Simulator[Any],
+    env: gym.Env[Any, Any] | Simulator[Any],
     agent: Agent,
-    alpha: Representation[Any],
-    capabilities: Iterable[Capability],
+    alpha: Representation[Any] | Callable[[Any], AtomsLike],
+    capabilities: Iterable[Capability | str],
     initial_states: Sequence[Any] | None = None,
     *,
-    theta: int | None = None,
-    step_cap: int = 200,
+    vocabulary: Vocabulary | Iterable[Atom | str] | None = None,
+    theta: int | None = _CLI.theta,
+    step_cap: int = _CLI.step_cap,
     name: str = "custom",
+    seed: int = 0,
 ) -> Assessment:
-    """A setting of your own: a simulator (e.g. :class:`capver.envs.gym_adapter.GymSimulator`
-    around a gymnasium environment), the agent, α and the capabilities to assess.
-    The initial states default to the simulator's current state."""
+    """A setting of your own (docs/your_agent.md walks through one): your agent in
+    your environment, seen through your α.
+
+    ``env``: a gymnasium environment (wrapped in a :class:`GymSimulator`; unwrap it
+    or not, a ``TimeLimit`` counts each execution's steps) or any
+    :class:`~capver.envs.base.Simulator`.  ``agent``: an object with ``name``,
+    ``begin(capability, sim, rng)`` and ``act(sim, rng)`` returning an action or
+    :class:`Stop`.  ``alpha``: α, a function from the environment state
+    (``sim.env.unwrapped`` is live while it runs) to the atoms true in it — a set or
+    list of atom strings or :class:`Atom` objects — over ``vocabulary`` (a
+    :class:`Vocabulary`, or the list of every atom); or a representation with its
+    own ``.vocabulary``.  ``capabilities``: :class:`Capability` objects, or their
+    intents as text (``"goal"``, ``"on(a,b) & ~clear(a)"``).  ``initial_states``:
+    the states queries start from (default: the environment after ``reset(seed)``,
+    or a simulator's current state); learning starts every query from one of them
+    or a state reached since, and ``verify`` and ``save`` start from the first
+    unless told otherwise (``init=``).  ``theta`` (Θ: the α changes after which an
+    execution ends, None for ∞) and ``step_cap`` (the simulator steps one execution
+    may take) default as in ``capver learn``.
+
+    Everything that can be checked before learning is checked here, and a mistake
+    fails with one line saying what was expected."""
+    if not isinstance(step_cap, int) or isinstance(step_cap, bool) or step_cap < 1:
+        raise UsageError(f"gym_setting: argument 'step_cap': expected a whole number >= 1, got {step_cap!r}")
+    if theta is not None and (not isinstance(theta, int) or isinstance(theta, bool) or theta < 1):
+        raise UsageError(f"gym_setting: argument 'theta': expected a whole number >= 1 or None (∞), got {theta!r}")
+    representation = _representation(alpha, vocabulary)
+    vocab = representation.vocabulary
+    caps = _capabilities(capabilities, vocab)
+    for method in ("begin", "act"):
+        if not callable(getattr(agent, method, None)):
+            raise UsageError(
+                f"gym_setting: argument 'agent': expected an object with a {method}() method (capver.Agent)"
+            )
+    if isinstance(env, gym.Env):
+        limits = time_limits(env)
+        sim: Simulator[Any] = GymSimulator(env, seed=seed)
+        if initial_states is None:
+            initial_states = (sim.reset(seed),)
+        for limit in limits:
+            warnings.warn(
+                f"gym_setting: the environment's TimeLimit (max_episode_steps={limit._max_episode_steps}) restarts at "
+                f"every execution, so an execution is truncated after {min(limit._max_episode_steps, step_cap)} "
+                "steps (step_cap or the limit, whichever is smaller) and counted as failed",
+                SettingWarning,
+                stacklevel=2,
+            )
+    elif isinstance(env, Simulator):
+        sim = env
+    else:
+        raise UsageError(
+            f"gym_setting: argument 'env': expected a gymnasium.Env or a capver Simulator, got {type(env).__name__}"
+        )
     initial = tuple(initial_states) if initial_states is not None else (sim.get_state(),)
-    setting = Setting(agent, sim, alpha, tuple(capabilities), initial, ExecutionBudget(max_steps=step_cap, theta=theta))
-    return Assessment(name, LogicContext(alpha.vocabulary), setting)
+    if not initial:
+        raise UsageError("gym_setting: argument 'initial_states': expected at least one state")
+    for k, x in enumerate(initial):
+        try:
+            representation(x)
+        except VocabularyError as exc:
+            raise UsageError(f"gym_setting: on initial state {k}, {exc}") from None
+    setting = Setting(agent, sim, representation, caps, initial, ExecutionBudget(max_steps=step_cap, theta=theta))
+    return Assessment(name, LogicContext(vocab), setting)
+
+
+def _representation(
+    alpha: Representation[Any] | Callable[[Any], AtomsLike], vocabulary: Vocabulary | Iterable[Atom | str] | None
+) -> Representation[Any]:
+    """α as capver calls it, converting what the user's function returns."""
+    own = getattr(alpha, "vocabulary", None)
+    if vocabulary is None and isinstance(own, Vocabulary):
+        vocabulary = own
+    if vocabulary is None:
+        raise UsageError(
+            "gym_setting: argument 'vocabulary': expected the Vocabulary of α's atoms, or the list of every atom "
+            "(e.g. ['goal', 'hole']), since α has no .vocabulary"
+        )
+    if not callable(alpha):
+        raise UsageError(f"gym_setting: argument 'alpha': expected a function of the environment state, got {alpha!r}")
+    try:
+        vocab = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary.of_atoms(vocabulary)
+    except (VocabularyError, TypeError) as exc:
+        raise UsageError(f"gym_setting: argument 'vocabulary': {exc}") from None
+    if not len(vocab):
+        raise UsageError("gym_setting: argument 'vocabulary': expected at least one atom")
+    return AtomsFunction(alpha, vocab)
+
+
+def _capabilities(capabilities: Iterable[Capability | str], vocab: Vocabulary) -> tuple[Capability, ...]:
+    """The capabilities, each intent checked against the vocabulary."""
+    caps: list[Capability] = []
+    for given in capabilities:
+        c = (
+            Capability.for_intent(tuple(parse_conjunction(given, vocab, what="gym_setting: capability")))
+            if isinstance(given, str)
+            else given
+        )
+        if not isinstance(c, Capability):
+            raise UsageError(
+                f"gym_setting: argument 'capabilities': expected Capability objects or intents as text, got {c!r}"
+            )
+        for lit in c.intent:
+            if lit.atom not in vocab:
+                raise UsageError(
+                    f"gym_setting: capability {c.name!r}: its intent names {lit.atom}, which is not in the "
+                    f"vocabulary (expected one of {', '.join(str(a) for a in vocab.atoms[:8])}"
+                    f"{', …' if len(vocab) > 8 else ''})"
+                )
+        if any(c.name == d.name for d in caps):
+            raise UsageError(f"gym_setting: capability {c.name!r} is given twice")
+        caps.append(c)
+    if not caps:
+        raise UsageError("gym_setting: argument 'capabilities': expected at least one capability")
+    return tuple(caps)
 
 
 def load_run(path: str | Path) -> Run:
@@ -99,6 +217,26 @@ def load_run(path: str | Path) -> Run:
     :meth:`LearnResult.save`): its models (``run.h_and``, ``run.model("tilde")``),
     data (``run.dataset()``), setting (``run.assessment``) and manifest."""
     return Run.open(path)
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    """A property checked on a result: ``str()`` is what ``capver verify`` prints for
+    it, :meth:`to_json` what ``capver verify --json`` writes, and ``result`` the
+    engine's answer (a :class:`LatticeVerdict` about the agent for ``E``/``A``
+    properties, a :class:`QuantitativeResult` with the agent's bounds otherwise)."""
+
+    property: Property
+    result: LatticeVerdict | QuantitativeResult
+    text: str
+    record: Mapping[str, object]
+    exit_status: int  # capver verify's: 0 holds, 1 violated, 3 undecided
+
+    def __str__(self) -> str:
+        return self.text
+
+    def to_json(self) -> dict[str, object]:
+        return dict(self.record)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,13 +280,21 @@ class LearnResult:
         """Write the result as a run directory that ``capver verify``, ``report``,
         ``plan``, ``export`` and ``certify`` accept: the three models (starting in
         the setting's initial state when it has one), the data, the properties, the
-        certificate (with ``certify``) and, for a setting of :func:`load_setting`,
-        ``run.json`` (a :func:`gym_setting` cannot be rebuilt from a name, so its
-        run has none and ``capver eval`` / ``--replay`` do not apply).  Writes into
-        a new or empty directory or a run capver wrote, nothing else."""
+        certificate (with ``certify``), ``run.json`` and, after :meth:`evaluate`,
+        the evaluation dataset D′.  ``capver report``, ``eval``, ``verify``,
+        ``export``, ``plan`` and ``certify`` read it.  A :func:`gym_setting`'s agent
+        and simulator live in your code, so ``run.json`` marks the run as custom, and
+        what needs them (``verify --replay``, ``eval``'s E3) is :meth:`replay` and
+        :meth:`evaluate` here.  Writes into a new or empty directory or a run capver
+        wrote, nothing else."""
         origin = self.assessment.origin
-        manifest = RunManifest(origin.agent, origin.args, self.method, self.budget) if origin is not None else None
         st = self.assessment.setting
+        if origin is not None:
+            manifest = RunManifest(origin.agent, origin.args, self.method, self.budget)
+        else:
+            # A setting made in Python: run.json says so, and what it can of the setting.
+            args = SettingArgs(seed=self.seed, theta=st.budget.theta, step_cap=st.budget.max_steps)
+            manifest = RunManifest(CUSTOM, args, self.method, self.budget, self.assessment.name)
         starts = {st.alpha(x) for x in st.initial_states}
         props = "".join(f"{to_text(p.prop)};\n" for p in self.properties) or None
         run = run_dir.save(
@@ -161,6 +307,9 @@ class LearnResult:
             init=next(iter(starts)) if len(starts) == 1 else None,
             properties_text=props,
         )
+        d_eval = self._cache.get("d_eval")
+        if d_eval is not None and not run.has(run_dir.EVAL_DATASET):
+            run_dir.write_dataset(run.file(run_dir.EVAL_DATASET), d_eval)
         if not certify:
             return run
         # The models in memory are those the files hold (the DSL reads back exactly
@@ -190,44 +339,49 @@ class LearnResult:
 
     def evaluate(self, sequences: int = 300, seed: int = 0) -> dict[str, float]:
         """Section 4.2's scores of h∧ on a fresh evaluation dataset D′ of random
-        capability sequences executed by the agent."""
+        capability sequences executed by the agent (kept: :meth:`save` writes it)."""
         a = self.assessment
         d_eval = collect_eval_dataset(a.setting, a.setting.capabilities, sequences, np.random.default_rng(seed))
+        self._cache["d_eval"] = d_eval  # save() writes it, for capver eval
         return checkpoint_scores(self.h_and, self.data, d_eval, a.truth, a.reachable)
 
     def verify(
         self,
         prop: str,
         *,
-        init: str = "",
+        init: str | None = None,
         engine: str = "explicit",
         delta: float = DEFAULT_DELTA,
         epsilon: float = DEFAULT_EPSILON,
         environment: bool = True,
-    ) -> LatticeVerdict | QuantitativeResult:
+    ) -> Verification:
         """Check a property (``capver verify``'s language) from the setting's initial
-        state (or the atoms ``init``): a qualitative one gives the verdict about the
-        agent from h∧ and h∨, in its tier (confident at ``delta`` and ``epsilon``); a
-        quantitative one its value on h∧ by ``engine`` (a name of
-        :data:`capver.engines.verification.checkers.QUANTITATIVE_CHECKERS`) and the agent's value
-        bounded at confidence 1 − ``delta`` (``.agent``; ``.agent_verdict`` for a
-        ``P<op>p`` bound).  ``environment``: what the states the environment reaches
-        settle (the PPDDL settings) is exact, and the agent's bounds are 0 where none
-        of its runs reaches the goal, as in ``capver verify``."""
+        state (or the atoms ``init``; ``""`` is the empty state): a qualitative one
+        gives the verdict about the agent from h∧ and h∨, in its tier (confident at
+        ``delta`` and ``epsilon``); a quantitative one its value on h∧ by ``engine``
+        (a name of :data:`capver.engines.verification.checkers.QUANTITATIVE_CHECKERS`)
+        and the agent's value bounded at confidence 1 − ``delta`` (``.result.agent``;
+        ``.result.agent_verdict`` for a ``P<op>p`` bound).  ``environment``: what the
+        states the environment reaches settle (the PPDDL settings) is exact, and the
+        agent's bounds are 0 where none of its runs reaches the goal, as in
+        ``capver verify``.  ``print(...)`` shows what ``capver verify`` prints."""
         vocab = self.h_and.vocabulary
         parsed = parse_property(prop, vocab, tuple(self.h_and), source="prop")
-        st = self.assessment.setting
-        start = parse_state(init, vocab, what="init") if init.strip() else st.alpha(st.initial_states[0])
+        start = self._start(init)
         if isinstance(parsed.query, ExistsPath | ForallPath):
             world = self._world() if environment else None
             within = restriction(world, start, vocab)
             verdict = decide(
                 parsed, self.h_and, self.h_or, self.data, start, delta=delta, epsilon=epsilon, within=within
             )
-            return settle(verdict, parsed, world, start, vocab)
+            settled = settle(verdict, parsed, world, start, vocab)
+            line, record, code = verdict_text.agent_line(parsed, settled, vocab)
+            if settled.witness is not None:
+                record["witness"] = settled.witness.to_json(vocab)
+            return Verification(parsed, settled, verdict_text.echo(parsed, line), record, code)
         if engine not in QUANTITATIVE_CHECKERS:
             raise UsageError(f"engine={engine!r}: expected one of {', '.join(QUANTITATIVE_CHECKERS)}")
-        return quantitative.check(
+        q = quantitative.check(
             parsed,
             self.h_and,
             start,
@@ -235,6 +389,39 @@ class LearnResult:
             data=self.data,
             delta=delta,
             world=self._world() if environment else None,
+        )
+        line, record, code = verdict_text.quantitative_line(parsed, q, "h∧ (MLE)", vocab)
+        return Verification(parsed, q, verdict_text.echo(parsed, line), record, code)
+
+    def _start(self, init: str | None) -> State:
+        """The state ``init`` names, else the setting's initial state, which must be
+        one: with several, the caller says which."""
+        vocab = self.h_and.vocabulary
+        if init is not None:
+            return parse_state(init, vocab, what="init")
+        st = self.assessment.setting
+        starts = sorted({st.alpha(x) for x in st.initial_states})
+        if len(starts) > 1:
+            shown = "; ".join(vocab.format_state(s) for s in starts[:3])
+            raise UsageError(
+                f"init: the setting has {len(starts)} initial states ({shown}{'; …' if len(starts) > 3 else ''}); "
+                "pass init='atom, ...' to say which to check from"
+            )
+        return starts[0]
+
+    def replay(self, prop: str, *, runs: int = 100, seed: int = 0, init: str | None = None) -> Replay:
+        """Execute the witness of ``prop``'s verdict (a run of h∧) ``runs`` times with
+        the agent itself and count how often it reached the property's goal (for
+        ``A [ G φ ]``, the violation), as ``capver verify --replay`` does for a run
+        capver can rebuild."""
+        checked = self.verify(prop, init=init)
+        witness = getattr(checked.result, "witness", None)
+        if witness is None or not witness.steps:
+            raise UsageError(f"replay: {prop!r} has no witness run to replay ({checked.text.splitlines()[0]})")
+        path = checked.property.query.path  # type: ignore[union-attr]  # E/A properties have witnesses
+        st = self.assessment.setting
+        return replay(
+            st, self.h_and.vocabulary, path, witness, runs, np.random.default_rng(seed), self.data.capability_table
         )
 
     def export(
@@ -311,6 +498,10 @@ def learn(
         directed=focus,
         world=_world(assessment) if props and environment else None,
     )
+    if assessment.origin is None:
+        # A setting made in Python: seed its simulator, so that a run is reproducible
+        # bit for bit (a setting built by name was seeded when it was built).
+        assessment.setting.sim.reset(seed)
     learner = Learner(assessment.ctx, assessment.setting, config, np.random.default_rng(seed), grow=assessment.grow)
     progress = learner.run()
     tracker = learner.tracker

@@ -144,3 +144,20 @@ class PropertySemanticError(SourceError):
     """A grammatical property that does not denote one over the model: an unknown
     atom or capability, a probability bound outside [0, 1], a step bound that is not
     a whole number, a duplicate property name."""
+
+
+class AgentFailureError(CapverError, RuntimeError):
+    """Every execution of a capability failed (the agent, the simulator or α raised,
+    or a budget ran out): there is nothing to learn from, so learning stops rather
+    than report a model of behaviour that was never seen.  The message names the
+    capability, the count and the last failure."""
+
+
+class FailureWarning(UserWarning):
+    """More than a few percent of the executions failed: the model describes only
+    the executions that did not."""
+
+
+class SettingWarning(UserWarning):
+    """Something about a setting that changes what an execution is, said once
+    before learning (e.g. a ``TimeLimit`` wrapper that truncates executions)."""

@@ -24,7 +24,7 @@ from capver.engines.evaluation import reachable_states
 from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import Setting
 from capver.engines.verification.environment import World, explore
-from capver.errors import CapverError
+from capver.errors import CapverError, RunFileError
 from capver.io.run_file import RunManifest
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
@@ -286,10 +286,19 @@ class SettingSpec:
         return build_assessment(self.agent, self.args, np.random.default_rng(self.seed)).setting
 
 
-def assessment_of(manifest: RunManifest) -> Assessment:
+def assessment_of(manifest: RunManifest, *, need: str = "this command", python: str = "") -> Assessment:
     """The setting a run's manifest (``run.json``) names, built as ``capver learn``
     built it: the run's seed seeds the generator (discovered capabilities,
-    simulator, true model)."""
+    simulator, true model).  A run of a setting made in Python cannot be rebuilt:
+    the error says that ``need`` needs its live agent, and ``python`` what to call on
+    the result instead."""
+    if manifest.custom:
+        name = f" {manifest.name!r}" if manifest.name else ""
+        raise RunFileError(
+            f"{need} needs the live agent and simulator, but this run's setting{name} was made in Python "
+            f"(capver.gym_setting) and cannot be rebuilt from run.json; in Python, call "
+            f"{python or 'the LearnResult'} instead"
+        )
     return build_assessment(manifest.agent, manifest.setting, np.random.default_rng(manifest.setting.seed))
 
 

@@ -66,8 +66,22 @@ def test_the_python_block_runs(block: str, tmp_path: Path, capsys: pytest.Captur
     assert '(:capability "on(a,b)"' in out and "(tried-on-a-b)" in out  # h∧'s rules hold only where tried
     assert "; In words: achieves on(a,b) always when" in out  # h̃'s rule, in words
     assert "'agreement': 1.0" in out  # the LAO* agent on Blocksworld is deterministic
-    assert "\nholds\n" in out  # the agent was seen to stack a on b
+    # the agent was seen to stack a on b, printed as capver verify prints it
+    assert "p1: E [ F on(a,b) ] — HOLDS for the agent (observed)" in out
     assert "executions; step budget 300" in out and "'domain.pddl'" in out
+
+
+def test_first_rules_finds_quoted_and_unquoted_capability_names() -> None:
+    """The README's helper works on every capability name the DSL writes: quoted
+    (``"on(a,b)"``) and plain (``goal``)."""
+    block = python_blocks()[0]
+    helper = block[block.index("def first_rules") : block.index("\n\n\n", block.index("def first_rules"))]
+    space: dict[str, object] = {}
+    exec(helper, space)  # noqa: S102 - the README's own definition, run as written
+    first_rules = space["first_rules"]
+    text = '(:capability goal\n    :intent (goal)\n    ; Rule 1: a\n    ; Rule 2: b\n  (:capability "on(a,b)"\n    ; Rule 1: c\n'
+    assert first_rules(text, "goal", 1) == "(:capability goal\n    :intent (goal)\n    ; Rule 1: a"  # type: ignore[operator]
+    assert first_rules(text, "on(a,b)", 1) == '(:capability "on(a,b)"\n    ; Rule 1: c\n'  # type: ignore[operator]
 
 
 def setup_commands() -> list[str]:

@@ -40,7 +40,9 @@ def _truth(directory: Path) -> CompoundModel | None:
         return None
     from capver.settings import assessment_of
 
-    return assessment_of(run_dir.Run.open(directory, require=(run_dir.MANIFEST,)).manifest).truth
+    manifest = run_dir.Run.open(directory, require=(run_dir.MANIFEST,)).manifest
+    # A setting made in Python has no truth capver knows (the certificate has no h⋆ claims).
+    return None if manifest.custom else assessment_of(manifest).truth
 
 
 def run(args: argparse.Namespace) -> int:

@@ -31,9 +31,11 @@ from capver.core.vocabulary import Vocabulary
 from capver.engines.evaluation import checkpoint_scores, reachability_accuracy, tilde_scores
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.lifting import run_lifted_model
+from capver.errors import RunFileError
 from capver.io import run_dir
 from capver.io.atomic import replace_text
 from capver.io.run_dir import Run
+from capver.logic.condition import LogicContext
 from capver.settings import assessment_of
 
 
@@ -60,24 +62,47 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     run = Run.open(args.run, require=(run_dir.MANIFEST,))
     manifest = run.manifest
-    assessment = assessment_of(manifest)
-    vocab = assessment.ctx.vocab
+    if manifest.custom:
+        # A setting made in Python: the scores come from the files alone (no truth,
+        # no E3, which executes the agent).
+        if not run.has(run_dir.EVAL_DATASET):
+            raise RunFileError(
+                f"{run.file(run_dir.EVAL_DATASET)}: missing; a run of a setting made in Python has D′ only when "
+                "result.evaluate(...) ran before result.save(...)"
+            )
+        vocab = run.dataset().vocab
+        ctx, truth, reachable, name = LogicContext(vocab), None, None, manifest.name or "custom"
+    else:
+        assessment = assessment_of(manifest)
+        vocab, ctx, truth, reachable, name = (
+            assessment.ctx.vocab,
+            assessment.ctx,
+            assessment.truth,
+            assessment.reachable,
+            assessment.name,
+        )
     data = _load(run, run_dir.DATASET, vocab)
     d_eval = _load(run, run_dir.EVAL_DATASET, vocab)
-    builder = LatticeBuilder(assessment.ctx, data)
+    builder = LatticeBuilder(ctx, data)
     h = builder.pessimistic if args.bound == "h_and" else builder.optimistic
     scores: dict[str, object] = {
         "run": str(args.run),
-        "setting": assessment.name,
+        "setting": name,
         "method": manifest.method,
         "bound": args.bound,
         "transitions": len(data),
         "unique_transitions": data.unique_count(),
-        **checkpoint_scores(h, data, d_eval, assessment.truth, assessment.reachable),
+        **checkpoint_scores(h, data, d_eval, truth, reachable),
     }
     tilde = run_lifted_model(builder.pessimistic, data, manifest.setting.seed).model
-    scores.update(tilde_scores(tilde, d_eval, assessment.truth, assessment.reachable))
-    if args.reachability:
+    scores.update(tilde_scores(tilde, d_eval, truth, reachable))
+    if args.reachability and manifest.custom:
+        print(
+            "capver eval: E3 (reachability) skipped: it executes the agent, which lives in the Python code "
+            "that made this run's setting (--reachability 0 skips it without this line)",
+            file=sys.stderr,
+        )
+    elif args.reachability:
         rng = np.random.default_rng(args.seed)
         assessment.setting.sim.reset(int(rng.integers(2**31 - 1)))
         e3 = reachability_accuracy(h, assessment.setting, rng, args.reachability, args.length, args.executions)

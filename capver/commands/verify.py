@@ -47,53 +47,38 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import sys
 import time
-from fractions import Fraction
 from pathlib import Path
 from typing import TextIO
 
 from capver.commands.argtypes import add_environment_option, non_negative, open_unit_interval, seconds
 from capver.core.dataset import TransitionDataset
 from capver.core.properties import (
-    Comparison,
     ExistsPath,
     ForallPath,
     Globally,
-    ProbabilityBound,
     Property,
-    holds,
-    probability_text,
-    terminating_places,
     to_text,
 )
-from capver.core.state import Capability, State
+from capver.core.state import State
 from capver.core.vocabulary import Vocabulary
 from capver.engines.verification import checkers, quantitative, storm
 from capver.engines.verification.agent_verdict import (
     DEFAULT_DELTA,
     DEFAULT_EPSILON,
-    AgentVerdict,
-    Confidence,
-    LatticeVerdict,
-    Tier,
 )
 from capver.engines.verification.checkers import QUANTITATIVE_CHECKERS
-from capver.engines.verification.confidence import AgentBounds
 from capver.engines.verification.environment import World, restriction, settle
 from capver.engines.verification.ic3 import IC3Result
 from capver.engines.verification.qualitative import QUALITATIVE_ENGINES, CheckTimeout, Portfolio
-from capver.engines.verification.quantitative import BoundVerdict
 from capver.engines.verification.symbolic import QualitativeResult, Witness
 from capver.errors import CapverError, UsageError
-from capver.io import certificate, dsl, run_dir, verdicts_file
-from capver.io.literal_text import parse_conjunction
+from capver.io import certificate, dsl, run_dir, verdict_text, verdicts_file
 from capver.io.properties_text import parse_property, read_properties
+from capver.io.verdict_text import EXIT_UNKNOWN, EXIT_VIOLATED
 from capver.model.capability_model import CompoundModel
 
-EXIT_VIOLATED = 1
-EXIT_UNKNOWN = 3
 EXIT_TIMEOUT = 4
 
 MODEL_KINDS = {
@@ -366,12 +351,12 @@ def _check_one(
             )
         except TypeError as exc:
             raise UsageError(f"{prop.name}: {exc}") from None
-        line, record, code = _quantitative_line(prop, q, on_model[kind] if lattice else "the model", vocab)
+        line, record, code = verdict_text.quantitative_line(prop, q, on_model[kind] if lattice else "the model", vocab)
     elif not lattice or args.model_kind != "lattice":
         key = "model" if not lattice else "and" if args.model_kind == "mle" else args.model_kind
         result = _qualitative(portfolio, key, index, init)
         on = "the model" if not lattice else on_model[args.model_kind]
-        line, record, code = _model_line(prop, result, vocab, on)
+        line, record, code = verdict_text.model_line(prop, result, vocab, on)
         witness = result.witness
         if lattice:
             _proved(prop, MODEL_FILES[args.model_kind], result, invariants)
@@ -379,14 +364,14 @@ def _check_one(
         on_and = _qualitative(portfolio, "and", index, init)
         on_or = _qualitative(portfolio, "or", index, init)
         verdict = settle(portfolio.verdict(index, init, on_and, on_or), prop, world, init, vocab)
-        line, record, code = _agent_line(prop, verdict, vocab)
+        line, record, code = verdict_text.agent_line(prop, verdict, vocab)
         witness = verdict.witness
         _proved(prop, run_dir.MODEL_FILES["and"], on_and, invariants)
         _proved(prop, run_dir.MODEL_FILES["or"], on_or, invariants)
     if witness is not None:
         # Structured for every kind of result (_agent_line records the text form).
         record["witness"] = witness.to_json(vocab)
-    line = _echo(prop, line)
+    line = verdict_text.echo(prop, line)
     if args.replay and lattice and witness is not None and witness.steps:
         reached, runs = _replay(target, prop, witness, args.replay, args.seed)
         record["replay"] = {"runs": runs, "reached_goal": reached}
@@ -510,370 +495,18 @@ def _properties(args: argparse.Namespace, vocab: Vocabulary, caps: tuple[str, ..
     return props
 
 
-def _echo(prop: Property, line: str) -> str:
-    """``line`` with the property's text after its name, ``p1: A [ G !dead ] — HOLDS
-    ...``, so that a verdict can be read without the command line that asked for it;
-    done here once for every kind of result."""
-    head = f"{prop.name}: "
-    # to_text names the property first (quoted); the name is already at the front.
-    text = to_text(prop).removeprefix(f"{json.dumps(prop.name, ensure_ascii=False)}: ")
-    return f"{head}{text} — {line.removeprefix(head)}"
-
-
-def _value_text(v: object) -> str:
-    """A value as people read it: a decimal when it is exactly one (0.75), else the
-    fraction and its first digits (28/9 (3.11111))."""
-    if isinstance(v, Fraction):
-        if terminating_places(v) is not None:
-            return probability_text(v)
-        return f"{v.numerator}/{v.denominator} ({float(v):.6g})"
-    return f"{v:.6g}" if isinstance(v, float) else str(v)
-
-
-def _value_json(v: quantitative.Value) -> dict[str, object]:
-    """A value in a JSON record: the number, and for an exact one the fraction, which
-    the number only approximates (``"value": 0.333..., "exact": "1/3"``).  JSON has no
-    infinity, so an infinite expectation is ``"value": null, "infinite": true``."""
-    if isinstance(v, Fraction):
-        return {"value": float(v), "exact": str(v)}
-    if math.isinf(v):
-        return {"value": None, "infinite": True}
-    return {"value": float(v)}
-
-
-_SYMBOL = {Comparison.LT: "<", Comparison.LE: "≤", Comparison.GE: "≥", Comparison.GT: ">"}
-_NEGATION = {
-    Comparison.LT: Comparison.GE,
-    Comparison.LE: Comparison.GT,
-    Comparison.GE: Comparison.LT,
-    Comparison.GT: Comparison.LE,
-}
-
-
-def _comparison(bound: ProbabilityBound, q: quantitative.QuantitativeResult) -> tuple[str, str]:
-    """Why a ``P<op>p`` verdict is what it is: the value compared and the relation
-    between it and p (``Pmin = 0.8 ≥ 0.75``), and why that value — the bound is
-    about every scheduler, so the extreme over schedulers decides it."""
-    p = probability_text(bound.probability)
-    relation = bound.comparison if q.holds else _NEGATION[bound.comparison]
-    extreme = "maximum" if bound.comparison in (Comparison.LT, Comparison.LE) else "minimum"
-    must = "holds" if q.holds else "must hold"
-    return (
-        f"{q.what} = {_value_text(q.value)} {_SYMBOL[relation]} {p}",
-        f"P{bound.comparison.value}{p} {must} for every scheduler, so the {extreme} over schedulers is compared",
-    )
-
-
-def _quantitative_line(
-    prop: Property, q: quantitative.QuantitativeResult, on: str, vocab: Vocabulary
-) -> tuple[str, dict[str, object], int]:
-    record: dict[str, object] = {
-        "property": prop.name,
-        "text": to_text(prop),
-        **_value_json(q.value),
-        "quantity": q.what,
-        "model": on,
-        "engine": q.engine,
-        "guarantee": q.guarantee,
-    }
-    line = f"{prop.name}: {q.what} = {_value_text(q.value)} on {on} (engine {q.engine}: {q.guarantee})"
-    bound = prop.query
-    if q.holds is not None and isinstance(bound, ProbabilityBound):  # the only query with a verdict
-        compared, why = _comparison(bound, q)
-        p = bound.probability
-        record.update(
-            verdict="holds" if q.holds else "violated",
-            reason=f"{compared} ({why})",
-            threshold={"comparison": bound.comparison.value, "value": float(p), "exact": str(p)},
-        )
-        line = f"{prop.name}: {'HOLDS' if q.holds else 'VIOLATED'} on {on}: {compared} ({why}; engine {q.engine}: {q.guarantee})"
-    code = EXIT_VIOLATED if q.holds is False else 0
-    if q.agent is not None:
-        line += _agent_bounds_text(q.agent, vocab)
-        record["agent"] = _agent_bounds_json(q.agent, vocab)
-    if q.agent_verdict is not None and isinstance(bound, ProbabilityBound) and q.agent is not None:
-        # On a run the verdict is about the agent: the bounds decide it, not h∧'s value.
-        b = q.agent
-        verdict = q.agent_verdict
-        record["agent_verdict"] = verdict.value
-        asked = float(bound.probability)
-        words = {
-            BoundVerdict.CONFIRMED: "HOLDS for the agent",
-            BoundVerdict.REFUTED: "VIOLATED for the agent",
-            BoundVerdict.UNDECIDED: "UNDECIDED for the agent",
-        }[verdict]
-        line += (
-            f"\n  {words} at confidence {1 - b.delta:g}: its {b.quantity} lies in [{b.lower:.4g}, {b.upper:.4g}] "
-            f"and the bound asks {b.quantity} {bound.comparison.value} {asked:g}"
-        )
-        code = {BoundVerdict.CONFIRMED: 0, BoundVerdict.REFUTED: EXIT_VIOLATED, BoundVerdict.UNDECIDED: EXIT_UNKNOWN}[
-            verdict
-        ]
-    return line, record, code
-
-
-def _agent_bounds_text(b: AgentBounds, vocab: Vocabulary) -> str:
-    upper = "∞" if math.isinf(b.upper) else f"{b.upper:.4g}"
-    lower = "∞" if math.isinf(b.lower) else f"{b.lower:.4g}"
-    scope = (
-        "unseen outcomes bounded by the missing mass, untried pairs counted at their worst"
-        if b.scope == "sound"
-        else "restricted to the observed pairs and outcomes"
-    )
-    text = (
-        f"\n  for the agent, with probability ≥ {1 - b.delta:g} (anytime-valid): {lower} ≤ {b.quantity} ≤ "
-        f"{upper} ({b.tried:,} tried and {b.untried:,} untried (state, capability) pairs met; {scope}; "
-        f"largest ε {b.max_epsilon:.3g}"
-        + (f"; exact at the states from which no run of {b.environment} can change the value" if b.environment else "")
-        + ")"
-    )
-    if b.untried_pairs:
-        text += "\n  to narrow it, execute (never tried):" + "".join(
-            f"\n    {c} from {vocab.format_state(s)}" for s, c in b.untried_pairs
-        )
-    return text
-
-
-def _agent_bounds_json(b: AgentBounds, vocab: Vocabulary) -> dict[str, object]:
-    return {
-        "quantity": b.quantity,
-        # JSON has no infinity: null stands for ∞ (an Rmin no agent can make finite).
-        "lower": None if math.isinf(b.lower) else b.lower,
-        "upper": None if math.isinf(b.upper) else b.upper,
-        "delta": b.delta,
-        "scope": b.scope,
-        "tried": b.tried,
-        "untried": b.untried,
-        "max_epsilon": b.max_epsilon,
-        "converged": b.converged,
-        "environment": b.environment,
-        "untried_pairs": [{"state": [str(a) for a in vocab.atoms_of(s)], "capability": c} for s, c in b.untried_pairs],
-    }
-
-
-def _how(r: QualitativeResult) -> str:
-    """How the engine decided: the states the BDD engine explored, IC3's invariant or
-    where its run came from, the steps BMC searched."""
-    if isinstance(r, IC3Result):
-        if r.invariant is not None:
-            inv = r.invariant
-            if inv.lemmas == 0:
-                return "proved by the invariant true: no state is its goal"
-            return (
-                f"proved by an inductive invariant of {inv.lemmas} lemma{'s' if inv.lemmas != 1 else ''}, "
-                f"{inv.literals} literal{'s' if inv.literals != 1 else ''}"
-            )
-        return _RUN_FOUND_BY.get(r.witness_source or "", "a run found by bounded model checking")
-    if r.engine == "bmc":
-        if r.witness is not None:
-            return "a run found by bounded model checking"
-        return f"no run within {r.bound:,} steps"
-    if r.reachable is not None:
-        return f"{r.reachable} reachable states"
-    if r.explored == 0:
-        return "no state is its goal: decided without a search"
-    return f"decided after exploring {r.explored} states"
-
-
-_RUN_FOUND_BY = {"spacer": "a run found by Spacer", "abc": "a run found by ABC's pdr"}
-
-
-def _engine_json(r: QualitativeResult) -> dict[str, object]:
-    """What the engine that answered adds to a record: IC3's invariant."""
-    if isinstance(r, IC3Result) and r.invariant is not None:
-        inv = r.invariant
-        return {"invariant": {"lemmas": inv.lemmas, "literals": inv.literals, "smtlib": inv.smtlib}}
-    return {}
-
-
-def _model_line(prop: Property, r: QualitativeResult, vocab: Vocabulary, on: str) -> tuple[str, dict[str, object], int]:
-    states = _how(r)
-    reason = f"{r.verdict} on {on} ({states})"
-    label = "witness" if r.holds else "counterexample"
-    if r.witness is not None:
-        n = len(r.witness)
-        reason += f"; {label}: a run of {n} step{'s' if n != 1 else ''}"
-    record: dict[str, object] = {
-        "property": prop.name,
-        "text": to_text(prop),
-        "verdict": r.verdict,
-        "reason": reason,
-        "model": on,
-        "engine": r.engine,
-        "reachable": r.reachable,
-        "explored": r.explored,
-        **_engine_json(r),
-    }
-    line = f"{prop.name}: {r.verdict.upper()} on {on} ({states}, engine {r.engine})"
-    if r.witness is not None:
-        line += f"\n  {label}: {r.witness.format_changes(vocab)}"
-    return line, record, 0 if r.holds else EXIT_VIOLATED
-
-
-def _agent_line(prop: Property, v: LatticeVerdict, vocab: Vocabulary) -> tuple[str, dict[str, object], int]:
-    engines = {"h_and": v.on_and.engine, "h_or": v.on_or.engine}
-    same = v.on_and.engine == v.on_or.engine
-    record: dict[str, object] = {
-        "property": prop.name,
-        "text": to_text(prop),
-        "verdict": v.verdict.value,
-        "reason": v.reason,
-        "on_h_and": v.on_and.verdict,
-        "on_h_or": v.on_or.verdict,
-        "engine": v.on_and.engine if same else f"h∧: {v.on_and.engine}, h∨: {v.on_or.engine}",
-        "engines": engines,
-        "assumption": v.assumption,
-    }
-    record["tier"] = v.tier.value
-    if v.environment is not None:
-        record["environment"] = v.environment
-    by = f"by {v.on_and.engine}" if same else f"by {v.on_and.engine} on h∧, {v.on_or.engine} on h∨"
-    line = f"{prop.name}: {_verdict_words(v)} — {v.reason} (h∧: {v.on_and.verdict}, h∨: {v.on_or.verdict}) {by}"
-    for model, r in (("h∧", v.on_and), ("h∨", v.on_or)):
-        extra = _engine_json(r)
-        if extra:
-            record[f"invariant_{'h_and' if model == 'h∧' else 'h_or'}"] = extra["invariant"]
-            line += f"\n  {model}: {_how(r)} ({r.engine})"
-    if v.witness is not None:
-        record["witness"] = v.witness.format(vocab)
-        line += f"\n  run: {v.witness.format_changes(vocab)}"
-    if v.confidence is not None:
-        record["confidence"] = _confidence_json(v.confidence, vocab)
-        line += _confidence_text(v, v.confidence, vocab)
-    if v.assumption:
-        line += f"\n  assuming {v.assumption}"
-    if v.decisive_query is not None:
-        s, c = v.decisive_query
-        record["decisive_query"] = {"state": vocab.format_state(s), "capability": c}
-        line += f"\n  to decide it, execute {c} from {vocab.format_state(s)} (never tried)"
-    code = {
-        AgentVerdict.HOLDS: 0,
-        AgentVerdict.VIOLATED: EXIT_VIOLATED,
-        AgentVerdict.UNCONFIRMED: EXIT_UNKNOWN,
-        AgentVerdict.UNKNOWN: EXIT_UNKNOWN,
-    }
-    return line, record, code[v.verdict]
-
-
-def _verdict_words(v: LatticeVerdict) -> str:
-    if v.environment is not None:
-        return f"{v.verdict.value.upper()} for every agent (exact: the environment settles it)"
-    if v.tier is Tier.OBSERVED:
-        return f"{v.verdict.value.upper()} for the agent (observed)"
-    if v.tier is Tier.CONFIDENT and v.confidence is not None:
-        return f"{v.verdict.value.upper()} for the agent with confidence {1 - v.confidence.delta:g}"
-    return f"{v.verdict.value.upper()} for the agent"
-
-
-def _confidence_text(v: LatticeVerdict, c: Confidence, vocab: Vocabulary) -> str:
-    """What the data bound at h∨'s frontier: the guarantee of a confident verdict, or
-    why an unconfirmed one is not confident and which queries would make it so."""
-    where = " within the states the environment reaches" if c.environment else ""
-    frontier = (
-        f"h∨'s frontier{where}: {c.states:,} states × {c.pairs // max(c.states, 1):,} capabilities = {c.pairs:,} "
-        "(state, capability) pairs"
-    )
-    if not c.complete:
-        frontier = (
-            f"h∨'s frontier{where}, its nearest rings only (the whole is h∨'s reachable set, too large to "
-            f"enumerate; one untried pair decides the tier): at least {c.states:,} states × "
-            f"{c.pairs // max(c.states, 1):,} capabilities = {c.pairs:,} (state, capability) pairs"
-        )
-    at_least = "" if c.complete else "at least "
-    if v.tier is Tier.CONFIDENT:
-        ks = ", ".join(f"k = {k}: {b:.3g}" for k, b in c.violation)
-        return (
-            f"\n  guarantee: with probability ≥ {1 - c.delta:g} (whichever queries were chosen and wherever the run "
-            f"stopped), each of the {c.pairs:,} (state, capability) pairs of h∨'s frontier shows an effect never observed there with "
-            f"probability ≤ ε̄ = {c.epsilon:.3g} per execution; so under any scheduler a run of the agent that "
-            f"breaks this verdict within k executions has probability ≤ 1 − (1 − ε̄)^k ({ks})"
-        )
-    text = (
-        f"\n  {frontier}; {at_least}{c.untried:,} never tried, {c.thin:,} tried with ε > {c.threshold:g} "
-        f"(largest ε {c.epsilon:.3g}) at δ = {c.delta:g}"
-    )
-    if c.queries:
-        shown = len(c.queries)
-        text += f"\n  to confirm it, execute ({shown} of {at_least}{c.untried + c.thin:,}):"
-        for q in c.queries:
-            where = "never tried" if q.tried == 0 else f"tried {q.tried}×, ε {q.epsilon:.3g}"
-            # An untried pair's count rises with the number of untried pairs, which a prefix underestimates.
-            least = at_least if q.tried == 0 else ""
-            text += (
-                f"\n    {q.capability} from {vocab.format_state(q.state)} ({where}): {least}{q.executions} more "
-                "executions"
-            )
-    return text
-
-
-def _confidence_json(c: Confidence, vocab: Vocabulary) -> dict[str, object]:
-    return {
-        "delta": c.delta,
-        "epsilon_threshold": c.threshold,
-        "epsilon": c.epsilon,
-        "frontier_states": c.states,
-        "frontier_pairs": c.pairs,
-        "untried": c.untried,
-        "thin": c.thin,
-        "frontier_complete": c.complete,
-        "frontier_within_environment": c.environment,
-        "violation": [{"k": k, "bound": b} for k, b in c.violation],
-        "queries": [
-            {
-                "state": [str(a) for a in vocab.atoms_of(q.state)],
-                "capability": q.capability,
-                "tried": q.tried,
-                "epsilon": q.epsilon,
-                "executions": q.executions,
-            }
-            for q in c.queries
-        ],
-    }
-
-
 def _replay(directory: Path, prop: Property, witness: Witness, n: int, seed: int) -> tuple[int, int]:
-    """Execute the witness's capabilities with the run's agent ``n`` times from the
-    witness's first state; count the runs whose symbolic trajectory reaches the goal
-    of the property's path (for ``A [ G φ ]``, the violation ¬φ)."""
+    """Execute the witness's capabilities with the run's agent ``n`` times
+    (:func:`capver.engines.replay.replay`)."""
     import numpy as np
 
-    from capver.engines.execution import execute
+    from capver.engines.replay import replay
     from capver.settings import assessment_of
 
-    a = assessment_of(run_dir.Run.open(directory, require=(run_dir.MANIFEST,)).manifest)
-    st, vocab = a.setting, a.ctx.vocab
-    starts = [x for x in st.initial_states if st.alpha(x) == witness.initial]
-    if not starts:
-        raise UsageError(f"--replay: no initial state of the run's setting is {vocab.format_state(witness.initial)}")
+    run = run_dir.Run.open(directory, require=(run_dir.MANIFEST,))
+    a = assessment_of(run.manifest, need="--replay", python="result.replay(property, runs=N)")
+    vocab = a.ctx.vocab
     path = prop.query.path  # type: ignore[union-attr]  # qualitative here
-    if isinstance(path, Globally):
-
-        def goal(s: State) -> bool:
-            return not holds(path.invariant, s, vocab)
-    else:
-
-        def goal(s: State) -> bool:
-            return holds(path.goal, s, vocab)
-
-    rng = np.random.default_rng(seed)
-    reached = 0
-    for _ in range(n):
-        x = starts[0]
-        hit = goal(st.alpha(x))
-        for c in witness.capability_names:
-            if hit:
-                break
-            ex = execute(st.agent, st.sim, st.alpha, _capability(st.capabilities, c, vocab), x, rng, st.budget)
-            x = st.sim.get_state()
-            hit = any(goal(s) for s in ex.symbolic_trajectory)
-        reached += hit
-    return reached, n
-
-
-def _capability(known: tuple[Capability, ...], name: str, vocab: Vocabulary) -> Capability:
-    """The capability ``name`` of the setting, or (discovered later, as LAO*'s are)
-    the one whose name spells its intent."""
-    for c in known:
-        if c.name == name:
-            return c
-    return Capability.for_intent(parse_conjunction(name, vocab, what="capability"))
+    table = run.dataset(vocab=vocab).capability_table
+    r = replay(a.setting, vocab, path, witness, n, np.random.default_rng(seed), table)
+    return r.reached, r.runs

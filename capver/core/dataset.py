@@ -60,6 +60,8 @@ class TransitionDataset:
         self._n_s: dict[State, int] = {}
         self._size = 0
         self._steps = 0
+        self._failures: dict[str, int] = {}  # c → failed executions (no transition of D)
+        self._failed: list[tuple[Transition, int, str]] = []
         self._log: list[tuple[str, State]] = []
         self._order: dict[tuple[State, str], int] = {}  # (s, c) → rank of its first execution
         self._run: dict[tuple[State, str], int] = {}  # (s, c) → executions since its last new outcome
@@ -104,6 +106,31 @@ class TransitionDataset:
         self._size += count
         self._steps += steps
         self._log.append((t.c, t.s))
+
+    def add_failure(self, t: Transition, steps: int = 0, reason: str = "failed") -> None:
+        """A failed execution (the agent, the simulator or α raised, or a budget ran
+        out), ``t`` from its start to where it stopped.  It is data about failure,
+        not about the capability's outcome: its steps count toward the cost, but it
+        adds no transition to D, so no pair is "tried" by it and no model, bound or
+        verdict rests on it."""
+        if t.c not in self._caps:
+            self.declare(Capability(t.c))
+        self._failed.append((t, steps, reason))
+        self._failures[t.c] = self._failures.get(t.c, 0) + 1
+        self._steps += steps
+
+    @property
+    def failures(self) -> Mapping[str, int]:
+        """Failed executions per capability (see :meth:`add_failure`)."""
+        return self._failures
+
+    @property
+    def failure_count(self) -> int:
+        return len(self._failed)
+
+    def failed(self) -> Iterator[tuple[Transition, int, str]]:
+        """The failed executions in order: (where it started and stopped, steps, why)."""
+        return iter(self._failed)
 
     def add_record(self, r: Record) -> None:
         self.add(r.transition, steps=r.steps)

@@ -173,6 +173,22 @@ class Vocabulary:
                 raise VocabularyError(f"{atom}: object {arg!r} has type {self.objects[arg]!r}, expected {t!r}")
 
     # -- atom <-> bit -------------------------------------------------------------
+    @staticmethod
+    def of_atoms(atoms: Iterable[Atom | str]) -> Vocabulary:
+        """The vocabulary of exactly these atoms, in this order (``"goal"``,
+        ``"at(r1,c2)"``, ...): their predicates and objects untyped (every object of
+        type ``object``), each predicate's arity the one its atoms show."""
+        parsed = [Atom.parse(a) if isinstance(a, str) else a for a in atoms]
+        arity: dict[str, int] = {}
+        for a in parsed:
+            if arity.setdefault(a.predicate, len(a.args)) != len(a.args):
+                raise VocabularyError(
+                    f"atom {a}: predicate {a.predicate!r} has {arity[a.predicate]} arguments in an earlier atom"
+                )
+        objects = {o: ROOT_TYPE for a in parsed for o in a.args}
+        predicates = [Predicate(p, (ROOT_TYPE,) * n) for p, n in arity.items()]
+        return Vocabulary.build(predicates, objects, atoms=parsed)
+
     def __len__(self) -> int:
         return len(self.atoms)
 

@@ -47,7 +47,10 @@ def collect_eval_dataset(
         for _ in range(int(rng.integers(length[0], length[1] + 1))):
             c = caps[int(rng.integers(len(caps)))]
             ex = execute(setting.agent, setting.sim, setting.alpha, c, x, rng, setting.budget)
-            data.add(ex.transition, steps=ex.steps)
+            if ex.failed:  # no evidence, as in D (see Learner)
+                data.add_failure(ex.transition, steps=ex.steps, reason=ex.failure or "failed")
+            else:
+                data.add(ex.transition, steps=ex.steps)
             x = setting.sim.get_state()
     return data
 

@@ -6,6 +6,11 @@ identical symbolic states are collapsed, and the run is cut once Θ symbolic cha
 have happened (temporal length Θ; ``None`` means ∞).  The result is ⟨s₀, c, s_j⟩
 plus the number of simulator steps taken, the paper's cost measure.
 
+An execution also ends, without fault, when an episodic simulator
+(:class:`~capver.envs.base.Episodic`, e.g. a gymnasium environment) reports that its
+episode ended: nothing the agent does can change the state after that.  A truncating
+step (a ``TimeLimit``) ends it as a failure, like the step budget.
+
 Faults never escape: an agent that raises, returns an action the simulator rejects,
 or exceeds its step or wall-clock budget yields an :class:`Execution` whose
 ``failure`` says why; its transition is the abstraction of the states it did reach.
@@ -24,7 +29,7 @@ import numpy as np
 
 from capver.agents.base import Agent, Stop
 from capver.core.state import Capability, State, Transition
-from capver.envs.base import Representation, Simulator
+from capver.envs.base import Episodic, Representation, Simulator
 
 
 class _DeadlinePassed(Exception):
@@ -129,9 +134,16 @@ def execute(
     def agent_call(fn: Callable[[], T]) -> T:
         return _attributed("agent", fn if worker is None else lambda: worker.call(fn))
 
+    episodic = sim if isinstance(sim, Episodic) else None
     try:
         agent_call(lambda: agent.begin(capability, sim, rng))
         while True:
+            if episodic is not None and steps and episodic.episode_over:
+                if episodic.truncated:
+                    failure = reason = f"truncated by the environment after {steps} steps (its time limit)"
+                else:
+                    reason = "the episode ended"
+                break
             if budget.theta is not None and len(traj) - 1 >= budget.theta:
                 reason = "theta"
                 break

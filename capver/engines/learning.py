@@ -22,6 +22,13 @@ off), starts queries from observed states inside that focus when there are any, 
 stops once every property is decided; patience does not apply then, since
 re-sampling a thin pair — what a confident verdict needs — adds no new transition.
 
+A failed execution (the agent, the simulator or α raised, an invalid action, a
+budget or a time limit ran out) is counted, kept in the file and never added to D: it
+says nothing about the capability's outcomes, so no pair is tried by it and no tier
+rests on it.  Learning warns once more than :data:`FAILURE_SHARE` of the executions
+failed, and stops with :class:`~capver.errors.AgentFailureError` once a capability
+has failed :data:`FAILURE_LIMIT` times without one success.
+
 ξ is set from the number of queries since the last discovery of a new transition,
 ξ = min(ξ_cap, ξ_step · k) (section 4.2: "up to 10⁻⁵").
 
@@ -44,6 +51,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -66,7 +74,7 @@ from capver.engines.mcqs.tilde import REWARDS, Uncertainty
 from capver.engines.mcts import MCTSConfig
 from capver.engines.verification.environment import World
 from capver.envs.base import Representation, Simulator
-from capver.errors import CapverError
+from capver.errors import AgentFailureError, CapverError, FailureWarning
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
 
@@ -261,6 +269,13 @@ class LearnConfig:
         )
 
 
+FAILURE_LIMIT = 10
+"""Failed executions of one capability, none succeeding, after which learning stops."""
+
+FAILURE_SHARE = 0.05
+"""The share of failed executions above which learning warns (once)."""
+
+
 class StopReason(Enum):
     """Why :meth:`Learner.run` returned."""
 
@@ -339,8 +354,10 @@ class Learner:
         self.progress = Progress(
             unique_transitions=self.data.unique_count(),
             steps=self.data.simulator_steps,
-            executions=len(self.data),
+            executions=len(self.data) + self.data.failure_count,
+            failures=self.data.failure_count,
         )
+        self._failure_warned = False
         self._start = time.monotonic()
         self._query_tag: dict[str, Any] | None = None
         self._stop_requested = False
@@ -530,10 +547,12 @@ class Learner:
         t = ex.transition
         p.executions += 1
         p.steps += ex.steps
+        new = not ex.failed and self.data.count(t.s, t.c, t.s_next) == 0
         if ex.failed:
             p.failures += 1
-        new = self.data.count(t.s, t.c, t.s_next) == 0
-        self.data.add(t, steps=ex.steps)
+            self.data.add_failure(t, steps=ex.steps, reason=ex.failure or "failed")
+        else:
+            self.data.add(t, steps=ex.steps)
         if self.sink is not None:
             # The first record of each query carries the query's index, so that a
             # resumed run continues the query count exactly (see resumed_queries).
@@ -542,6 +561,9 @@ class Learner:
             if ex.failed:
                 meta["failure"] = ex.failure
             self.sink.write(t, steps=ex.steps, meta=meta or None)
+        if ex.failed:
+            self._check_failures(t.c, ex.failure or "")
+            return False
         if new:
             p.unique_transitions += 1
             if self.grow is not None:
@@ -549,6 +571,27 @@ class Learner:
                     self._declare(c)
         self.builder.update()
         return new
+
+    def _check_failures(self, c: str, last: str) -> None:
+        """Stop when every execution of ``c`` so far failed (after
+        :data:`FAILURE_LIMIT` of them); warn once when more than
+        :data:`FAILURE_SHARE` of all executions failed."""
+        failed = self.data.failures.get(c, 0)
+        if failed >= FAILURE_LIMIT and not any(True for _ in self.data.states_of(c)):
+            raise AgentFailureError(
+                f"capability {c!r}: all {failed} executions failed, the last with: {last}; "
+                "nothing about it can be learned, so learning stops (fix the agent, α or the simulator; "
+                "the failures are kept in the dataset)"
+            )
+        p = self.progress
+        if not self._failure_warned and p.executions >= 20 and p.failures > FAILURE_SHARE * p.executions:
+            self._failure_warned = True
+            warnings.warn(
+                f"{p.failures} of {p.executions} executions failed (the last, of {c!r}: {last}); "
+                "failed executions are not evidence, so the model describes only the others",
+                FailureWarning,
+                stacklevel=2,
+            )
 
     def _declare(self, c: Capability) -> None:
         if c.name in self.capability_table:

@@ -52,6 +52,20 @@ class Simulator(Protocol[X, A]):
 
 
 @runtime_checkable
+class Episodic(Protocol):
+    """A simulator whose episodes end (gymnasium's ``terminated`` / ``truncated``):
+    an execution stops once :attr:`episode_over` is true after a step."""
+
+    @property
+    def episode_over(self) -> bool: ...
+
+    @property
+    def truncated(self) -> bool:
+        """The episode was cut short (a time limit), not ended by the environment."""
+        ...
+
+
+@runtime_checkable
 class Representation(Protocol[X_contra]):
     """α : X → S."""
 

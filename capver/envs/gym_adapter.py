@@ -8,11 +8,25 @@ through a :class:`SnapshotCodec`:
 * :class:`StateApiCodec` uses the environment's own state API (methods such as
   ``get_state``/``set_state`` or ALE's ``clone_state``/``restore_state``) - fast and
   exact when the environment has one;
-* :class:`DeepcopyCodec` deep-copies the whole wrapper chain (including its random
-  generator) - works for any environment but is slow (about 1 ms for a MiniGrid
-  grid; see ``capver bench minigrid``).
+* :class:`DeepcopyCodec` deep-copies the whole wrapper chain - works for any
+  environment but is slow (about 1 ms for a MiniGrid grid; see ``capver bench
+  minigrid``).
 
 :func:`codec_for` picks the state API when present, else deep copy.
+
+A snapshot is the environment's *state*, never its dice.  A deep copy would also copy
+the random generator, so every execution from a restored state would replay the same
+draws and a slippery world would look deterministic.  :class:`GymSimulator` therefore
+re-seeds the environment's generators (``np_random`` and its spaces') after every
+restore from a stream of its own, which ``reset(seed)`` seeds: executions from one
+state differ as repeated plays do, and a seeded run is reproducible bit for bit.
+
+Episodes end as gymnasium says: once a step returns ``terminated`` or ``truncated``
+no action is available (:attr:`GymSimulator.episode_over`), and the execution ends
+there.  Time limits are per execution: a restore sets the elapsed-step counter of
+every ``TimeLimit`` wrapper in the chain back to 0, so a wrapper's
+``max_episode_steps`` bounds each execution (beside the setting's ``step_cap``) and
+never leaks from one execution into the next.
 """
 
 from __future__ import annotations
@@ -23,7 +37,9 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 import gymnasium as gym
+import numpy as np
 from gymnasium import spaces
+from gymnasium.wrappers import TimeLimit
 
 from capver.envs.base import Action, InvalidActionError
 from capver.errors import SimulatorError
@@ -46,7 +62,8 @@ class SnapshotCodec(Protocol[X]):
 
 @dataclass(frozen=True, slots=True)
 class DeepcopySnapshot:
-    """A deep copy of a whole environment, wrappers and random generator included."""
+    """A deep copy of a whole environment and its wrappers (its random generator is
+    replaced by a fresh one when it is restored)."""
 
     env: gym.Env[Any, Any]
 
@@ -119,6 +136,9 @@ class GymSimulator(Generic[X]):
     :attr:`last_reward`, :attr:`terminated`, :attr:`truncated` and :attr:`last_info`.
     After a terminating or truncating step no action is available (gymnasium leaves
     such steps undefined) until :meth:`reset` or :meth:`set_state`.
+
+    ``seed`` seeds the stream that re-seeds the environment after each restore (see
+    the module docstring); ``reset(seed)`` seeds it again, with the environment.
     """
 
     def __init__(
@@ -127,8 +147,10 @@ class GymSimulator(Generic[X]):
         codec: SnapshotCodec[X] | None = None,
         actions: Sequence[Action] | None = None,
         reset_options: Mapping[str, Any] | None = None,
+        seed: int | None = None,
     ) -> None:
         self._env = env
+        self._dice = _dice(seed)
         self._codec: SnapshotCodec[X] = codec if codec is not None else codec_for(env)
         self._actions: tuple[Action, ...] = (
             tuple(actions) if actions is not None else discrete_actions(env.action_space)
@@ -152,7 +174,15 @@ class GymSimulator(Generic[X]):
     def codec(self) -> SnapshotCodec[X]:
         return self._codec
 
+    @property
+    def episode_over(self) -> bool:
+        """The last step returned ``terminated`` or ``truncated``: the episode has
+        ended and no action is available until a reset or a restore."""
+        return self.terminated or self.truncated
+
     def reset(self, seed: int | None = None) -> X:
+        if seed is not None:
+            self._dice = _dice(seed)
         self.last_observation, info = self._env.reset(seed=seed, options=self._reset_options)
         self._clear(dict(info))
         return self._codec.capture(self._env)
@@ -162,6 +192,8 @@ class GymSimulator(Generic[X]):
 
     def set_state(self, x: X) -> None:
         self._env = self._codec.restore(self._env, x)
+        _restart_time_limits(self._env)
+        _reseed(self._env, self._dice)
         self.last_observation = None
         self._clear({})
 
@@ -186,3 +218,35 @@ class GymSimulator(Generic[X]):
         self.terminated = False
         self.truncated = False
         self.last_info = info
+
+
+def _dice(seed: int | None) -> np.random.Generator:
+    """The stream that re-seeds a restored environment, apart from the stream
+    ``env.reset(seed)`` seeds with the same number."""
+    return np.random.default_rng(None if seed is None else (seed, 0x6D))
+
+
+def _reseed(env: gym.Env[Any, Any], dice: np.random.Generator) -> None:
+    """Fresh generators for the environment and its spaces, drawn from ``dice``: a
+    restored deep copy would otherwise replay the draws taken after the snapshot."""
+    inner = env.unwrapped
+    inner.np_random = np.random.default_rng(int(dice.integers(2**63)))
+    for space in {id(sp): sp for sp in (env.action_space, env.observation_space, inner.action_space)}.values():
+        space.seed(int(dice.integers(2**63)))
+
+
+def time_limits(env: gym.Env[Any, Any]) -> list[TimeLimit[Any, Any]]:
+    """The ``TimeLimit`` wrappers in the chain of ``env``, outermost first."""
+    found = []
+    while isinstance(env, gym.Wrapper):
+        if isinstance(env, TimeLimit):
+            found.append(env)
+        env = env.env
+    return found
+
+
+def _restart_time_limits(env: gym.Env[Any, Any]) -> None:
+    # Each execution is an episode from its restored state: its time limit counts
+    # that execution's steps, not those of the chain of executions before it.
+    for wrapper in time_limits(env):
+        wrapper._elapsed_steps = 0  # type: ignore[assignment]  # typed None until the first reset

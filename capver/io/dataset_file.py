@@ -8,7 +8,9 @@ File format (JSON Lines, UTF-8, one JSON object per line, ``\\n``-terminated):
   with the vocabulary as :meth:`Vocabulary.to_json` writes it;
 * capability declarations: ``{"capability": name, "intent": [[atom, positive], …]}``;
 * transitions: ``{"s": hex, "c": name, "s2": hex, "steps": n}`` plus an optional
-  ``"meta"`` object; states are the hexadecimal spelling of the bitset.
+  ``"meta"`` object; states are the hexadecimal spelling of the bitset.  A record
+  whose meta has ``"failure"`` is a failed execution: it is read back as a failure
+  (:meth:`TransitionDataset.add_failure`), not as a transition.
 
 A record is one ``write(2)`` of the whole line including its newline, so a writer
 killed at any instant leaves every earlier record intact and at most one partial
@@ -318,7 +320,11 @@ class _RecordReader:
         meta = obj.get("meta")
         if meta is not None and not isinstance(meta, dict):
             raise self._fail(lineno, text, "meta", f"expected a JSON object as metadata, got {type(meta).__name__}")
-        self.data.add(Transition(s, c, s2), steps=steps)
+        if meta is not None and meta.get("failure") is not None:
+            # A failed execution is kept in the file for the record, never as evidence.
+            self.data.add_failure(Transition(s, c, s2), steps=steps, reason=str(meta["failure"]))
+        else:
+            self.data.add(Transition(s, c, s2), steps=steps)
         if meta is not None:
             self.meta.append((self.transitions, meta))
         self.transitions += 1

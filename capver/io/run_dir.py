@@ -276,7 +276,7 @@ def write_models(
 def write_dataset(path: Path, data: TransitionDataset) -> None:
     """A dataset file holding ``data``: its capabilities, then each transition as
     many times as it was observed (the counts are what the lattice and the
-    confidence bounds read)."""
+    confidence bounds read), then the failed executions."""
     from capver.io import dataset_file
 
     with dataset_file.DatasetWriter.open(path, data.vocab, resume=False) as w:
@@ -285,3 +285,5 @@ def write_dataset(path: Path, data: TransitionDataset) -> None:
         for t, n in data.items():
             for _ in range(n):
                 w.write(t)
+        for t, steps, reason in data.failed():
+            w.write(t, steps=steps, meta={"failure": reason})

@@ -18,6 +18,11 @@ from capver.io.atomic import replace_text
 FORMAT = 2
 NAME = "run.json"
 
+CUSTOM = "custom"
+"""The agent of a run whose setting was made in Python (:func:`capver.gym_setting`):
+its agent and simulator live in the user's code, so no command can rebuild them
+from ``run.json``; what needs them is offered on the result in Python."""
+
 
 @dataclass(frozen=True, slots=True)
 class RunBudget:
@@ -43,6 +48,12 @@ class RunManifest:
     setting: SettingArgs
     method: str
     budget: RunBudget = RunBudget()
+    name: str | None = None  # the setting's name, for a run of a custom setting
+
+    @property
+    def custom(self) -> bool:
+        """A run of a setting made in Python (see :data:`CUSTOM`)."""
+        return self.agent == CUSTOM
 
     def differences(self, other: RunManifest) -> list[str]:
         """``--option: this X, other Y`` for each setting field (and the agent) that
@@ -69,6 +80,8 @@ def write(directory: Path, manifest: RunManifest) -> None:
         "setting": asdict(manifest.setting),
         "budget": asdict(manifest.budget),
     }
+    if manifest.name is not None:
+        body["name"] = manifest.name
     replace_text(directory / NAME, json.dumps(body, indent=2, sort_keys=True) + "\n")
 
 
@@ -103,7 +116,10 @@ def read(directory: Path) -> RunManifest:
     budget_names = {f.name for f in fields(RunBudget)}
     if not isinstance(budget, dict) or not set(budget) <= budget_names:
         raise RunFileError(f'{path}: "budget" must be an object with keys among {sorted(budget_names)}')
-    return RunManifest(agent, SettingArgs(**setting), method, RunBudget(**budget))
+    name = body.get("name")
+    if name is not None and not isinstance(name, str):
+        raise RunFileError(f'{path}: "name" must be a string')
+    return RunManifest(agent, SettingArgs(**setting), method, RunBudget(**budget), name)
 
 
 def check_resume(directory: Path, manifest: RunManifest) -> RunManifest:

@@ -222,9 +222,9 @@ def test_the_python_api_uses_the_environment_unless_told_not_to() -> None:
     assert [(p.verdict, p.tier, p.decided) for p in result.properties] == [("holds", "observed", True)] * 2
     assert len(result.data) == 0  # decided before the first query
     again = capver.learn(a, method="mcqs-e", max_steps=40, seed=0)
-    v = again.verify(ISSUE_PROPERTIES[1])
+    v = again.verify(ISSUE_PROPERTIES[1]).result
     assert isinstance(v, LatticeVerdict) and v.environment == "the PPDDL task blocks/problem1"
-    alone = again.verify(ISSUE_PROPERTIES[1], environment=False)
+    alone = again.verify(ISSUE_PROPERTIES[1], environment=False).result
     assert isinstance(alone, LatticeVerdict) and alone.environment is None and alone.tier is not Tier.OBSERVED
 
 
@@ -242,14 +242,14 @@ def test_a_result_enumerates_its_environment_once(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(capver.api, "_world", counted)
     result = capver.learn(capver.load_setting("lao", domain="blocks"), method="mcqs-e", max_steps=20, seed=0)
-    first = [result.verify(p) for p in ISSUE_PROPERTIES]
-    again = result.verify(ISSUE_PROPERTIES[0])
-    bounded = result.verify("Pmax=? [ F on(a,b) & on(b,a) ]")
+    first = [result.verify(p).result for p in ISSUE_PROPERTIES]
+    again = result.verify(ISSUE_PROPERTIES[0]).result
+    bounded = result.verify("Pmax=? [ F on(a,b) & on(b,a) ]").result
     assert len(calls) == 1
     assert all(isinstance(v, LatticeVerdict) and v.environment is not None for v in [*first, again])
     assert isinstance(bounded, QuantitativeResult) and bounded.agent is not None
     assert (bounded.agent.upper, bounded.agent.environment) == (0.0, "the PPDDL task blocks/problem1")
-    alone = result.verify("Pmax=? [ F on(a,b) & on(b,a) ]", environment=False)
+    alone = result.verify("Pmax=? [ F on(a,b) & on(b,a) ]", environment=False).result
     assert isinstance(alone, QuantitativeResult) and alone.agent is not None and alone.agent.environment is None
 
 
