@@ -48,7 +48,7 @@ from capver.engines.verification.relations import RelationVerdict, equivalent, r
 from capver.envs.base import Representation, Simulator
 from capver.envs.gym_adapter import GymSimulator, time_limits
 from capver.envs.representation import AtomsFunction, AtomsLike
-from capver.errors import SettingWarning, UsageError, VocabularyError
+from capver.errors import CapverError, SettingWarning, UsageError, VocabularyError
 from capver.io import certificate, dsl, run_dir, verdict_text
 from capver.io.literal_text import parse_conjunction, parse_state
 from capver.io.ppddl_export.determinised import export_determinized
@@ -188,11 +188,14 @@ def _capabilities(capabilities: Iterable[Capability | str], vocab: Vocabulary) -
     """The capabilities, each intent checked against the vocabulary."""
     caps: list[Capability] = []
     for given in capabilities:
-        c = (
-            Capability.for_intent(tuple(parse_conjunction(given, vocab, what="gym_setting: capability")))
-            if isinstance(given, str)
-            else given
-        )
+        try:
+            c = (
+                Capability.for_intent(tuple(parse_conjunction(given, vocab, what="intent")))
+                if isinstance(given, str)
+                else given
+            )
+        except CapverError as exc:  # the parser's message, without its caret line
+            raise UsageError(f"gym_setting: capability {given!r}: {str(exc).splitlines()[0]}") from None
         if not isinstance(c, Capability):
             raise UsageError(
                 f"gym_setting: argument 'capabilities': expected Capability objects or intents as text, got {c!r}"

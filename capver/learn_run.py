@@ -354,6 +354,8 @@ def learn_into(options: LearnOptions, report: ProgressReport, executor: Executor
             )
         else:
             status = f"[{manifest.method}] queries {p.queries}, transitions {p.unique_transitions}"
+        if p.failures:
+            status += f", failed {p.failures}"
         usage = agent_usage(lr.setting.agent, lr.worker_usage)
         report.update(p.steps, status + (f", {usage}" if usage else ""))
 

@@ -33,6 +33,7 @@ BENCHMARKS: dict[str, str] = {
     "speed": "capver.bench.speed",
     "dprime": "capver.bench.dprime",
     "modelfiles": "capver.bench.modelfiles",
+    "gym": "capver.bench.gym",
 }
 
 QUICK_HELP = "a smoke run that finishes in well under a minute on two cores"

@@ -298,6 +298,11 @@ def run(args: argparse.Namespace) -> int:
         f"({p.failures} failed), {p.steps} simulator steps, {p.unique_transitions} unique transitions, "
         f"{len(learner.capabilities)} capabilities."
     )
+    if p.failures:
+        # Failed executions are not evidence (docs/your_agent.md, "What failures do").
+        worst = sorted(learner.data.failures.items(), key=lambda kv: (-kv[1], kv[0]))
+        shown = ", ".join(f"{c} {n}" for c, n in worst[:5]) + (", …" if len(worst) > 5 else "")
+        print(f"  failed executions, not evidence, by capability: {shown}")
     # Set-up is everything before learning (the setting, D′); the writing time is the
     # sum of the phase lines printed for it, so the three add up to the total shown.
     print(

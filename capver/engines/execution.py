@@ -104,6 +104,7 @@ class Execution:
     symbolic_trajectory: tuple[State, ...]
     stop_reason: str
     failure: str | None = None
+    crashed: bool = False  # failed by a fault (something raised, an invalid action), not a budget
 
     @property
     def failed(self) -> bool:
@@ -125,6 +126,7 @@ def execute(
     traj = [s0]
     steps = 0
     failure: str | None = None
+    crashed = False
     reason = "done"
     deadline = None if budget.max_seconds is None else time.monotonic() + budget.max_seconds
     # Only with a wall-clock budget do agent calls go through a worker thread, so the
@@ -159,6 +161,7 @@ def execute(
                 break
             if action not in _attributed("simulator", sim.available_actions):
                 failure = reason = f"invalid action {action!r}"
+                crashed = True
                 break
             x = _attributed("simulator", lambda: sim.step(action))  # noqa: B023 - called at once
             steps += 1
@@ -170,10 +173,11 @@ def execute(
     except _Fault as fault:
         # Recorded, not raised: the run goes on, and the words say whose fault it was.
         failure = reason = str(fault)
+        crashed = True
     finally:
         if worker is not None:
             worker.close()
-    return Execution(Transition(s0, capability.name, traj[-1]), steps, tuple(traj), reason, failure)
+    return Execution(Transition(s0, capability.name, traj[-1]), steps, tuple(traj), reason, failure, crashed)
 
 
 def derived_streams(entropy: tuple[int, ...]) -> tuple[np.random.Generator, int]:

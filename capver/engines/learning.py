@@ -26,8 +26,9 @@ A failed execution (the agent, the simulator or α raised, an invalid action, a
 budget or a time limit ran out) is counted, kept in the file and never added to D: it
 says nothing about the capability's outcomes, so no pair is tried by it and no tier
 rests on it.  Learning warns once more than :data:`FAILURE_SHARE` of the executions
-failed, and stops with :class:`~capver.errors.AgentFailureError` once a capability
-has failed :data:`FAILURE_LIMIT` times without one success.
+failed, and stops with :class:`~capver.errors.AgentFailureError` once a capability's
+first :data:`FAILURE_LIMIT` executions all crashed (raised or chose an invalid
+action) and D has no transition of it.
 
 ξ is set from the number of queries since the last discovery of a new transition,
 ξ = min(ξ_cap, ξ_step · k) (section 4.2: "up to 10⁻⁵").
@@ -270,7 +271,8 @@ class LearnConfig:
 
 
 FAILURE_LIMIT = 10
-"""Failed executions of one capability, none succeeding, after which learning stops."""
+"""Crashed executions of one capability, with nothing else from it, after which
+learning stops."""
 
 FAILURE_SHARE = 0.05
 """The share of failed executions above which learning warns (once)."""
@@ -358,6 +360,8 @@ class Learner:
             failures=self.data.failure_count,
         )
         self._failure_warned = False
+        self._crashes: dict[str, int] = {}  # c → crashed executions in this invocation
+        self._failed_before = dict(self.data.failures)  # c → failed executions of earlier invocations
         self._start = time.monotonic()
         self._query_tag: dict[str, Any] | None = None
         self._stop_requested = False
@@ -562,7 +566,7 @@ class Learner:
                 meta["failure"] = ex.failure
             self.sink.write(t, steps=ex.steps, meta=meta or None)
         if ex.failed:
-            self._check_failures(t.c, ex.failure or "")
+            self._check_failures(t.c, ex)
             return False
         if new:
             p.unique_transitions += 1
@@ -572,14 +576,20 @@ class Learner:
         self.builder.update()
         return new
 
-    def _check_failures(self, c: str, last: str) -> None:
-        """Stop when every execution of ``c`` so far failed (after
-        :data:`FAILURE_LIMIT` of them); warn once when more than
-        :data:`FAILURE_SHARE` of all executions failed."""
-        failed = self.data.failures.get(c, 0)
-        if failed >= FAILURE_LIMIT and not any(True for _ in self.data.states_of(c)):
+    def _check_failures(self, c: str, ex: Execution) -> None:
+        """Stop when every execution of ``c`` in this invocation crashed (after
+        :data:`FAILURE_LIMIT` of them, and ``c`` has no transition in D); warn once
+        when more than :data:`FAILURE_SHARE` of all executions failed.  An execution
+        cut by a budget is a failure too, but not a crash: an agent that never
+        finishes a capability in time is behaviour worth reporting, not a broken
+        plug-in."""
+        crashes = self._crashes.get(c, 0) + ex.crashed
+        self._crashes[c] = crashes
+        failed_now = self.data.failures.get(c, 0) - self._failed_before.get(c, 0)
+        nothing_else = crashes == failed_now and not any(True for _ in self.data.states_of(c))
+        if ex.crashed and crashes >= FAILURE_LIMIT and nothing_else:
             raise AgentFailureError(
-                f"capability {c!r}: all {failed} executions failed, the last with: {last}; "
+                f"capability {c!r}: all {crashes} executions failed, the last with: {ex.failure}; "
                 "nothing about it can be learned, so learning stops (fix the agent, α or the simulator; "
                 "the failures are kept in the dataset)"
             )
@@ -587,7 +597,7 @@ class Learner:
         if not self._failure_warned and p.executions >= 20 and p.failures > FAILURE_SHARE * p.executions:
             self._failure_warned = True
             warnings.warn(
-                f"{p.failures} of {p.executions} executions failed (the last, of {c!r}: {last}); "
+                f"{p.failures} of {p.executions} executions failed (the last, of {c!r}: {ex.failure}); "
                 "failed executions are not evidence, so the model describes only the others",
                 FailureWarning,
                 stacklevel=2,

@@ -33,7 +33,7 @@ class Replay:
     runs: int
     reached: int
 
-    def format(self) -> str:
+    def __str__(self) -> str:
         return f"replayed on the agent: the goal was reached in {self.reached} of {self.runs} runs"
 
 

@@ -59,6 +59,11 @@ class SnapshotCodec(Protocol[X]):
         now on (the same object for in-place codecs, a fresh copy for deep copies)."""
         ...
 
+    def view(self, env: gym.Env[Any, Any]) -> X:
+        """The state of ``env`` for reading it now (α reads each step's state): it may
+        share ``env`` and change with it, so it is never restored."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class DeepcopySnapshot:
@@ -83,6 +88,11 @@ class DeepcopyCodec:
         # Copy again: the snapshot must survive the steps taken after reverting to it.
         return copy.deepcopy(x.env)
 
+    def view(self, env: gym.Env[Any, Any]) -> DeepcopySnapshot:
+        # No copy: a step's state is read by α at once, and a copy of a large
+        # environment (Taxi's: 10 ms) at every step would cost more than the step.
+        return DeepcopySnapshot(env)
+
 
 @dataclass(frozen=True, slots=True)
 class StateApiCodec:
@@ -101,6 +111,9 @@ class StateApiCodec:
     def restore(self, env: gym.Env[Any, Any], x: Any) -> gym.Env[Any, Any]:
         getattr(env.unwrapped, self.setter)(x)
         return env
+
+    def view(self, env: gym.Env[Any, Any]) -> Any:
+        return self.capture(env)
 
 
 _STATE_APIS: tuple[tuple[str, str], ...] = (
@@ -131,8 +144,9 @@ def discrete_actions(space: spaces.Space[Any]) -> tuple[int, ...]:
 class GymSimulator(Generic[X]):
     """A :class:`~capver.envs.base.Simulator` over a gymnasium environment.
 
-    States are snapshots taken by ``codec``; ``step`` returns the snapshot after the
-    action.  The reward, termination flags and info of the last step are kept in
+    States are snapshots taken by ``codec``.  ``step`` returns the state after the
+    action for reading (the codec's :meth:`~SnapshotCodec.view`, which a deep-copy
+    codec does not copy); :meth:`get_state` is the snapshot to restore later.  The reward, termination flags and info of the last step are kept in
     :attr:`last_reward`, :attr:`terminated`, :attr:`truncated` and :attr:`last_info`.
     After a terminating or truncating step no action is available (gymnasium leaves
     such steps undefined) until :meth:`reset` or :meth:`set_state`.
@@ -151,6 +165,10 @@ class GymSimulator(Generic[X]):
     ) -> None:
         self._env = env
         self._dice = _dice(seed)
+        # The snapshot the environment is in, while no step has changed it: restoring
+        # it again (the next execution of a chain starts where the last one ended)
+        # needs no copy.
+        self._current: X | None = None
         self._codec: SnapshotCodec[X] = codec if codec is not None else codec_for(env)
         self._actions: tuple[Action, ...] = (
             tuple(actions) if actions is not None else discrete_actions(env.action_space)
@@ -167,7 +185,10 @@ class GymSimulator(Generic[X]):
 
     @property
     def env(self) -> gym.Env[Any, Any]:
-        """The environment currently driven (a deep-copy codec replaces it on restore)."""
+        """The environment currently driven (a deep-copy codec replaces it on restore).
+        Whoever holds it may step it, so the next :meth:`get_state` takes a fresh
+        snapshot."""
+        self._current = None
         return self._env
 
     @property
@@ -183,15 +204,20 @@ class GymSimulator(Generic[X]):
     def reset(self, seed: int | None = None) -> X:
         if seed is not None:
             self._dice = _dice(seed)
+        self._current = None
         self.last_observation, info = self._env.reset(seed=seed, options=self._reset_options)
         self._clear(dict(info))
-        return self._codec.capture(self._env)
+        return self.get_state()
 
     def get_state(self) -> X:
-        return self._codec.capture(self._env)
+        if self._current is None:
+            self._current = self._codec.capture(self._env)
+        return self._current
 
     def set_state(self, x: X) -> None:
-        self._env = self._codec.restore(self._env, x)
+        if x is not self._current:
+            self._env = self._codec.restore(self._env, x)
+            self._current = x
         _restart_time_limits(self._env)
         _reseed(self._env, self._dice)
         self.last_observation = None
@@ -200,13 +226,14 @@ class GymSimulator(Generic[X]):
     def step(self, action: Action) -> X:
         if self.terminated or self.truncated or action not in self._action_set:
             raise InvalidActionError(action)
+        self._current = None
         obs, reward, terminated, truncated, info = self._env.step(action)
         self.last_observation = obs
         self.last_reward = float(reward)
         self.terminated = bool(terminated)
         self.truncated = bool(truncated)
         self.last_info = dict(info)
-        return self._codec.capture(self._env)
+        return self._codec.view(self._env)
 
     def available_actions(self) -> Sequence[Action]:
         if self.terminated or self.truncated:
