@@ -265,7 +265,11 @@ def _shortest_path_policy(P: Mapping[int, Mapping[int, list[Any]]], goal: Callab
                     dist[s] = dist[s2] + 1
                     nxt.append(s)
         frontier = nxt
-    return np.array([min(P[s], key=lambda a, s=s: (dist[P[s][a][0][1]], a)) for s in range(n)])
+
+    def first_move(s: int) -> int:
+        return min(P[s], key=lambda a: (dist[P[s][a][0][1]], a))
+
+    return np.array([first_move(s) for s in range(n)])
 
 
 WORLDS: dict[str, Callable[[np.random.Generator], World]] = {
