@@ -254,7 +254,10 @@ def _ppddl_world(args: SettingArgs) -> World | None:
     edges = explore(successors, task.initial_state)
     if edges is None:
         return None
-    return World.of(task.vocabulary, task.initial_state, edges, f"the PPDDL task {args.domain}/{args.problem}")
+    source = f"the PPDDL task {args.domain}/{args.problem}"
+    # With Θ = 1 an execution ends at the first change of the task's state (α is the
+    # identity), so the agent's run shows every state it passes through.
+    return World.of(task.vocabulary, task.initial_state, edges, source, stepwise=args.theta == 1)
 
 
 WORLDS: dict[str, Callable[[SettingArgs], World | None]] = {"lao": _ppddl_world, "primitive": _ppddl_world}

@@ -66,7 +66,7 @@ from capver.envs.base import Simulator
 from capver.errors import FailureWarning, SettingWarning
 
 METHODS = ("mcqs-e", "random")
-QUICK: dict[str, object] = {"worlds": ["frozenlake4", "taxi"], "steps": [1500], "runs": 1, "sequences": 40}
+QUICK: dict[str, object] = {"worlds": ["frozenlake4", "taxi"], "steps": [1000], "runs": 1, "sequences": 20}
 TOLERANCE = 1e-9  # float noise allowed where a bound meets the truth exactly
 
 # A truth: (α state, capability) → {α successor: probability}.
@@ -557,7 +557,7 @@ def build_parser() -> BenchParser:
         default=[500, 2000, 8000],
         help="the budgets: simulator steps per run (default: 500 2000 8000)",
     )
-    parser.add_argument("--runs", type=positive, default=5, help="runs per budget, seeds 0, 1, … (default: 5)")
+    parser.add_argument("--runs", type=positive, default=3, help="runs per budget, seeds 0, 1, … (default: 3)")
     parser.add_argument(
         "--sequences", type=positive, default=100, help="D′ sequences for coverage agreement (default: 100)"
     )

@@ -69,6 +69,12 @@ class World:
     source: str
     # Each reachable state's successors (by the environment's own transitions).
     successors: Mapping[State, frozenset[State]] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    # Whether every state of an environment run is one an execution ends in (Θ = 1
+    # over an identity α): only then does an agent's run pass through every state
+    # the environment passes through, so that an Until's hold condition may be
+    # required of them (hopeless's ``through``).  With Θ > 1 an execution crosses
+    # states its run never shows.
+    stepwise: bool = True
     # reaching() and region() answers: the property tracker asks for the same ones
     # after every query, and a region is one BDD disjunction per state.
     _reaching: dict[tuple[StateFormula, StateFormula | None], frozenset[State]] = field(
@@ -83,9 +89,16 @@ class World:
     )
 
     @staticmethod
-    def of(vocabulary: Vocabulary, initial: State, successors: Mapping[State, frozenset[State]], source: str) -> World:
+    def of(
+        vocabulary: Vocabulary,
+        initial: State,
+        successors: Mapping[State, frozenset[State]],
+        source: str,
+        *,
+        stepwise: bool = True,
+    ) -> World:
         """The world of an :func:`explore` result."""
-        return World(vocabulary, initial, frozenset(successors), source, successors)
+        return World(vocabulary, initial, frozenset(successors), source, successors, stepwise)
 
     def starts_at(self, init: State, vocab: Vocabulary) -> bool:
         """Whether ``init`` (a state of ``vocab``) is this world's initial state: the
@@ -179,7 +192,8 @@ def hopeless(
     world: World | None, init: State, vocab: Vocabulary, goal: StateFormula, through: StateFormula | None = None
 ) -> Callable[[State], bool] | None:
     """The states (of ``vocab``) from which no run of the environment reaches ``goal``
-    through ``through`` states (any when None): there every agent's probability of
+    through ``through`` states (any when None, or when the world is not
+    :attr:`World.stepwise`): there every agent's probability of
     ``through U goal`` (``F goal``), bounded or not, is 0, which the bounds of
     :mod:`~capver.engines.verification.confidence` take as known instead of
     reading it from the data.  A state the environment does not reach is not
@@ -188,6 +202,11 @@ def hopeless(
     known."""
     if world is None or not world.successors or not world.starts_at(init, vocab):
         return None
+    if not world.stepwise:
+        # An execution may cross states that break ``through`` without ending in
+        # one: only the states from which the goal is out of reach altogether are
+        # worth 0 to every agent.
+        through = None
     try:
         if list(vocab.atoms) == list(world.vocabulary.atoms):
             known, alive = world.states, world.reaching(goal, through)
