@@ -49,6 +49,7 @@ from capver.io.curves import plot_curves, read_curves, write_curve
 from capver.io.explain import capability_report, tilde_blocks
 from capver.io.properties_text import parse_properties
 from capver.io.run_file import RunBudget, RunManifest
+from capver.io.verdict_text import claim_words
 from capver.model.capability_model import CompoundModel
 from capver.model.lifted import LiftedOccam
 from capver.settings import Assessment, SettingSpec, build_assessment, world_of
@@ -450,7 +451,7 @@ def initial_state(learner: Learner) -> State | None:
 
 def tier_text(verdict: str, tier: str) -> str:
     if tier in ("observed", "confident"):
-        return f"{verdict.upper()} ({tier})"
+        return f"{claim_words(verdict, tier)} ({tier})"
     return verdict.upper()
 
 

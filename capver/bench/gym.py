@@ -191,7 +191,9 @@ def frozenlake(map_name: str, rng: np.random.Generator) -> World:
     if map_name == "4x4":
         policy, kind = train_q(env, 5000, rng).argmax(axis=1), "q-learning"
     else:
-        policy, kind = value_iteration(env), "value-iteration"
+        # Discounting at 0.95 makes the planner take risks on the long way round:
+        # it reaches the goal about 3 times in 4 (at 0.999 always, if slowly).
+        policy, kind = value_iteration(env, gamma=0.95, sweeps=500), "value-iteration"
     follow = [(1.0, _deterministic(policy, 4))]
     agent = TabularAgent(kind, lambda _c, _x: follow, lambda x, c: c in alpha(x))
     name = "frozenlake4" if map_name == "4x4" else "frozenlake8"

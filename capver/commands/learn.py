@@ -176,7 +176,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--delta",
         type=open_unit_interval,
         default=None,
-        help="with --properties: confident verdicts have error probability ≤ δ (default 0.05)",
+        help="with --properties: the confidence 1 − δ of the confident tier's bound (default 0.05)",
     )
     parser.add_argument(
         "--epsilon",
@@ -400,8 +400,8 @@ def property_summary(tracker: PropertyTracker) -> str:
     missing for those left undecided."""
     t = tracker.targets
     head = (
-        f"Properties (confident: error probability ≤ δ = {t.delta:g}, unseen effects ≤ ε = {t.epsilon:g} per "
-        "execution at every frontier pair):"
+        f"Properties (confident: with confidence 1 − δ = {1 - t.delta:g}, unseen effects ≤ ε = {t.epsilon:g} per "
+        "execution at every frontier pair, so a run breaks the claim with probability ≤ ε per execution):"
     )
     lines = [head]
     for prop in tracker.properties:

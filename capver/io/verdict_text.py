@@ -123,8 +123,10 @@ def quantitative_line(
         record["agent_verdict"] = verdict.value
         asked = float(bound.probability)
         words = {
-            BoundVerdict.CONFIRMED: "HOLDS for the agent",
-            BoundVerdict.REFUTED: "VIOLATED for the agent",
+            # A bound from sampled data: the words say the interval decides it, not
+            # that the property holds (HOLDS and VIOLATED are for exact verdicts).
+            BoundVerdict.CONFIRMED: "WITHIN THE BOUND for the agent",
+            BoundVerdict.REFUTED: "OUTSIDE THE BOUND for the agent",
             BoundVerdict.UNDECIDED: "UNDECIDED for the agent",
         }[verdict]
         line += (
@@ -241,7 +243,7 @@ def agent_line(prop: Property, v: LatticeVerdict, vocab: Vocabulary) -> tuple[st
     record: dict[str, object] = {
         "property": prop.name,
         "text": to_text(prop),
-        "verdict": v.verdict.value,
+        "verdict": outcome(v.verdict.value, v.tier.value),
         "reason": v.reason,
         "on_h_and": v.on_and.verdict,
         "on_h_or": v.on_or.verdict,
@@ -286,8 +288,29 @@ def _verdict_words(v: LatticeVerdict) -> str:
     if v.tier is Tier.OBSERVED:
         return f"{v.verdict.value.upper()} for the agent (observed)"
     if v.tier is Tier.CONFIDENT and v.confidence is not None:
-        return f"{v.verdict.value.upper()} for the agent with confidence {1 - v.confidence.delta:g}"
+        c = v.confidence
+        within = ", ".join(f"≤ {b:.3g} within {k}" for k, b in c.violation if k > 1)
+        return (
+            f"{claim_words(v.verdict.value, v.tier.value)} for the agent: with confidence {1 - c.delta:g}, a run "
+            f"that breaks it has probability ≤ ε̄ = {c.epsilon:.3g} per execution"
+            + (f" ({within} executions)" if within else "")
+        )
     return f"{v.verdict.value.upper()} for the agent"
+
+
+def claim_words(verdict: str, tier: str) -> str:
+    """A verdict about the agent in words: HOLDS and VIOLATED only where they are
+    exact (observed, or settled by the environment); a confident verdict is a bound on
+    the chance of being wrong, so it says what was seen — no violation, or no run
+    that satisfies the property."""
+    if tier == "confident":
+        return "NO VIOLATION SEEN" if verdict == "holds" else "NOT SEEN TO HOLD"
+    return verdict.upper()
+
+
+def outcome(verdict: str, tier: str) -> str:
+    """The ``"verdict"`` of a JSON record: :func:`claim_words` as a token."""
+    return claim_words(verdict, tier).lower().replace(" ", "-") if tier == "confident" else verdict
 
 
 def _confidence_text(v: LatticeVerdict, c: Confidence, vocab: Vocabulary) -> str:

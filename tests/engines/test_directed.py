@@ -229,7 +229,7 @@ def test_learn_properties_from_the_command_line_and_resume(tmp_path: Path) -> No
     )
     first = capver(*common, "--max-steps", "40", "--properties", str(props), "--epsilon", "0.3")
     assert first.returncode == 0, first.stderr
-    assert "Properties (confident: error probability ≤ δ = 0.05, unseen effects ≤ ε = 0.3" in first.stdout
+    assert "Properties (confident: with confidence 1 − δ = 0.95, unseen effects ≤ ε = 0.3" in first.stdout
     stored = json.loads((out / "properties.json").read_text(encoding="utf-8"))
     assert stored["format"] == "capver-properties" and stored["epsilon"] == 0.3
     assert [p["name"] for p in stored["properties"]] == ["stack", "never both"]

@@ -9,7 +9,7 @@ not) that holds on h∧ holds for the agent, with an observed witness; an invari
 counterexample.  Nothing is assumed beyond the data being observations of the agent
 (D ⊆ T_h⋆, Theorem 3's premise).
 
-**Confident (error probability δ).**  An invariant that holds on h∨, or an
+**Confident (a bound, not a verdict).**  An invariant that holds on h∨, or an
 existential property that fails on h∨, would hold for the agent by Theorem 1 if the
 data were *effect complete*.  The data never shows that, but it bounds how likely a
 violation of it is (:mod:`capver.engines.verification.sampling`): with probability
@@ -21,7 +21,11 @@ execution could still matter: :meth:`SymbolicEngine.frontier`), because the
 observed transitions are h∨'s.  So when every frontier pair is tried and
 ε̄ = max ε over them is ≤ the user's threshold, the verdict is stated with its
 guarantee: for every scheduler, a violation within k executions has probability
-≤ 1 − (1 − ε̄)^k.  Assumptions: the agent is Markov in α's states (A1 of the
+≤ 1 − (1 − ε̄)^k, with confidence 1 − δ.  That is a bound on the violation, not
+its absence: a truth whose only violation has probability below ε̄ is confident
+and false, so a confident verdict is worded as what was seen ("NO VIOLATION SEEN",
+"NOT SEEN TO HOLD") with its bound, never as HOLDS or VIOLATED
+(:mod:`capver.io.verdict_text`).  Assumptions: the agent is Markov in α's states (A1 of the
 sampling module), and its capabilities are the run's: one never declared has no pair
 on the frontier (:data:`MARKOV` states both with the verdict).
 
@@ -149,8 +153,8 @@ class AgentVerdict(StrEnum):
 
 
 class Tier(StrEnum):
-    """How much a verdict is backed: observed (exact), confident (error probability
-    δ under A1), or neither."""
+    """How much a verdict is backed: observed (exact), confident (with confidence
+    1 − δ under A1, a violation has probability ≤ ε̄ per execution), or neither."""
 
     OBSERVED = "observed"
     CONFIDENT = "confident"
