@@ -64,9 +64,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--init",
         metavar="ATOMS",
-        default="",
-        help="initial state as its true atoms, e.g. 'ontable(a) clear(a) handempty' "
-        "(default: the model's (:init ...), which a run's models carry)",
+        default=None,
+        help="initial state as its true atoms, e.g. 'ontable(a) clear(a) handempty'; --init '' is the "
+        "empty state (default: the model's (:init ...), which a run's models carry)",
     )
     parser.add_argument(
         "--goal",
@@ -160,7 +160,7 @@ def _sources(arg: str) -> list[_Source]:
 
 def _problem(args: argparse.Namespace, src: _Source) -> tuple[State, str, tuple[Literal, ...]]:
     parsed = src.parsed
-    init, source = parsed.initial_state(args.init)
+    init, source = parsed.start(args.init)
     goal = parse_conjunction(args.goal, parsed.vocabulary, what="--goal") if args.goal.strip() else ()
     if args.format == "prism" or args.empty_problem:
         return init, source, goal
@@ -169,7 +169,7 @@ def _problem(args: argparse.Namespace, src: _Source) -> tuple[State, str, tuple[
             f"{src.path}: a planning problem needs a goal; add --goal LITERALS (e.g. "
             f"--goal '{_example_goal(parsed)}'), or --empty-problem for the trivial problem"
         )
-    if not args.init.strip() and parsed.init is None:
+    if args.init is None and parsed.init is None:
         raise UsageError(
             f"{src.path}: the model has no (:init ...); add --init ATOMS (its true atoms), or --empty-problem"
         )

@@ -64,9 +64,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--init",
         metavar="ATOMS",
-        default="",
-        help="initial state as space-separated atoms, e.g. 'ontable(a) clear(a)' "
-        "(default: the model's (:init ...), else the empty state)",
+        default=None,
+        help="initial state as space-separated atoms, e.g. 'ontable(a) clear(a)'; --init '' is the "
+        "empty state (default: the model's (:init ...), else the empty state)",
     )
     parser.add_argument(
         "--planner",
@@ -171,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
     parsed = dsl.read(path)
     model = parsed.model
     vocab = model.vocabulary
-    init, source = parsed.initial_state(args.init)
+    init, source = parsed.start(args.init)
     goal = goal_formula(parse_dnf(args.goal, vocab, what="--goal"))
     rng = np.random.default_rng(args.seed)
     budget = SearchBudget(timeout=args.timeout)

@@ -111,9 +111,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--init",
         metavar="ATOMS",
-        default="",
-        help="initial state as its true atoms (default: the model's (:init ...), which a run's "
-        "models carry; a model without one needs --init)",
+        default=None,
+        help="initial state as its true atoms; --init '' is the empty state (default: the model's "
+        "(:init ...), which a run's models carry; a model without one needs --init)",
     )
     parser.add_argument(
         "--model-kind",
@@ -231,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
         first, second = dsl.read(target), None
         models = {"model": first.model}
     vocab = first.vocabulary
-    if not args.init.strip() and first.init is None:
+    if args.init is None and first.init is None:
         # A verdict from an initial state the user never chose (the empty one) looks
         # like a verdict about the agent and is not one.
         raise UsageError(
@@ -239,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
             "(the initial state's true atoms) or add (:init ...) to the model"
         )
     props = _properties(args, vocab, tuple(first.model))
-    init, source = first.initial_state(args.init)
+    init, source = first.start(args.init)
     world: World | None = None
     if (
         opened is not None

@@ -50,6 +50,14 @@ class ParsedModel:
     def vocabulary(self) -> Vocabulary:
         return self.model.vocabulary
 
+    def start(self, option: str | None, *, what: str = "--init") -> tuple[State, str]:
+        """The state a command starts from for its ``--init`` as given: not given
+        (None) is :meth:`initial_state`'s default; ``--init ''`` is the empty state,
+        the one spelling of the state where no atom holds."""
+        if option is not None and not option.strip():
+            return 0, f"{what} '' (the empty state: no atom holds)"
+        return self.initial_state(option or "", what=what)
+
 
 _TERMINAL_WORDS = {
     "NAME": "a name",
