@@ -112,7 +112,9 @@ def model_path(target: str, kind: str | None) -> str:
         raise UsageError(
             f"{target}: a directory without {name}; expected MODEL.capm or the --out directory of capver learn"
         )
-    return str(Run(p).file(name))
+    run = Run(p)
+    run.check_fresh()  # a run whose data outgrew its models is refused, as by every command
+    return str(run.file(name))
 
 
 def format_plan(plan: CapabilityPlan, model: CompoundModel) -> list[str]:

@@ -19,12 +19,15 @@ overwritten: it writes into a new or empty directory, or into a run capver wrote
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from capver.core.setting_args import SettingArgs
 from capver.errors import RunFileError
 from capver.io import run_file
 from capver.io.run_file import RunManifest
@@ -127,6 +130,7 @@ class Run:
             raise RunFileError(f"model kind {kind!r}: expected one of {', '.join(MODEL_FILES)}")
         key = f"model:{kind}"
         if key not in self._cache:
+            self.check_fresh()
             name = MODEL_FILES[kind]
             if not self.has(name):
                 raise _missing(self.path, name)
@@ -142,6 +146,22 @@ class Run:
 
     def model(self, kind: str) -> CompoundModel:
         return self.parsed(kind).model
+
+    def check_fresh(self) -> None:
+        """Refuse a run whose models are older than its data (a learn killed after
+        recording executions and before writing its models, or a dataset changed by
+        hand): a verdict from them would not be about the data beside them."""
+        stamp = run_file.models_from(self.path)
+        if stamp is None or "fresh" in self._cache:
+            return
+        now = dataset_stamp(self.path)
+        if now is not None and now != stamp:
+            raise RunFileError(
+                f"{self.path}: its models were written from {stamp.get('bytes')} bytes of {DATASET}, which now "
+                f"holds {now['bytes']}: they do not describe the data beside them; rebuild them with "
+                f"{rebuild_command(self)}"
+            )
+        self._cache["fresh"] = True
 
     @property
     def h_and(self) -> CompoundModel:
@@ -200,6 +220,27 @@ class Run:
         text = (self.path / PROPERTIES).read_text(encoding="utf-8")
         h = self.h_and
         return tuple(parse_properties(text, h.vocabulary, tuple(h), filename=str(self.path / PROPERTIES)))
+
+
+def rebuild_command(run: Run) -> str:
+    """The command that writes a run's models anew from its data: ``capver learn
+    --resume`` with the run's own options (its budget reached, it learns nothing more),
+    or, for a setting made in Python, ``result.save`` again."""
+    try:
+        m = run.manifest
+    except RunFileError:
+        return "capver build (the lattice bounds of a dataset)"
+    if m.custom:
+        return "result.save(...) in Python (the run's setting was made there)"
+    defaults = SettingArgs()
+    options = [
+        f"--{f.name.replace('_', '-')} {'inf' if getattr(m.setting, f.name) is None else getattr(m.setting, f.name)}"
+        for f in dataclasses.fields(SettingArgs)
+        if getattr(m.setting, f.name) != getattr(defaults, f.name)
+    ]
+    return " ".join(
+        ["capver learn --agent", m.agent, *options, "--method", m.method, "--out", str(run.path), "--resume"]
+    )
 
 
 def check_target(directory: Path, *, what: str = "save") -> None:
@@ -271,6 +312,20 @@ def write_models(
         dsl.write_lifted(tilde, path / MODEL_FILES["tilde"], name=MODEL_NAMES["tilde"], init=init)
     elif tilde is not None:
         dsl.write(tilde, path / MODEL_FILES["tilde"], name=MODEL_NAMES["tilde"], init=init)
+    stamp = dataset_stamp(path)
+    if stamp is not None:
+        run_file.stamp_models(path, stamp)
+
+
+def dataset_stamp(path: Path) -> dict[str, object] | None:
+    """What a run's models are built from: the size and SHA-256 of its dataset.jsonl
+    (None without one).  The file only grows, so any execution recorded after the
+    models were written changes it."""
+    data_file = path / DATASET
+    if not data_file.is_file():
+        return None
+    data = data_file.read_bytes()
+    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
 
 def write_dataset(path: Path, data: TransitionDataset) -> None:

@@ -7,6 +7,7 @@ command takes a directory that capver did not write for a run of its own."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -71,9 +72,15 @@ def _show(value: object) -> str:
     return "inf" if value is None else repr(value) if isinstance(value, str) else str(value)
 
 
+MODELS_FROM = "models_from"
+"""run.json's record of the data the run's models were built from (:func:`stamp_models`)."""
+
+
 def write(directory: Path, manifest: RunManifest) -> None:
-    """Write ``run.json`` atomically (a kill leaves the old file or the new one)."""
-    body = {
+    """Write ``run.json`` atomically (a kill leaves the old file or the new one),
+    keeping the record of what the models were built from."""
+    kept = models_from(directory)
+    body: dict[str, Any] = {
         "format": FORMAT,
         "agent": manifest.agent,
         "method": manifest.method,
@@ -82,6 +89,8 @@ def write(directory: Path, manifest: RunManifest) -> None:
     }
     if manifest.name is not None:
         body["name"] = manifest.name
+    if kept is not None:
+        body[MODELS_FROM] = kept
     replace_text(directory / NAME, json.dumps(body, indent=2, sort_keys=True) + "\n")
 
 
@@ -141,3 +150,28 @@ def check_resume(directory: Path, manifest: RunManifest) -> RunManifest:
             "use the same options, or a new --out"
         )
     return stored
+
+
+def models_from(directory: Path) -> dict[str, Any] | None:
+    """The data the run's models were built from, as :func:`stamp_models` recorded it
+    (None: not recorded, or no readable run.json)."""
+    try:
+        body = json.loads((directory / NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    stamp = body.get(MODELS_FROM) if isinstance(body, dict) else None
+    return stamp if isinstance(stamp, dict) else None
+
+
+def stamp_models(directory: Path, stamp: Mapping[str, Any]) -> None:
+    """Record in run.json that the models now in ``directory`` were built from the data
+    ``stamp`` describes (written after the models: a kill in between leaves the old
+    record, which the data no longer matches, so the run is refused, not trusted)."""
+    path = directory / NAME
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # a run without a manifest (a plain set of model files) records nothing
+    if isinstance(body, dict):
+        body[MODELS_FROM] = dict(stamp)
+        replace_text(path, json.dumps(body, indent=2, sort_keys=True) + "\n")
