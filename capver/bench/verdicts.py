@@ -94,6 +94,10 @@ from capver.settings import model_assessment
 
 TRUTH_FILES: dict[str, str] = {
     "rare-side-effect": "rare_side_effect.capm",
+    # The same chip with probability 0.01 and 0.001: rarer than ε, so a confident
+    # claim may stand while the property is false; its printed bound must still hold.
+    "rare-1in100": "rare_side_effect_1in100.capm",
+    "rare-1in1000": "rare_side_effect_1in1000.capm",
     "low-success": "low_success.capm",
     "asymmetry": "asymmetry.capm",
 }
