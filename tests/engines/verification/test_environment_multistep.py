@@ -6,6 +6,8 @@ one, so only the states from which the goal is out of reach altogether are worth
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import capver
 from capver.engines.verification.agent_verdict import AgentVerdict, LatticeVerdict, Tier
@@ -46,3 +48,21 @@ def test_with_one_step_per_execution_the_hold_condition_still_cuts() -> None:
     assert isinstance(bounded, QuantitativeResult) and bounded.agent is not None
     # From the start, stacking needs a held block: no run keeps the hand empty until on(a,b).
     assert bounded.agent.upper == 0.0
+
+
+UNTILS = ("handempty(robot) U on(a,b)", "!holding(a) U on(b,a)", "handempty(robot) U<=2 on(c,d)")
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.sampled_from([1, 2, None]), st.integers(0, 50), st.sampled_from(UNTILS))
+def test_no_bound_contradicts_an_observed_witness_in_the_same_answer(theta: int | None, seed: int, until: str) -> None:
+    """For all Θ and seeds: where E [ ψ U φ ] is witnessed by the data, the agent's Pmax
+    of ψ U φ is bounded above by at least h∧'s value of it, which the witness makes
+    positive; the environment's cut never takes that away."""
+    result = capver.learn(capver.load_setting("lao", domain="blocks", theta=theta, seed=seed), max_steps=150, seed=seed)
+    witnessed = result.verify(f"E [ {until} ]").result
+    q = result.verify(f"Pmax=? [ {until} ]").result
+    assert isinstance(witnessed, LatticeVerdict) and isinstance(q, QuantitativeResult) and q.agent is not None
+    if witnessed.tier is Tier.OBSERVED and witnessed.verdict is AgentVerdict.HOLDS:
+        assert float(q.value) > 0
+        assert q.agent.upper >= float(q.value) - 1e-12
