@@ -1,10 +1,14 @@
 """pytest configuration shared by capver's tests: hypothesis profiles, and the rules
 that keep the suite free of flaky tests.
 
-The default profile keeps ``max_examples`` modest so the whole suite runs in about a
-minute on two cores; ``CAPVER_HYPOTHESIS_PROFILE=thorough`` searches harder.  There
-is no deadline because examples build BDD managers and call z3, whose first call
-in a process is much slower than the rest.
+Hypothesis profiles, chosen by ``CAPVER_HYPOTHESIS_PROFILE``: ``dev`` (the default, for
+the inner loop) tries 8 examples per property, ``ci`` (what ``.ci/run`` sets) 20 and
+``thorough`` 300; a test that sets its own ``max_examples`` writes ``scaled(n)``
+(tests/helpers/examples.py): ``n`` under ``ci``, 2/5 of it under ``dev``.  The
+``@example``s that once found a bug run in every profile.  Where the suite's
+time goes: the generated table in docs/test_suite.md.  There is no deadline because
+examples build BDD managers and call z3, whose first call in a process is much slower
+than the rest.
 
 Flaky tests, and how the suite avoids them.  A test that passes or fails with the
 machine's speed or the order xdist runs tests in is a broken test.  The causes met so
@@ -41,7 +45,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.helpers.cli import capver
+from tests.helpers import optional_tools
+from tests.helpers.cli import capver_in_process
+
+# CAPVER_HIDE_TOOLS=yosys-abc,chromium,chromedriver,stormpy: run as on a machine without
+# those optional tools (tests/helpers/optional_tools.py), before any test module is imported.
+if optional_tools.names_from_environment():
+    optional_tools.hide(optional_tools.names_from_environment())
 
 _COMMON: dict[str, Any] = {
     "deadline": None,
@@ -49,9 +59,10 @@ _COMMON: dict[str, Any] = {
     "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
 }
 
-settings.register_profile("capver", max_examples=20, **_COMMON)
+settings.register_profile("dev", max_examples=8, **_COMMON)
+settings.register_profile("ci", max_examples=20, **_COMMON)
 settings.register_profile("thorough", max_examples=300, **_COMMON)
-settings.load_profile(os.environ.get("CAPVER_HYPOTHESIS_PROFILE", "capver"))
+settings.load_profile(os.environ.get("CAPVER_HYPOTHESIS_PROFILE", "dev"))
 
 
 # One small learned run per pytest process (per xdist worker), for the tests that only
@@ -78,7 +89,7 @@ def small_run_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The run ``capver learn SMALL_RUN_ARGV`` writes, learned once; never written to:
     tests take ``small_run``, their own copy."""
     out = tmp_path_factory.mktemp("small_run") / "run"
-    res = capver(*SMALL_RUN_ARGV, "--out", str(out))
+    res = capver_in_process(*SMALL_RUN_ARGV, "--out", str(out))
     assert res.returncode == 0, res.stderr
     return out
 

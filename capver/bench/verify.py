@@ -25,7 +25,7 @@ from capver.api import learn, load_setting
 from capver.bench.cli import BenchParser, summary
 from capver.bench.timing import timed
 from capver.commands.argtypes import non_negative, positive
-from capver.engines.verification import quantitative
+from capver.engines.verification import quantitative, storm
 from capver.engines.verification.bmc import BoundedModelChecker
 from capver.engines.verification.checkers import QUANTITATIVE_CHECKERS
 from capver.engines.verification.symbolic import SymbolicEngine
@@ -91,7 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         r, s = _wall(lambda prop=prop: BoundedModelChecker(h_or).check(prop, init))  # type: ignore[misc]
         rows.append((f"BMC k=10 {text}", r.verdict, s, QUALITATIVE_TARGET))
     pmax = parse_property(f"Pmax=? [ F {GOAL} ]", h_or.vocabulary, caps)
-    for name in ("storm", "storm-float", "explicit"):
+    # Storm's rows only where stormpy is installed (it is optional); the explicit engine's always.
+    for name in (*(("storm", "storm-float") if storm.available() else ()), "explicit"):
         checker = QUANTITATIVE_CHECKERS[name]()
         q, s = _wall(lambda checker=checker: quantitative.check(pmax, h_or, init, checker))  # type: ignore[misc]
         what = f"--engine {name} Pmax=? [ F {GOAL} ]" + (" incl. build" if name.startswith("storm") else "")

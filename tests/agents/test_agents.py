@@ -47,6 +47,7 @@ from capver.errors import ModelError, UsageError
 from capver.io.dsl.reader import parse
 from capver.logic.condition import LogicContext
 from capver.synthetic import propositional_vocabulary, random_model
+from tests.helpers.examples import scaled
 
 TOY = """
 (define (capability-model toy)
@@ -129,7 +130,7 @@ def test_true_model_adds_noop_exactly_where_uncovered(toy):
     assert [len(total[c].rules) for c in model] == [len(true[c].rules) for c in model]
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=scaled(15), deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_model_backed_transitions_are_admitted_by_the_true_model(seed):
     rng = np.random.default_rng(seed)
@@ -208,7 +209,7 @@ def reachable_states(task, sim, alpha, rng, n):
 
 
 # ------------------------------------------------------------------------------ LAO* agent
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=scaled(20), deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_lao_agent_achieves_achievable_intents_optimally(blocks, seed):
     task, sim, alpha = blocks

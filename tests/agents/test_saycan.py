@@ -38,6 +38,7 @@ from capver.envs.tabletop import (
     random_scene,
 )
 from tests.helpers.cli import capver_command
+from tests.helpers.examples import scaled
 from tests.helpers.llm_server import LocalChatServer, running, tabletop_scores
 
 CONFIG = TabletopConfig()
@@ -173,7 +174,7 @@ def test_parse_scores() -> None:
             parse_scores(bad, cands)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=scaled(150), deadline=None)
 @given(
     st.integers(0, 2**32 - 1),
     st.lists(st.floats(0, 1), min_size=len(all_skills(CONFIG)) + 1, max_size=len(all_skills(CONFIG)) + 1),

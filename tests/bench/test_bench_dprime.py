@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers.cli import capver
+from tests.helpers.cli import capver_in_process
 
 
 def test_quick_run_reports_dprime_and_both_metrics(tmp_path: Path) -> None:
     out = tmp_path / "dprime"
-    res = capver("bench", "dprime", "--quick", "--out", str(out))
+    res = capver_in_process("bench", "dprime", "--quick", "--out", str(out))
     assert res.returncode == 0, res.stderr
     data = json.loads((out / "results.json").read_text())
     stats = {s["setting"]: s for s in data["d_prime"]}
@@ -38,7 +38,7 @@ def test_quick_run_reports_dprime_and_both_metrics(tmp_path: Path) -> None:
 def test_out_that_exists_is_refused_and_left_alone(tmp_path: Path) -> None:
     keep = tmp_path / "keep.txt"
     keep.write_text("mine")
-    res = capver("bench", "dprime", "--quick", "--out", str(tmp_path))
+    res = capver_in_process("bench", "dprime", "--quick", "--out", str(tmp_path))
     assert res.returncode == 2
     assert "already exists" in res.stderr
     assert keep.read_text() == "mine"

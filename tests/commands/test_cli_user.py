@@ -19,7 +19,7 @@ import pytest
 from capver.cli import COMMANDS, build_parser
 from capver.engines.learning import resumed_queries
 from capver.io import dataset_file
-from tests.helpers.cli import capver, capver_command
+from tests.helpers.cli import capver, capver_command, capver_in_process
 from tests.helpers.paths import ROOT
 
 REPO = ROOT
@@ -48,9 +48,9 @@ def test_resume_refuses_a_directory_capver_did_not_write_and_overwrites_nothing(
     (u / "report.txt").write_text("MY NOTES\n")
     (u / "curve.csv").write_text("mine\n")
     learn = ["learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "10", "--out", str(u)]
-    err = one_line_error(capver(*learn), "learn")
+    err = one_line_error(capver_in_process(*learn), "learn")
     assert "not a capver learn run" in err and "--resume" not in err  # it must not recommend --resume
-    err = one_line_error(capver(*learn, "--resume"), "learn")
+    err = one_line_error(capver_in_process(*learn, "--resume"), "learn")
     assert "not a capver learn run" in err
     assert (u / "report.txt").read_text() == "MY NOTES\n" and (u / "curve.csv").read_text() == "mine\n"
     assert sorted(p.name for p in u.iterdir()) == ["curve.csv", "report.txt"]
@@ -58,7 +58,7 @@ def test_resume_refuses_a_directory_capver_did_not_write_and_overwrites_nothing(
 
 def test_resume_into_the_package_source_is_refused(tmp_path: Path) -> None:
     before = sorted(p.name for p in (REPO / "capver").iterdir())
-    res = capver(
+    res = capver_in_process(
         "learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "10", "--out", "capver", "--resume", cwd=REPO
     )
     one_line_error(res, "learn")
@@ -68,7 +68,7 @@ def test_resume_into_the_package_source_is_refused(tmp_path: Path) -> None:
 def test_a_directory_holding_a_run_is_continued_only_with_resume(small_run: Path) -> None:
     out = small_run
     before = (out / "dataset.jsonl").read_bytes()
-    err = one_line_error(capver("learn", "--agent", "lao", "--domain", "blocks", "--out", str(out)), "learn")
+    err = one_line_error(capver_in_process("learn", "--agent", "lao", "--domain", "blocks", "--out", str(out)), "learn")
     assert "pass --resume" in err
     assert (out / "dataset.jsonl").read_bytes() == before
 
@@ -85,10 +85,10 @@ def test_output_files_that_exist_are_not_overwritten_without_force(
         argv = ["plot", str(small_run), "--out", str(target)]
     else:
         argv = ["build", "--out", str(tmp_path)]
-    err = one_line_error(capver(*argv), command[0])
+    err = one_line_error(capver_in_process(*argv), command[0])
     assert "exists" in err and "--force" in err
     assert target.read_text() == "MINE\n"
-    assert capver(*argv, "--force").returncode == 0
+    assert capver_in_process(*argv, "--force").returncode == 0
     assert target.read_bytes() != b"MINE\n"
 
 
@@ -98,11 +98,12 @@ def test_output_files_that_exist_are_not_overwritten_without_force(
 def test_a_failed_learn_creates_nothing_and_the_corrected_command_works(tmp_path: Path) -> None:
     d = tmp_path / "D"
     err = one_line_error(
-        capver("learn", "--agent", "lao", "--domain", "nosuch", "--max-steps", "10", "--out", str(d)), "learn"
+        capver_in_process("learn", "--agent", "lao", "--domain", "nosuch", "--max-steps", "10", "--out", str(d)),
+        "learn",
     )
     assert "nosuch" in err and "blocks" in err
     assert not d.exists()
-    res = capver(
+    res = capver_in_process(
         "learn",
         "--agent",
         "lao",
@@ -122,7 +123,9 @@ def test_a_failed_learn_creates_nothing_and_the_corrected_command_works(tmp_path
 def test_resume_with_another_setting_names_the_field_that_differs(small_run: Path) -> None:
     out = small_run
     err = one_line_error(
-        capver("learn", "--agent", "lao", "--domain", "blocks", "--theta", "inf", "--out", str(out), "--resume"),
+        capver_in_process(
+            "learn", "--agent", "lao", "--domain", "blocks", "--theta", "inf", "--out", str(out), "--resume"
+        ),
         "learn",
     )
     assert "--theta: the run has 1, given inf" in err
@@ -135,14 +138,14 @@ def test_resume_with_another_setting_names_the_field_that_differs(small_run: Pat
 @pytest.mark.parametrize("bad", ["-5", "0", "ten"])
 def test_non_positive_budgets_are_rejected_before_anything_is_written(tmp_path: Path, bad: str) -> None:
     out = tmp_path / "run"
-    res = capver("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", bad, "--out", str(out))
+    res = capver_in_process("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", bad, "--out", str(out))
     assert res.returncode == 2 and "--max-steps: expected a positive integer" in res.stderr
     assert not out.exists()
 
 
 def test_a_negative_revisitation_bonus_is_rejected(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    res = capver("learn", "--agent", "lao", "--domain", "blocks", "--xi", "-0.1", "--out", str(out))
+    res = capver_in_process("learn", "--agent", "lao", "--domain", "blocks", "--xi", "-0.1", "--out", str(out))
     assert res.returncode == 2 and "argument --xi: expected a non-negative number, got '-0.1'" in res.stderr
     assert not out.exists()
 
@@ -151,7 +154,7 @@ def test_a_negative_revisitation_bonus_is_rejected(tmp_path: Path) -> None:
 def test_learn_has_a_default_budget_and_resume_keeps_the_run_budget(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert (
-        capver(
+        capver_in_process(
             "learn",
             "--agent",
             "lao",
@@ -168,13 +171,13 @@ def test_learn_has_a_default_budget_and_resume_keeps_the_run_budget(tmp_path: Pa
         == 0
     )
     assert json.loads((out / "run.json").read_text())["budget"]["max_steps"] == 60
-    res = capver("learn", "--agent", "lao", "--domain", "blocks", "--out", str(out), "--resume", "--quiet")
+    res = capver_in_process("learn", "--agent", "lao", "--domain", "blocks", "--out", str(out), "--resume", "--quiet")
     assert res.returncode == 0, res.stderr
     assert "step budget 60" in res.stdout
     assert int(curve(out)[-1]["steps"]) == 60  # nothing was learned past the stored budget
     # A new budget given on resume replaces the stored one and is stored in turn.
     assert (
-        capver(
+        capver_in_process(
             "learn",
             "--agent",
             "lao",
@@ -194,7 +197,7 @@ def test_learn_has_a_default_budget_and_resume_keeps_the_run_budget(tmp_path: Pa
     # With no budget at all, the documented default applies (on a small model-backed
     # agent, so that 2,000 steps take seconds).
     fresh = tmp_path / "fresh"
-    res = capver(
+    res = capver_in_process(
         "learn",
         "--agent",
         "model",
@@ -294,7 +297,7 @@ def test_ctrl_c_ends_learn_with_one_line_saying_what_was_saved(tmp_path: Path) -
 
 
 def test_learn_reports_learning_writing_and_total_time_and_plain_lines_off_a_terminal(tmp_path: Path) -> None:
-    res = capver(
+    res = capver_in_process(
         "learn",
         "--agent",
         "lao",
@@ -336,13 +339,13 @@ def _error_cases(tmp: Path) -> list[tuple[str, list[str]]]:
 
 def test_every_reported_traceback_is_now_a_one_line_error(tmp_path: Path) -> None:
     for command, argv in _error_cases(tmp_path):
-        err = one_line_error(capver(*argv), command)
+        err = one_line_error(capver_in_process(*argv), command)
         assert len(err) < 400, err
     assert (tmp_path / "afile").read_text() == "x\n"
 
 
 def test_plot_into_an_unwritable_place_is_a_one_line_error(small_run: Path) -> None:
-    one_line_error(capver("plot", str(small_run), "--out", "/sys/x.png"), "plot")
+    one_line_error(capver_in_process("plot", str(small_run), "--out", "/sys/x.png"), "plot")
 
 
 # -- 8. the query count survives kill -9 and --resume ---------------------------------------
@@ -382,7 +385,7 @@ def test_queries_continue_after_kill_and_resume(tmp_path: Path) -> None:
     started = resumed_queries(dataset_file.load(dataset).meta)
     assert started > 5
     steps = dataset_file.load(dataset).dataset.simulator_steps
-    res = capver(*argv, "--resume", "--max-steps", str(steps + 100))
+    res = capver_in_process(*argv, "--resume", "--max-steps", str(steps + 100))
     assert res.returncode == 0, res.stderr
     rows = curve(out)
     queries = [int(r["queries"]) for r in rows]
@@ -412,13 +415,13 @@ def test_listing_the_commands_imports_none_of_them() -> None:
 
 
 def test_plan_starts_from_the_model_s_own_initial_state_and_says_so(tmp_path: Path) -> None:
-    res = capver("plan", "models/toy_blocks.capm", "--goal", "on(a,b)", cwd=REPO)
+    res = capver_in_process("plan", "models/toy_blocks.capm", "--goal", "on(a,b)", cwd=REPO)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "starting from the (:init ...) of models/toy_blocks.capm" in res.stdout
     assert "initial state: {ontable(a), ontable(b), clear(a), clear(b), handempty}" in res.stdout
     assert "solved" in res.stdout
     # --init still wins, and an empty model state is named as such
-    res = capver(
+    res = capver_in_process(
         "plan", "models/toy_blocks.capm", "--goal", "on(a,b)", "--init", "holding(a) ontable(b) clear(b)", cwd=REPO
     )
     assert "starting from --init" in res.stdout and "initial state: {ontable(b), clear(b), holding(a)}" in res.stdout
@@ -434,6 +437,7 @@ def test_learned_models_record_the_setting_s_initial_state(small_run: Path) -> N
 
 
 def test_a_vocabulary_mismatch_names_the_first_model() -> None:
+    # In a process of its own: the one-line error and its status as the shell sees them.
     res = capver("check", "models/toy_blocks.capm", "models/door_key.capm", cwd=REPO)
     err = one_line_error(res, "check")
     assert "differs from that of the first model (models/toy_blocks.capm)" in err
@@ -446,7 +450,7 @@ def test_a_vocabulary_mismatch_names_the_first_model() -> None:
 def test_a_torn_last_record_is_reported_by_eval_and_repaired_quietly_by_resume(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert (
-        capver(
+        capver_in_process(
             "learn",
             "--agent",
             "lao",
@@ -464,10 +468,12 @@ def test_a_torn_last_record_is_reported_by_eval_and_repaired_quietly_by_resume(t
     )
     with open(out / "dataset.jsonl", "ab") as f:
         f.write(b'{"s": "1f", "c": "on(a')  # a write cut off by a kill
-    res = capver("eval", str(out), "--reachability", "0")
+    res = capver_in_process("eval", str(out), "--reachability", "0")
     assert res.returncode == 0
     assert "torn last line" in res.stderr and "using the" in res.stderr and "--resume repairs" in res.stderr
-    res = capver("learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "30", "--out", str(out), "--resume")
+    res = capver_in_process(
+        "learn", "--agent", "lao", "--domain", "blocks", "--max-steps", "30", "--out", str(out), "--resume"
+    )
     assert res.returncode == 0, res.stderr
     torn = [line for line in res.stderr.splitlines() if "torn last line" in line]
     assert len(torn) == 1 and torn[0].startswith("capver learn: ") and "cut it off" in torn[0]

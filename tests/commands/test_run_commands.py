@@ -22,6 +22,7 @@ from capver.engines.learning import Setting
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 from capver.synthetic import propositional_vocabulary, random_model
+from tests.helpers.examples import scaled
 
 
 def _learn(out: Path, *extra: str) -> dict[str, str]:
@@ -137,7 +138,7 @@ def _wrong(truth: CompoundModel) -> CompoundModel:
     )
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=scaled(15), deadline=None)
 @given(st.integers(0, 2**16))
 def test_e3_accuracy_is_one_for_the_true_model(seed: int) -> None:
     truth, setting = _model_world(seed)

@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from capver.engines.verification import storm
 from capver.engines.verification.agent_verdict import AgentVerdict, Tier, decide
 from capver.engines.verification.symbolic import SymbolicEngine
 from capver.io import dataset_file, dsl
 from capver.io.properties_text import parse_property
-from tests.helpers.cli import capver
+from tests.helpers.cli import capver, capver_in_process
+from tests.helpers.optional_tools import STORMPY_HINT
 from tests.helpers.paths import ROOT
 
 REPO = ROOT
@@ -25,7 +27,7 @@ INIT = "ontable(a) ontable(b) clear(a) clear(b) handempty"
 def toy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The toy model's model-backed agent (its truth is TOY), learned briefly."""
     out = tmp_path_factory.mktemp("verify") / "run"
-    res = capver(
+    res = capver_in_process(
         "learn",
         "--agent",
         "model",
@@ -48,22 +50,23 @@ def toy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_model_file_holds_or_fails_with_a_run_that_replays() -> None:
-    res = capver("verify", str(TOY), "--property", "E [ F on(a,b) ]", "--json")
+    res = capver_in_process("verify", str(TOY), "--property", "E [ F on(a,b) ]", "--json")
     assert res.returncode == 0, res.stderr
     record = json.loads(res.stdout)
     assert record["verdict"] == "holds"
     assert [s["capability"] for s in record["witness"]["steps"]] == ["pick-up-a", "stack-a-on-b"]
-    res = capver("verify", str(TOY), "--property", "A [ G !holding(a) ]")
+    res = capver_in_process("verify", str(TOY), "--property", "A [ G !holding(a) ]")
     assert res.returncode == 1 and "FAILS on the model" in res.stdout and "counterexample" in res.stdout
 
 
+@pytest.mark.skipif(not storm.available(), reason=STORMPY_HINT)
 def test_quantitative_properties_agree_with_storm_and_bounds_follow_prism() -> None:
     from capver.engines.verification.prism import storm_expected_executions, storm_reach
 
     model = dsl.read(TOY)
     init = model.init
     assert init is not None
-    res = capver(
+    res = capver_in_process(
         "verify",
         str(TOY),
         "--property",
@@ -128,6 +131,7 @@ def test_the_run_command_reports_every_verdict_with_its_exit_status(toy_run: Pat
         '// what the toy arm can do\n"stack": E [ F on(a,b) ];\n"never both": A [ G !(holding(a) & holding(b)) ];\n',
         encoding="utf-8",
     )
+    # In a process of its own: the exit status a shell sees (the other tests call main()).
     res = capver("verify", str(toy_run), "--properties", str(props), "--json")
     assert res.returncode in (0, 3), res.stderr
     records = [json.loads(line) for line in res.stdout.splitlines()]
@@ -137,11 +141,10 @@ def test_the_run_command_reports_every_verdict_with_its_exit_status(toy_run: Pat
 
 
 def test_export_format_prism_is_read_by_storm_as_written(tmp_path: Path) -> None:
-    import stormpy
-
+    stormpy = pytest.importorskip("stormpy", reason=STORMPY_HINT)
     from capver.engines.verification import explicit
 
-    res = capver("export", str(TOY), "--out", str(tmp_path / "p"), "--format", "prism")
+    res = capver_in_process("export", str(TOY), "--out", str(tmp_path / "p"), "--format", "prism")
     assert res.returncode == 0, res.stderr
     path = tmp_path / "p" / "model.prism"
     program = stormpy.parse_prism_program(str(path))
@@ -158,12 +161,12 @@ def test_export_format_prism_is_read_by_storm_as_written(tmp_path: Path) -> None
     ]
     assert [float(v) for v in ours] == pytest.approx(storm_values, abs=1e-9)
     # a second export into the same place refuses to overwrite the file
-    again = capver("export", str(TOY), "--out", str(tmp_path / "p"), "--format", "prism")
+    again = capver_in_process("export", str(TOY), "--out", str(tmp_path / "p"), "--format", "prism")
     assert again.returncode == 2 and "exists" in again.stderr
 
 
 def test_replay_executes_the_witness_with_the_agent(toy_run: Path) -> None:
-    res = capver("verify", str(toy_run), "--property", "E [ F on(a,b) ]", "--replay", "60", "--json")
+    res = capver_in_process("verify", str(toy_run), "--property", "E [ F on(a,b) ]", "--replay", "60", "--json")
     assert res.returncode == 0, res.stderr
     record = json.loads(res.stdout)
     assert record["verdict"] == "holds" and record["replay"]["runs"] == 60
@@ -176,7 +179,7 @@ def test_replay_executes_the_witness_with_the_agent(toy_run: Path) -> None:
 def test_replay_of_a_deterministic_agent_always_reaches_the_goal(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert (
-        capver(
+        capver_in_process(
             "learn",
             "--agent",
             "lao",
@@ -192,7 +195,7 @@ def test_replay_of_a_deterministic_agent_always_reaches_the_goal(tmp_path: Path)
         ).returncode
         == 0
     )
-    res = capver("verify", str(out), "--property", "E [ F on(a,b) ]", "--replay", "10", "--json")
+    res = capver_in_process("verify", str(out), "--property", "E [ F on(a,b) ]", "--replay", "10", "--json")
     record = json.loads(res.stdout)
     assert record["verdict"] == "holds" and record["replay"] == {"runs": 10, "reached_goal": 10}
 
@@ -207,11 +210,12 @@ QUANTITATIVE = [
 
 
 def _records(*argv: str) -> list[dict[str, object]]:
-    res = capver("verify", *argv, "--json")
+    res = capver_in_process("verify", *argv, "--json")
     assert res.returncode in (0, 1, 3), res.stderr
     return [json.loads(line) for line in res.stdout.splitlines()]
 
 
+@pytest.mark.skipif(not storm.available(), reason=STORMPY_HINT)
 def test_every_quantitative_engine_gives_the_same_numbers(toy_run: Path) -> None:
     """Storm over rationals and capver's explicit engine agree exactly; Storm on
     doubles agrees within 1e-9; on h∨ as on h∧."""
@@ -246,7 +250,7 @@ def test_model_kind_checks_one_bound_of_the_lattice(toy_run: Path) -> None:
             expected = SymbolicEngine(model).check(parse_property(text, first.vocabulary, tuple(model)), init)
             assert record["model"] == {"and": "h∧", "or": "h∨", "tilde": "h̃"}[kind]
             assert record["verdict"] == expected.verdict
-    res = capver("verify", str(TOY), "--property", "E [ F on(a,b) ]", "--model-kind", "or")
+    res = capver_in_process("verify", str(TOY), "--property", "E [ F on(a,b) ]", "--model-kind", "or")
     assert res.returncode == 2 and "--model-kind or" in res.stderr and "run directory" in res.stderr
 
 
@@ -268,5 +272,5 @@ def test_quantitative_values_come_with_bounds_on_the_agent_that_behave_like_ones
     lo, hi = agent(text=("--property", "Pmin=? [ F on(a,b) ]"))
     assert 0 <= lo <= hi <= 1
     for bad in ("0", "1", "1.5", "x"):
-        res = capver("verify", str(toy_run), *prop, "--delta", bad)
+        res = capver_in_process("verify", str(toy_run), *prop, "--delta", bad)
         assert res.returncode == 2 and "--delta" in res.stderr and "(0, 1)" in res.stderr

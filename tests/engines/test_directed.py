@@ -31,7 +31,8 @@ from capver.io.properties_text import parse_properties
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
 from capver.settings import model_assessment
-from tests.helpers.cli import capver
+from tests.helpers.cli import capver_in_process
+from tests.helpers.examples import scaled
 from tests.helpers.paths import ROOT
 
 
@@ -67,7 +68,7 @@ TOY = ROOT / "models" / "toy_blocks.capm"
 PROPS = ("A [ G !p0 ]", "E [ F p1 ]", "A [ G !(p2 & p3) ]", "E [ !p0 U<=3 p2 ]")
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=scaled(12), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from(["mcqs-e", "mcqs-s"]))
 def test_directed_verdicts_are_true_of_the_truth(seed: int, method: str) -> None:
     truth, rng = _truth(seed)
@@ -135,7 +136,7 @@ def test_without_properties_the_run_is_the_plain_one() -> None:
     assert plain.properties == () and plain.history == ()
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=scaled(25), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(0, 15))
 def test_a_focus_that_restricts_nothing_changes_no_step(seed: int, s0: int) -> None:
     truth, rng = _truth(seed)
@@ -151,7 +152,7 @@ def test_a_focus_that_restricts_nothing_changes_no_step(seed: int, s0: int) -> N
             assert plain.step_one(rho, c, which) == focused.step_one(rho, c, which)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=scaled(25), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(0, 15))
 def test_outside_the_focus_no_disagreement_arises(seed: int, s0: int) -> None:
     truth, rng = _truth(seed)
@@ -227,7 +228,7 @@ def test_learn_properties_from_the_command_line_and_resume(tmp_path: Path) -> No
         "--out",
         str(out),
     )
-    first = capver(*common, "--max-steps", "40", "--properties", str(props), "--epsilon", "0.3")
+    first = capver_in_process(*common, "--max-steps", "40", "--properties", str(props), "--epsilon", "0.3")
     assert first.returncode == 0, first.stderr
     assert "Properties (confident: with confidence 1 − δ = 0.95, unseen effects ≤ ε = 0.3" in first.stdout
     stored = json.loads((out / "properties.json").read_text(encoding="utf-8"))
@@ -237,7 +238,7 @@ def test_learn_properties_from_the_command_line_and_resume(tmp_path: Path) -> No
     before = stored["history"]
     assert all(h["steps"] <= 40 + 10 for h in before)  # the budget, and the last query's overshoot
     # --resume without --properties continues the run's own, with its ε and its history.
-    again = capver(*common, "--resume", "--max-steps", "4000")
+    again = capver_in_process(*common, "--resume", "--max-steps", "4000")
     assert again.returncode == 0, again.stderr
     resumed = json.loads((out / "properties.json").read_text(encoding="utf-8"))
     assert resumed["epsilon"] == 0.3 and resumed["history"][: len(before)] == before
@@ -246,7 +247,9 @@ def test_learn_properties_from_the_command_line_and_resume(tmp_path: Path) -> No
     stack = next(p for p in resumed["properties"] if p["name"] == "stack")
     assert stack["tier"] == "observed" and stack["verdict"] == "holds"  # the toy arm stacks a on b
     # Options that only make sense with properties are refused without them.
-    bare = capver("learn", "--agent", "model", "--model", str(TOY), "--out", str(tmp_path / "x"), "--epsilon", "0.1")
+    bare = capver_in_process(
+        "learn", "--agent", "model", "--model", str(TOY), "--out", str(tmp_path / "x"), "--epsilon", "0.1"
+    )
     assert bare.returncode == 2 and "need --properties" in bare.stderr
 
 
@@ -262,7 +265,7 @@ def _tracker_on(seed: int, n: int) -> tuple[PropertyTracker, CompoundModel, Comp
     return tracker, lat.pessimistic, lat.optimistic, data
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=scaled(15), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(0, 60))
 def test_the_focus_is_the_cheapest_undecided_propertys_until_it_stalls(seed: int, n: int) -> None:
     tracker, h_and, h_or, data = _tracker_on(seed, n)
@@ -292,7 +295,7 @@ def test_the_focus_is_the_cheapest_undecided_propertys_until_it_stalls(seed: int
     assert [wide.relevant(s) for s in states] == union
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=scaled(25), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(0, 80))
 def test_the_executions_still_needed_are_zero_exactly_when_confirmed(seed: int, n: int) -> None:
     truth, rng = _truth(seed)
@@ -309,7 +312,7 @@ def test_the_executions_still_needed_are_zero_exactly_when_confirmed(seed: int, 
     assert c.executions >= sum(q.executions for q in c.queries if q.tried)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=scaled(15), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 60), st.integers(1, 30))
 def test_remembered_checks_give_the_verdicts_a_fresh_tracker_gives(seed: int, n: int, repeats: int) -> None:
     """The tracker reuses its checks while no new transition is observed; repeats of

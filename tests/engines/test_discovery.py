@@ -23,6 +23,7 @@ from capver.envs.ppddl.syntax import (
     EffProbabilistic,
     EffWhen,
 )
+from tests.helpers.examples import scaled
 
 
 def env(domain):
@@ -95,7 +96,7 @@ def test_groundings_outside_the_vocabulary_are_skipped():
     assert [c.name for c in new] == ["at(x)", "at(z)"]
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=scaled(10), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from(["first_responders", "explodingblocks", "tireworld"]))
 def test_discovered_intents_are_effects_the_domain_can_have(seed, domain):
     task, sim, alpha = env(domain)

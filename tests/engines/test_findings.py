@@ -22,7 +22,7 @@ from capver.engines.findings import NeverAchieved, Reliable, SideEffect, Success
 from capver.io import dsl
 from capver.io.explain import capability_report, finding_words, read_findings
 from capver.settings import model_assessment
-from tests.helpers.cli import capver
+from tests.helpers.cli import capver_in_process
 
 HIDDEN = """
 (define (capability-model robot)
@@ -142,7 +142,7 @@ def test_findings_are_read_off_h_and_only(robot) -> None:
 def test_capver_learn_writes_the_findings_into_report_txt(tmp_path: Path) -> None:
     model = tmp_path / "robot.capm"
     model.write_text(HIDDEN)
-    r = capver(
+    r = capver_in_process(
         "learn",
         "--agent",
         "model",
@@ -163,7 +163,7 @@ def test_capver_learn_writes_the_findings_into_report_txt(tmp_path: Path) -> Non
     assert "- grab: also makes door-open true" in report
     assert "- switch-on: never achieved light" in report
     # capver report shows the same section on the HTML page.
-    r = capver("report", str(tmp_path / "run"))
+    r = capver_in_process("report", str(tmp_path / "run"))
     assert r.returncode == 0, r.stderr
     page = (tmp_path / "run" / "report.html").read_text()
     assert "<h2>What the learned model reveals</h2>" in page

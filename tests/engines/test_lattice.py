@@ -39,6 +39,7 @@ from tests.helpers.corpus import (
     seeds,
     worlds,
 )
+from tests.helpers.examples import scaled
 
 
 def admitted(h: CompoundModel, n: int) -> set[Transition]:
@@ -118,7 +119,7 @@ class TestTheorem3:
 
 
 class TestTheorem1:
-    @settings(max_examples=15)
+    @settings(max_examples=scaled(15))
     @given(worlds(2, 5), st.integers(0, 6))
     def test_bounds_on_complete_data(self, world: World, extra: int) -> None:
         data = complete_data(world, extra_pairs=extra)
@@ -133,7 +134,7 @@ class TestTheorem1:
         assert t_and <= t_star <= t_or
         assert t_and == dataset_transitions(data)
 
-    @settings(max_examples=15)
+    @settings(max_examples=scaled(15))
     @given(sampled_worlds(max_atoms=5))
     def test_pessimistic_refines_optimistic_always(self, wd: tuple[World, TransitionDataset]) -> None:
         world, data = wd
@@ -221,7 +222,7 @@ def assert_same_pr(a: Bounds, b: Bounds, caps: list[str], n: int) -> None:
 
 
 class TestIncremental:
-    @settings(max_examples=10)
+    @settings(max_examples=scaled(10))
     @given(worlds(2, 4), seeds, st.integers(5, 25), st.integers(1, 5))
     def test_one_at_a_time_equals_from_scratch(self, world: World, seed: int, length: int, pool: int) -> None:
         data = TransitionDataset(world.vocab, world.truth.capabilities)
@@ -242,7 +243,7 @@ class TestIncremental:
         assert builder.update() == set()
         assert builder.pessimistic is before.pessimistic and builder.optimistic is before.optimistic
 
-    @settings(max_examples=10)
+    @settings(max_examples=scaled(10))
     @given(worlds(2, 4), seeds, st.lists(st.integers(1, 6), min_size=1, max_size=6), st.integers(1, 4))
     def test_batched_updates_equal_from_scratch(self, world: World, seed: int, batches: list[int], pool: int) -> None:
         data = TransitionDataset(world.vocab)
@@ -267,7 +268,7 @@ class TestIncremental:
             assert_proved(relations.equivalent(inc, ref))
             assert_proved(relations.same_distributions(inc, ref))
 
-    @settings(max_examples=10)
+    @settings(max_examples=scaled(10))
     @given(worlds(2, 4), seeds, st.integers(1, 30), st.integers(1, 5))
     def test_every_backend_builds_the_same_bounds(self, world: World, seed: int, length: int, pool: int) -> None:
         stream = sample_stream(world, rng_for(seed), length, pool)
@@ -325,7 +326,7 @@ class TestIncremental:
 
 
 class TestTheorem2:
-    @settings(max_examples=10)
+    @settings(max_examples=scaled(10))
     @given(worlds(2, 4, total=True))
     def test_fully_observed_total_truth_closes_the_lattice(self, world: World) -> None:
         data = exhaustive_data(world)
@@ -335,7 +336,7 @@ class TestTheorem2:
         t_star = brute_transitions(world.truth, world.n)
         assert brute_transitions(b.pessimistic, world.n) == t_star == brute_transitions(b.optimistic, world.n)
 
-    @settings(max_examples=10)
+    @settings(max_examples=scaled(10))
     @given(worlds(2, 4, total=True), st.data())
     def test_one_untried_pair_keeps_it_open(self, world: World, pick: st.DataObject) -> None:
         full = exhaustive_data(world)

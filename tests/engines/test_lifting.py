@@ -24,6 +24,7 @@ from capver.engines.verification import relations
 from capver.errors import DSLSemanticError
 from capver.io import dataset_file, dsl
 from capver.logic.condition import LogicContext
+from tests.helpers.examples import scaled
 
 VICTIMS = ("z1", "z2", "z3")
 PLACES = ("l1", "l2")
@@ -84,7 +85,7 @@ def _data(
     return data
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=scaled(25), deadline=None)
 @given(seed=st.integers(0, 2**16), n_states=st.integers(1, 40), n_caps=st.integers(1, 6), flaky=st.booleans())
 def test_lifted_h_tilde_lies_between_the_bounds_and_reads_back_exactly(
     seed: int, n_states: int, n_caps: int, flaky: bool
@@ -243,10 +244,10 @@ def test_effect_outside_the_lifted_vocabulary_keeps_the_grounding_ground() -> No
 
 @pytest.mark.slow
 def test_capver_learn_writes_the_lifted_model_and_certify_proves_it(tmp_path: Path) -> None:
-    from tests.helpers.cli import capver
+    from tests.helpers.cli import capver_in_process
 
     run = tmp_path / "run"
-    res = capver(
+    res = capver_in_process(
         "learn",
         "--agent",
         "primitive",
@@ -269,6 +270,6 @@ def test_capver_learn_writes_the_lifted_model_and_certify_proves_it(tmp_path: Pa
     written = dsl.read(run / "h_tilde.capm", ctx=h_and.ctx).model
     rebuilt = run_lifted_model(build_bounds(h_and.ctx, data).pessimistic, data, 0)
     assert dsl.emit(written, name="occam") == dsl.emit(rebuilt.model, name="occam")
-    res = capver("certify", str(run))
+    res = capver_in_process("certify", str(run))
     assert res.returncode == 0, res.stdout + res.stderr
     assert "h_and.capm ⪯ h_tilde.capm: proved" in res.stdout and "h_tilde.capm ⪯ h_or.capm: proved" in res.stdout

@@ -20,6 +20,7 @@ from capver.engines.occam import MINIMISERS, check_conditions, literals, occam_m
 from capver.engines.verification import relations
 from capver.logic.condition import LogicContext, agreement_counterexample
 from tests.helpers.corpus import BACKEND_NAMES, all_states, sampled_worlds
+from tests.helpers.examples import scaled
 
 
 @st.composite
@@ -33,7 +34,7 @@ def partitions(draw: st.DrawFn) -> tuple[LogicContext, list[frozenset[int]]]:
 
 
 @pytest.mark.parametrize("name", sorted(MINIMISERS))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=scaled(60), deadline=None)
 @given(case=partitions())
 def test_every_minimiser_stays_in_the_lattice_and_is_exclusive(
     name: str, case: tuple[LogicContext, list[frozenset[int]]]
@@ -50,7 +51,7 @@ def test_every_minimiser_stays_in_the_lattice_and_is_exclusive(
             assert holding == [tried[s]]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=scaled(40), deadline=None)
 @given(case=sampled_worlds(max_atoms=5, max_transitions=60), seed=st.integers(0, 2**16))
 def test_h_tilde_agrees_with_the_data_and_lies_between_the_bounds(
     case: tuple[object, TransitionDataset], seed: int

@@ -32,6 +32,7 @@ from tests.helpers.corpus import (
     sample_data,
     worlds,
 )
+from tests.helpers.examples import scaled
 
 
 def _copy(data: TransitionDataset, world: World) -> TransitionDataset:
@@ -64,7 +65,7 @@ def _possibly_sound(h: CompoundModel, data: TransitionDataset, n: int) -> bool:
 
 
 class TestTheorem2:
-    @settings(max_examples=10)
+    @settings(max_examples=scaled(10))
     @given(worlds(2, 4, total=True), st.integers(0, 30), st.integers(1, 8))
     def test_D_plus_unobserved_transitions_closes_the_lattice(self, world: World, k: int, pool: int) -> None:
         """Reading: for any sampled D, T_δ = T_h⋆ ∖ T_D is finite and h∧ ≡ h∨ (as
@@ -82,7 +83,7 @@ class TestTheorem2:
 
 
 class TestLemma3:
-    @settings(max_examples=15)
+    @settings(max_examples=scaled(15))
     @given(worlds(2, 4, total=True), st.integers(1, 30), st.lists(st.integers(0, 2), max_size=3), st.floats(0.05, 1.0))
     def test_path_reaching_s_then_c_has_reward_at_least_beta(
         self, world: World, k: int, prefix: list[int], xi: float
@@ -123,7 +124,7 @@ def _proportional(dist: dict[int, Fraction], m: int) -> list[int]:
 
 
 class TestLemma4:
-    @settings(max_examples=10, deadline=None)
+    @settings(max_examples=scaled(10), deadline=None)
     @given(worlds(2, 3, max_capabilities=2, total=True), st.integers(1, 25), st.integers(1, 6))
     def test_some_finite_outcomes_reduce_every_inconsistency(self, world: World, k: int, pool: int) -> None:
         """Reading: for h ∈ {h∧, h∨} inconsistent with h⋆ at (s, c) there are k and
@@ -154,7 +155,7 @@ class TestLemma4:
 
 
 class TestTheorems4And5:
-    @settings(max_examples=15)
+    @settings(max_examples=scaled(15))
     @given(worlds(2, 4, total=True), st.integers(0, 8), st.booleans())
     def test_closed_lattice_on_complete_data_is_the_truth(self, world: World, extra: int, exhaustive: bool) -> None:
         """Theorem 4: D transition and effect complete and h∧ ≡ h∨ ⇒ h∧ ≡ h∨ ≡ h⋆

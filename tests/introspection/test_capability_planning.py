@@ -36,6 +36,7 @@ from capver.introspection.fol import And, Lit, Not, Or
 from capver.io import dsl
 from capver.io.literal_text import parse_dnf
 from capver.settings import build_assessment
+from tests.helpers.examples import scaled
 from tests.helpers.paths import ROOT
 
 TOY = ROOT / "models" / "toy_blocks.capm"
@@ -102,7 +103,7 @@ def test_ground_actions_of_the_toy_model(toy) -> None:
     assert not p.mutability.can_add(v.atoms[v.index("holding(b)")])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=scaled(60), deadline=None)
 @given(s=st.integers(min_value=0, max_value=(1 << 11) - 1))
 def test_determinisation_is_the_support_of_the_model(toy, s: int) -> None:
     """For every state and capability: the successors of the applicable ground

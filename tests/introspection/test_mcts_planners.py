@@ -24,11 +24,12 @@ from capver.introspection.search import (
 )
 from capver.introspection.search.mcts_k import EngineProblem, uniform_prior
 from capver.introspection.search.problem import Clock
+from tests.helpers.examples import scaled
 
 from .helpers import check_valid
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=scaled(40), deadline=None)
 @given(x=st.integers(-30, 30), y=st.integers(-30, 30), a=st.integers(0, 3))
 def test_adapter_is_the_problem(x: int, y: int, a: int) -> None:
     p = grid.GridProblem((5, 5), horizon=8, goal_reward=8.0)

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from capver.io import certificate
-from tests.helpers.cli import capver
+from tests.helpers.cli import capver_in_process
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cert") / "run"
-    res = capver(
+    res = capver_in_process(
         "learn",
         "--agent",
         "primitive",
@@ -56,7 +56,7 @@ def test_learn_writes_a_certificate_of_the_lattice_bounds(run_dir: Path) -> None
 
 
 def test_certify_rechecks_an_untouched_run(run_dir: Path) -> None:
-    res = capver("certify", str(run_dir))
+    res = capver_in_process("certify", str(run_dir))
     assert res.returncode == 0, res.stdout + res.stderr
     assert "certificate re-checked" in res.stdout and "h_and.capm ⪯ h_or.capm: proved" in res.stdout
 
@@ -65,7 +65,7 @@ def test_a_model_edited_after_certification_is_refused(run_dir: Path, tmp_path: 
     run = _copy(run_dir, tmp_path)
     with open(run / "h_and.capm", "a", encoding="utf-8") as f:
         f.write("; edited by hand\n")
-    res = capver("certify", str(run))
+    res = capver_in_process("certify", str(run))
     assert res.returncode == 2
     assert "modified after certification" in res.stderr and "Traceback" not in res.stderr
 
@@ -77,7 +77,7 @@ def test_a_certificate_whose_verdict_was_changed_fails(run_dir: Path, tmp_path: 
         if c["left"] == certificate.TRUTH:
             c["holds"], c["counterexample"] = True, None  # claim what z3 refutes
     (run / certificate.NAME).write_text(json.dumps(body), encoding="utf-8")
-    res = capver("certify", str(run))
+    res = capver_in_process("certify", str(run))
     assert res.returncode == 1
     assert "CERTIFICATE DOES NOT HOLD" in res.stdout and "z3 now says refuted" in res.stdout
 
@@ -86,7 +86,7 @@ def test_a_certificate_whose_verdict_was_changed_fails(run_dir: Path, tmp_path: 
 def test_a_malformed_certificate_is_a_one_line_error(run_dir: Path, tmp_path: Path, garbage: str) -> None:
     run = _copy(run_dir, tmp_path)
     (run / certificate.NAME).write_text(garbage, encoding="utf-8")
-    res = capver("certify", str(run))
+    res = capver_in_process("certify", str(run))
     assert res.returncode == 2 and res.stderr.startswith("capver certify: error: ") and "Traceback" not in res.stderr
 
 
@@ -97,7 +97,7 @@ def test_learn_writes_and_certifies_the_occam_model(run_dir: Path) -> None:
     assert claims[(certificate.TILDE, "h_or.capm")].holds  # h̃ ⪯ h∨
     assert cert.models[certificate.TILDE] == certificate.sha256(run_dir / certificate.TILDE)
     assert "in words: " in (run_dir / "report.txt").read_text(encoding="utf-8")
-    res = capver("certify", str(run_dir))
+    res = capver_in_process("certify", str(run_dir))
     assert res.returncode == 0, res.stdout + res.stderr
     assert "h_and.capm ⪯ h_tilde.capm: proved" in res.stdout and "h_tilde.capm ⪯ h_or.capm: proved" in res.stdout
 
@@ -106,7 +106,7 @@ def test_an_edited_occam_model_is_refused(run_dir: Path, tmp_path: Path) -> None
     run = _copy(run_dir, tmp_path)
     with open(run / certificate.TILDE, "a", encoding="utf-8") as f:
         f.write("; edited by hand\n")
-    res = capver("certify", str(run))
+    res = capver_in_process("certify", str(run))
     assert res.returncode == 2 and "h_tilde.capm: modified after certification" in res.stderr
 
 
@@ -118,6 +118,6 @@ def test_a_run_without_an_occam_model_still_rechecks(run_dir: Path, tmp_path: Pa
     body["claims"] = [c for c in body["claims"] if certificate.TILDE not in (c["left"], c["right"])]
     del body["models"][certificate.TILDE]
     (run / certificate.NAME).write_text(json.dumps(body), encoding="utf-8")
-    res = capver("certify", str(run))
+    res = capver_in_process("certify", str(run))
     assert res.returncode == 0, res.stdout + res.stderr
     assert "h_tilde" not in res.stdout

@@ -31,6 +31,7 @@ from capver.logic.bdd import isop
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 from tests.helpers.corpus import World, sampled_worlds
+from tests.helpers.examples import scaled
 from tests.helpers.paths import ROOT
 
 MODELS = ROOT / "models"
@@ -265,7 +266,7 @@ def assert_printed_as_before(h: CompoundModel, cols: Sequence[int]) -> None:
 # shorter) must neither change the text nor the meaning: every condition of the truth
 # and of both lattice bounds prints exactly as the generic route printed it, and the
 # files parse back to the same model.
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sampled_worlds(max_atoms=7, max_transitions=60), st.sampled_from([0, 10, 40, 70, 84]))
 def test_conditions_print_as_before_and_round_trip(wd: tuple[World, TransitionDataset], col: int) -> None:
     world, data = wd
@@ -643,20 +644,20 @@ def parse_or_located_error(text: str) -> None:
                 assert sum(p for p, _ in r.effects) == 1
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_mutated_files_parse_or_raise_located_errors(text: str) -> None:
     parse_or_located_error(text)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=scaled(60), deadline=None)
 @given(st.text(alphabet=st.sampled_from(list('()-?:;/. \n"\\01239abcdefghijklmnopqrstuvwxyz')), max_size=80))
 def test_arbitrary_text_parses_or_raises_located_errors(text: str) -> None:
     parse_or_located_error(text)
 
 
 @given(st.data())
-@settings(max_examples=30)
+@settings(max_examples=scaled(30))
 def test_the_initial_state_round_trips(data: st.DataObject) -> None:
     ctx = LogicContext(synthetic.typed_vocabulary())
     model = CompoundModel(ctx, [])

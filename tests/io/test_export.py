@@ -43,6 +43,7 @@ from capver.io.ppddl_export.names import PDDLNames, pddl_name
 from capver.io.ppddl_export.ppddl import PPDDLExport, export_ppddl
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel
+from tests.helpers.examples import scaled
 from tests.helpers.paths import ROOT
 from tests.helpers.plado_reader import PladoReader
 
@@ -284,7 +285,7 @@ class TestNames:
 
 
 class TestRoundTrip:
-    @settings(max_examples=12)
+    @settings(max_examples=scaled(12))
     @given(seed=seeds, n_atoms=st.integers(1, 5), n_transitions=st.integers(5, 40))
     def test_random_truth_and_learned_bounds_every_state(self, seed: int, n_atoms: int, n_transitions: int) -> None:
         vocab = synthetic.propositional_vocabulary(n_atoms)
@@ -293,7 +294,7 @@ class TestRoundTrip:
             assert_exact_mass(export.domain)
             assert_round_trip(model, range(1 << n_atoms), export)
 
-    @settings(max_examples=6)
+    @settings(max_examples=scaled(6))
     @given(seed=seeds)
     def test_typed_vocabulary_on_sampled_and_observed_states(self, seed: int) -> None:
         vocab = synthetic.typed_vocabulary()
@@ -303,7 +304,7 @@ class TestRoundTrip:
         for model in (truth, pess, opt):
             assert_round_trip(model, states)
 
-    @settings(max_examples=5)
+    @settings(max_examples=scaled(5))
     @given(seed=seeds)
     def test_larger_vocabulary_on_sampled_and_observed_states(self, seed: int) -> None:
         vocab = synthetic.propositional_vocabulary(22)
@@ -394,7 +395,7 @@ class TestIndependentTools:
         checked = assert_plado_agrees(model, list(range(1 << len(model.vocabulary))), tmp_path)
         assert checked > 0
 
-    @settings(max_examples=6)
+    @settings(max_examples=scaled(6))
     @given(seed=seeds, n_atoms=st.integers(3, 4))
     def test_plado_agrees_on_learned_bounds(self, seed: int, n_atoms: int) -> None:
         import tempfile
@@ -477,7 +478,7 @@ class TestIndependentTools:
         assert short.failure is None and not short.goal_reached and not short.valid
         assert not validate_plan(parsed.model, det, ["no-such-action"]).valid
 
-    @settings(max_examples=8)
+    @settings(max_examples=scaled(8))
     @given(seed=seeds, n_atoms=st.integers(2, 5), walk=st.integers(0, 4))
     def test_goals_reached_by_a_random_walk_are_planned_and_validated(self, seed: int, n_atoms: int, walk: int) -> None:
         vocab = synthetic.propositional_vocabulary(n_atoms)
@@ -506,7 +507,7 @@ class TestIndependentTools:
 
 
 class TestDeterminization:
-    @settings(max_examples=10)
+    @settings(max_examples=scaled(10))
     @given(seed=seeds, n_atoms=st.integers(1, 5), keep_negative=st.booleans())
     def test_all_outcomes_on_learned_bounds(self, seed: int, n_atoms: int, keep_negative: bool) -> None:
         vocab = synthetic.propositional_vocabulary(n_atoms)

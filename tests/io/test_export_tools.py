@@ -52,6 +52,7 @@ from capver.io.ppddl_export.pddlgym_flavour import PDDLGymExport, export_pddlgym
 from capver.io.ppddl_export.ppddl import export_ppddl
 from capver.io.ppddl_export.probabilities import written_probabilities
 from capver.model.capability_model import CompoundModel, rule_mixture
+from tests.helpers.examples import scaled
 from tests.helpers.paths import ROOT
 from tests.helpers.plado_reader import PladoReader
 
@@ -582,7 +583,7 @@ def test_empty_problem_only_when_asked(run_dir: Path, tmp_path: Path) -> None:
 # =====================================================================================
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled(200), deadline=None)
 @given(st.lists(st.integers(1, 40), min_size=2, max_size=7), st.integers(1, 3))
 def test_written_decimals_sum_to_one_and_stay_close(weights: list[int], scale: int) -> None:
     total = sum(weights) * scale

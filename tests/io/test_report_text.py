@@ -36,8 +36,9 @@ from capver.io.explain import capability_report, cover_prefix, cover_words, find
 from capver.logic.bdd import Cube, isop_of_interval
 from capver.logic.condition import Condition, LogicContext, formula_condition
 from capver.model.capability_model import Rule
-from tests.helpers.cli import capver
+from tests.helpers.cli import capver_in_process
 from tests.helpers.corpus import all_states, brute_distribution, sampled_worlds
+from tests.helpers.examples import scaled
 
 # -- labels and counts ----------------------------------------------------------------------
 
@@ -66,7 +67,7 @@ def _brute_status(data: TransitionDataset, h_or, cap: Capability, n: int) -> tup
     return kind, possible
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sampled_worlds(max_atoms=4, max_transitions=30))
 def test_labels_are_what_the_data_and_every_state_of_h_or_show(wd) -> None:  # type: ignore[no-untyped-def]
     world, data = wd
@@ -88,7 +89,7 @@ def _labels(text: str) -> dict[str, str]:
     }
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sampled_worlds(max_atoms=4, max_transitions=30))
 def test_headline_counts_are_the_labels_and_the_never_achieved_findings(wd) -> None:  # type: ignore[no-untyped-def]
     world, data = wd
@@ -299,7 +300,7 @@ def test_phases_keep_the_printed_seconds_and_add_them_up() -> None:
 @pytest.mark.slow
 def test_learn_summary_leads_with_coverage_agreement_and_adds_up(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    res = capver(
+    res = capver_in_process(
         "learn",
         "--agent",
         "lao",
@@ -345,10 +346,10 @@ def test_learn_summary_leads_with_coverage_agreement_and_adds_up(tmp_path: Path)
     prop = re.search(r'capver verify \S+ --property "([^"]+)"', nxt)
     assert prop is not None
     # The suggested property is one the run's agent was seen to reach: it holds, observed.
-    v = capver("verify", str(run), "--property", prop.group(1))
+    v = capver_in_process("verify", str(run), "--property", prop.group(1))
     assert v.returncode == 0 and "HOLDS for the agent (observed)" in v.stdout, v.stdout + v.stderr
     # The HTML page labels capabilities as report.txt does: observed, not "achievable".
-    assert capver("report", str(run)).returncode == 0
+    assert capver_in_process("report", str(run)).returncode == 0
     page = (run / "report.html").read_text(encoding="utf-8")
     assert "observed to achieve it" in page and "achievable" not in page
 

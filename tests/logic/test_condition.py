@@ -30,6 +30,7 @@ from tests.helpers.corpus import (
     seeds,
     tree_to_smt,
 )
+from tests.helpers.examples import scaled
 
 SMALL_MAX = 8
 
@@ -87,7 +88,7 @@ class TestSmallVocabularies:
 @pytest.mark.parametrize("bdd", BACKEND_NAMES)
 class TestLargeVocabularies:
     # each z3 query costs ~0.1 s of pysmt conversion; a few examples per backend suffice
-    @settings(max_examples=6)
+    @settings(max_examples=scaled(6))
     @given(st.integers(30, 60), st.data())
     def test_z3_proves_bdd_and_formula_equivalent(self, bdd: str, n: int, data: st.DataObject) -> None:
         ctx = LogicContext(synthetic.propositional_vocabulary(n), bdd)
@@ -107,7 +108,7 @@ class TestLargeVocabularies:
             assert agreement_counterexample(cond) is None
             check_everywhere(cond, expected, probes)
 
-    @settings(max_examples=5)
+    @settings(max_examples=scaled(5))
     @given(st.integers(30, 60), st.data())
     def test_disagreement_is_found(self, bdd: str, n: int, data: st.DataObject) -> None:
         """A condition whose BDD was handed in wrong: z3 must name a state where the

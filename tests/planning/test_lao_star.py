@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from capver.errors import PlanningError
 from capver.planning import LAOStar, TableMDP, goal_count_heuristic, solve
+from tests.helpers.examples import scaled
 
 
 def is_goal_state(g):
@@ -177,7 +178,7 @@ def random_mdps(draw):
     return n, table
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=scaled(60), deadline=None)
 @given(random_mdps(), st.sampled_from([0.0, 0.5, 1.0]), st.integers(0, 5))
 def test_matches_value_iteration_and_is_history_independent(mdp, h_scale, start):
     n, table = mdp

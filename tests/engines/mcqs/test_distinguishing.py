@@ -28,6 +28,7 @@ from capver.synthetic import (
     random_model,
     sample_dataset,
 )
+from tests.helpers.examples import scaled
 
 dists = st.dictionaries(st.integers(0, 7), st.floats(0.01, 1.0), min_size=1, max_size=6).map(
     lambda d: tuple(sorted((s, p / sum(d.values())) for s, p in d.items()))
@@ -231,7 +232,7 @@ def test_mcqs_e_replans_only_when_a_surprise_leaves_the_predicted_supports() -> 
     assert policy.next(0, 0, False, inp) == "c0" and policy.plan is plan
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=scaled(30), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(2, 40))
 def test_mcqs_e_plan_reaches_the_disagreement_it_reports(seed: int, iterations: int) -> None:
     """Executed on the models, the query's path passes a meta-state whose disagreement

@@ -22,7 +22,8 @@ from capver.engines.mcqs.tilde import REWARDS, tilde_uncertainty
 from capver.errors import CapverError
 from capver.logic.condition import LogicContext
 from capver.synthetic import propositional_vocabulary, random_model, sample_dataset
-from tests.helpers.cli import capver
+from tests.helpers.cli import capver_in_process
+from tests.helpers.examples import scaled
 
 
 def _hand_made() -> tuple[LatticeBuilder, TransitionDataset]:
@@ -78,7 +79,7 @@ def _random_setup(seed: int):
     return rng, truth, data, LatticeBuilder(ctx, data)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=scaled(15), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.floats(0.0, 0.5))
 def test_zero_weight_is_the_default_reward(seed: int, xi: float) -> None:
     """λ = 0: every step (successor meta-state, reward, settled) of random walks is
@@ -98,7 +99,7 @@ def test_zero_weight_is_the_default_reward(seed: int, xi: float) -> None:
             m1, m2 = s1[0], s2[0]
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=scaled(15), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.floats(0.0, 0.5), st.floats(0.05, 1.0))
 def test_lemma2_form_with_the_uncertainty_bonus(seed: int, xi: float, lam: float) -> None:
     """ρ₁ = ρ₂ = ρ on tried states of c (where h∧ = h∨) ⇒
@@ -150,13 +151,13 @@ def test_learn_with_the_tilde_reward(tmp_path: Path) -> None:
     runs = {}
     for name, extra in [("default", []), ("tilde", ["--reward", "tilde", "--tilde-every", "3"])]:
         out = tmp_path / name
-        res = capver(*common, *extra, "--out", str(out))
+        res = capver_in_process(*common, *extra, "--out", str(out))
         assert res.returncode == 0, res.stderr
         assert (out / "h_tilde.capm").exists()
         runs[name] = _records(out)
         assert len(runs[name]) > 10
     assert runs["tilde"] != runs["default"]  # the h̃ term changed them
-    bad = capver(*common, "--reward", "tilde", "--tilde-weight", "2", "--out", str(tmp_path / "bad"))
+    bad = capver_in_process(*common, "--reward", "tilde", "--tilde-weight", "2", "--out", str(tmp_path / "bad"))
     assert bad.returncode == 2 and "--tilde-weight" in bad.stderr and "[0, 1]" in bad.stderr
 
 

@@ -47,11 +47,12 @@ from capver.io.properties_text import parse_property
 from capver.model.capability_model import CompoundModel
 from tests.engines.verification.test_ic3 import blocks_run, reached, safety_corpus, tampered  # noqa: F401 - a fixture
 from tests.engines.verification.test_qualitative_engines import Reference, check_witness, counter_model, random_case
-from tests.helpers.cli import capver
+from tests.helpers.cli import capver_in_process
+from tests.helpers.optional_tools import ABC_HINT
 from tests.helpers.paths import ROOT
 
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
-needs_abc = pytest.mark.skipif(not abc_available(), reason="ABC is not installed: apt-get install yosys")
+needs_abc = pytest.mark.skipif(not abc_available(), reason=ABC_HINT)
 KINDS = ("partial", "total", "h_and", "h_or")
 
 
@@ -209,22 +210,22 @@ def test_verify_engine_abc_saves_invariants_that_certify_rechecks(blocks_run: Pa
     run = tmp_path / "run"
     shutil.copytree(blocks_run, run)
     text = "A [ G !on(a,a) ]"
-    res = capver("verify", str(run), "--engine", "abc", "--property", text, "--save", "--json")
+    res = capver_in_process("verify", str(run), "--engine", "abc", "--property", text, "--save", "--json")
     assert res.returncode == 0, res.stdout + res.stderr
     (record,) = [json.loads(line) for line in res.stdout.splitlines()]
     assert record["engines"] == {"h_and": "abc", "h_or": "abc"}
     assert record["invariant_h_or"]["lemmas"] >= 1  # type: ignore[index]
     assert f"recorded 2 inductive invariants (abc) in {run / certificate.NAME}" in res.stderr
-    ok = capver("certify", str(run))
+    ok = capver_in_process("certify", str(run))
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert f"{text} on h_or.capm" in ok.stdout and f"{text} on h_and.capm" in ok.stdout
-    plain = capver("verify", str(run), "--engine", "abc", "--property", text, "--ignore-environment")
+    plain = capver_in_process("verify", str(run), "--engine", "abc", "--property", text, "--ignore-environment")
     assert "proved by an inductive invariant" in plain.stdout and "(abc)" in plain.stdout, plain.stdout
 
 
 @needs_abc
 def test_a_bounded_property_names_the_engines_that_answer_it(blocks_run: Path) -> None:  # noqa: F811
-    res = capver("verify", str(blocks_run), "--engine", "abc", "--property", "A [ G<=3 !on(a,a) ]")
+    res = capver_in_process("verify", str(blocks_run), "--engine", "abc", "--property", "A [ G<=3 !on(a,a) ]")
     assert res.returncode == 2 and "--engine auto or bdd" in res.stderr, res.stdout + res.stderr
 
 

@@ -20,9 +20,10 @@ from capver.engines.verification.symbolic import SymbolicEngine
 from capver.io.properties_text import parse_property
 from capver.logic.condition import LogicContext
 from capver.settings import model_assessment
+from tests.helpers.examples import scaled
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=scaled(25), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(2, 200))
 def test_agent_verdicts_are_true_of_the_truth(seed: int, steps: int) -> None:
     rng = np.random.default_rng(seed)
@@ -102,7 +103,7 @@ def _compare_cut_frontiers(seed: int, steps: int, rings: int) -> int:
     return n_cut
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=scaled(25), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(2, 60), st.sampled_from([1, 2, 3]))
 def test_a_frontier_cut_short_changes_no_tier_and_only_lowers_its_counts(seed: int, steps: int, rings: int) -> None:
     _compare_cut_frontiers(seed, steps, rings)

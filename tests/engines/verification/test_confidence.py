@@ -187,9 +187,16 @@ def test_coverage_small() -> None:
     assert 0.0 <= res["mean_sound_lower"] <= res["mean_sound_upper"] <= 1.0
 
 
+# Not measured by coverage (.ci/run): a statistical experiment whose code the smaller tests cover,
+# and which coverage's tracing made several times slower.
 @pytest.mark.slow
-def test_coverage_200_runs() -> None:
-    res = coverage(runs=200, queries=20)
+@pytest.mark.no_cover
+def test_coverage_60_runs() -> None:
+    """60 runs of 20 queries (200 runs took 105 s).  It still fails on a broken bound:
+    per-pair intervals at 10 % confidence with no union over pairs cover the truth in
+    78 % of these runs (sound) and 40 % (observed); point estimates with no missing mass
+    in 33 % and 25 % (the same runs' counts at 200 runs: 79 %, 42 %, 43 %, 34 %)."""
+    res = coverage(runs=60, queries=20)
     print(res)
     assert res["coverage_sound"] >= 0.95
     assert res["coverage_observed_complete"] >= 0.95

@@ -28,6 +28,7 @@ from capver.io import dsl
 from capver.io.properties_text import parse_property
 from capver.model.capability_model import CompoundModel
 from tests.engines.verification.test_explicit_engine import KINDS, random_case, seeds
+from tests.helpers.examples import scaled
 from tests.helpers.paths import ROOT
 
 TOY = ROOT / "models" / "toy_blocks.capm"
@@ -148,14 +149,14 @@ def test_constants_on_the_toy_model() -> None:
     _check_model(parsed.model, parsed.init, "holding(a)")
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=scaled(12), deadline=None)
 @given(seed=seeds, n_atoms=st.integers(3, 4), kind=st.sampled_from(KINDS))
 def test_constants_on_random_models(seed: int, n_atoms: int, kind: str) -> None:
     model, init, _ = random_case(seed, n_atoms, kind)
     _check_model(model, init, "p0")
 
 
-@pytest.mark.skipif(not storm.available(), reason="stormpy is not installed")
+@pytest.mark.skipif(not storm.available(), reason="stormpy is not installed: pip install 'stormpy>=2.0'")
 def test_storm_negation_of_a_constant() -> None:
     assert storm.negation("true") == "false" and storm.negation(" false ") == "true"
     assert storm.negation('"p0" & !"p1"') == '!("p0" & !"p1")'

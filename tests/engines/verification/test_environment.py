@@ -36,7 +36,8 @@ from capver.io.properties_text import parse_property
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
 from capver.settings import world_of
-from tests.helpers.cli import capver
+from tests.helpers.cli import capver_in_process
+from tests.helpers.examples import scaled
 from tests.helpers.paths import ROOT
 
 ATOMS = ("p0", "p1", "p2", "p3")
@@ -58,7 +59,7 @@ def _successors(model: CompoundModel):  # type: ignore[no-untyped-def]
     return lambda s: (t for c in model for t in model[c].distribution(s))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=scaled(100), deadline=None)
 @given(
     st.integers(0, 2**32 - 1),
     st.integers(0, 40),
@@ -125,17 +126,17 @@ ISSUE_PROPERTIES = ("A [ G !(holding(a) & holding(b)) ]", "A [ G !(on(a,b) & on(
 
 def test_the_blocksworld_safety_properties_are_decided_by_capver_verify(small_run_source: Path) -> None:
     args = [a for p in ISSUE_PROPERTIES for a in ("--property", p)]
-    r = capver("verify", str(small_run_source), *args, "--json")
+    r = capver_in_process("verify", str(small_run_source), *args, "--json")
     assert r.returncode == 0, r.stderr
     records = [json.loads(line) for line in r.stdout.splitlines()]
     assert [(x["verdict"], x["tier"], x["environment"]) for x in records] == [
         ("holds", "observed", "the PPDDL task blocks/problem1")
     ] * 2
     assert all("125 states" in x["reason"] for x in records)
-    text = capver("verify", str(small_run_source), *args)
+    text = capver_in_process("verify", str(small_run_source), *args)
     assert text.stdout.count("HOLDS for every agent (exact: the environment settles it)") == 2
     # From the data alone they are not decided: h∨ still has runs into the bad states.
-    alone = capver("verify", str(small_run_source), *args, "--json", "--ignore-environment")
+    alone = capver_in_process("verify", str(small_run_source), *args, "--json", "--ignore-environment")
     assert alone.returncode != 0
     assert all(json.loads(line)["tier"] != "observed" for line in alone.stdout.splitlines())
 
@@ -206,7 +207,9 @@ def test_capver_learn_stops_when_the_environment_decides_every_property(tmp_path
     props = tmp_path / "blocks.props"
     props.write_text("".join(f'"p{k}": {p};\n' for k, p in enumerate(ISSUE_PROPERTIES)), encoding="utf-8")
     out = tmp_path / "run"
-    r = capver("learn", "--agent", "lao", "--domain", "blocks", "--properties", str(props), "--out", str(out))
+    r = capver_in_process(
+        "learn", "--agent", "lao", "--domain", "blocks", "--properties", str(props), "--out", str(out)
+    )
     assert r.returncode == 0, r.stderr
     assert "every property decided; 0 queries" in r.stdout
     assert r.stdout.count("HOLDS (observed) after 0 simulator steps (no state the environment reaches") == 2
@@ -253,7 +256,7 @@ def test_a_result_enumerates_its_environment_once(monkeypatch: pytest.MonkeyPatc
     assert isinstance(alone, QuantitativeResult) and alone.agent is not None and alone.agent.environment is None
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=scaled(150), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 40), _formulas(), st.integers(0, 15))
 def test_the_frontier_within_the_environment_keeps_every_state_an_agent_can_leave_h_or_from(
     seed: int, n: int, formula: str, init: int
@@ -311,8 +314,8 @@ def test_the_frontier_within_the_environment_keeps_every_state_an_agent_can_leav
 def test_the_shipped_first_responders_frontier_is_cut_to_the_environments_states() -> None:
     run = ROOT / "models" / "learned" / "first_responders_lao"
     prop = ("--property", "A [ G !(victim-dying(z1) & victim-dying(z2)) ]", "--json")
-    inside = json.loads(capver("verify", str(run), *prop).stdout)["confidence"]
-    whole = json.loads(capver("verify", str(run), *prop, "--ignore-environment").stdout)["confidence"]
+    inside = json.loads(capver_in_process("verify", str(run), *prop).stdout)["confidence"]
+    whole = json.loads(capver_in_process("verify", str(run), *prop, "--ignore-environment").stdout)["confidence"]
     assert inside["frontier_within_environment"] and not whole["frontier_within_environment"]
     world = world_of("lao", SettingArgs(domain="first_responders"))
     assert world is not None

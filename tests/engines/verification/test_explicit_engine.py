@@ -28,6 +28,7 @@ from capver.engines.verification import explicit as ex
 from capver.logic.bdd import Cube
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
+from tests.helpers.examples import scaled
 
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
 KINDS = ("partial", "total", "trap", "h_and", "h_or")
@@ -183,7 +184,7 @@ def _q(ch: ex.Choice, v: Sequence[ex.Value]) -> ex.Value:
     return sum((p * v[t] for t, p in ch.successors), F(0))
 
 
-@settings(max_examples=25)
+@settings(max_examples=scaled(25))
 @given(seed=seeds, n_atoms=st.integers(3, 5), kind=st.sampled_from(KINDS))
 def test_bellman_equations_and_bounds(seed: int, n_atoms: int, kind: str) -> None:
     model, init, cube = random_case(seed, n_atoms, kind)
@@ -253,7 +254,7 @@ def _widened(model: CompoundModel, states: Sequence[State], rng: np.random.Gener
     return out
 
 
-@settings(max_examples=20)
+@settings(max_examples=scaled(20))
 @given(seed=seeds, n_atoms=st.integers(3, 5), kind=st.sampled_from(KINDS), bound=st.integers(0, 5))
 def test_robust_value_iteration(seed: int, n_atoms: int, kind: str, bound: int) -> None:
     model, init, cube = random_case(seed, n_atoms, kind)

@@ -51,7 +51,7 @@ from tests.engines.verification.test_qualitative_engines import (
     random_formula,
     seeds,
 )
-from tests.helpers.cli import capver
+from tests.helpers.cli import capver_in_process
 from tests.helpers.paths import ROOT
 
 MODELS = ROOT / "models"
@@ -355,7 +355,7 @@ PROPERTY = "A [ G !(holding(a) & holding(b)) ]"
 @pytest.fixture(scope="module")
 def blocks_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("ic3") / "run"
-    res = capver(
+    res = capver_in_process(
         "learn",
         "--agent",
         "lao",
@@ -389,7 +389,7 @@ def test_certify_rechecks_a_recorded_invariant(blocks_run: Path) -> None:
     cert = certificate.read(blocks_run)
     assert [c.property_text for c in cert.invariants] == [PROPERTY]
     assert cert.invariants[0].model == "h_and.capm" and cert.invariants[0].lemmas >= 1
-    res = capver("certify", str(blocks_run))
+    res = capver_in_process("certify", str(blocks_run))
     assert res.returncode == 0, res.stdout + res.stderr
     assert f"{PROPERTY} on h_and.capm" in res.stdout and "re-checked" in res.stdout
 
@@ -399,7 +399,7 @@ def test_a_tampered_invariant_fails_certify(blocks_run: Path, tmp_path: Path) ->
     body = json.loads((run / certificate.NAME).read_text(encoding="utf-8"))
     body["invariants"][0]["invariant"] = "(assert true)"  # proves nothing
     (run / certificate.NAME).write_text(json.dumps(body), encoding="utf-8")
-    res = capver("certify", str(run))
+    res = capver_in_process("certify", str(run))
     assert res.returncode == 1
     assert "CERTIFICATE DOES NOT HOLD" in res.stdout and "the invariant fails" in res.stdout
 
@@ -408,7 +408,7 @@ def test_an_invariant_of_an_edited_model_is_refused(blocks_run: Path, tmp_path: 
     run = _copy(blocks_run, tmp_path)
     with open(run / "h_and.capm", "a", encoding="utf-8") as f:
         f.write("; edited by hand\n")
-    res = capver("certify", str(run))
+    res = capver_in_process("certify", str(run))
     assert res.returncode == 2 and "modified after certification" in res.stderr
 
 
@@ -428,7 +428,7 @@ def test_add_invariant_refuses_what_it_cannot_prove(blocks_run: Path, tmp_path: 
     certificate.add_invariant(run, text, "h_or.capm", res.invariant)
     certificate.add_invariant(run, text, "h_or.capm", res.invariant)  # replaces, does not duplicate
     assert [c.property_text for c in certificate.read(run).invariants] == [PROPERTY, text]
-    out = capver("certify", "--write", str(run))
+    out = capver_in_process("certify", "--write", str(run))
     assert out.returncode == 0, out.stdout + out.stderr
     assert len(certificate.read(run).invariants) == 2 and out.stdout.count("re-checked") == 2
 
@@ -439,7 +439,7 @@ def test_verify_saves_ic3_invariants_that_certify_rechecks(blocks_run: Path, tmp
     property on, and ``capver certify`` re-checks them from the command line."""
     run = _copy(blocks_run, tmp_path)
     text = "A [ G !on(a,a) ]"  # no capability stacks a block on itself: holds on h∧ and h∨
-    res = capver("verify", str(run), "--engine", "ic3", "--property", text, "--save", "--json")
+    res = capver_in_process("verify", str(run), "--engine", "ic3", "--property", text, "--save", "--json")
     # Holds on h∨ (unconfirmed from the data alone), and for every agent by the environment.
     assert res.returncode == 0, res.stdout + res.stderr
     (record,) = [json.loads(line) for line in res.stdout.splitlines()]
@@ -448,7 +448,7 @@ def test_verify_saves_ic3_invariants_that_certify_rechecks(blocks_run: Path, tmp
     assert f"recorded 2 inductive invariants (ic3) in {run / certificate.NAME}" in res.stderr
     claims = {(c.property_text, c.model) for c in certificate.read(run).invariants}
     assert {(text, "h_and.capm"), (text, "h_or.capm")} <= claims
-    ok = capver("certify", str(run))
+    ok = capver_in_process("certify", str(run))
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert f"{text} on h_or.capm" in ok.stdout and f"{text} on h_and.capm" in ok.stdout
     assert ok.stdout.count("re-checked") == len(claims) + 1  # the certificate's line and one per invariant
@@ -458,7 +458,7 @@ def test_verify_saves_ic3_invariants_that_certify_rechecks(blocks_run: Path, tmp
         if claim["property_text"] == text and claim["model"] == "h_or.capm":
             claim["invariant"] = "(assert true)"
     (run / certificate.NAME).write_text(json.dumps(body), encoding="utf-8")
-    bad = capver("certify", str(run))
+    bad = capver_in_process("certify", str(run))
     assert bad.returncode == 1 and "the invariant fails safety" in bad.stdout, bad.stdout
 
 

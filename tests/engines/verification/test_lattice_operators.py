@@ -57,6 +57,7 @@ from capver.io.properties_text import parse_property
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 from capver.settings import model_assessment
+from tests.helpers.examples import scaled
 
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
 Pred = Callable[[State], bool]
@@ -230,7 +231,7 @@ def _texts(rng: np.random.Generator) -> list[str]:
 # -- the engine's lasting run -----------------------------------------------------------
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=scaled(40), deadline=None)
 @given(seed=seeds)
 def test_lasting_run_equals_the_brute_force_reference(seed: int) -> None:
     rng = np.random.default_rng(seed)
@@ -296,7 +297,7 @@ def _check_verdict(
             assert data.count_sc(s, c) == 0, text
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=scaled(20), deadline=None)
 @given(seed=seeds, steps=st.integers(2, 300))
 def test_agent_verdicts_of_lasting_operators_are_true_of_the_truth(seed: int, steps: int) -> None:
     truth, rng = _truth(seed)
@@ -336,7 +337,7 @@ LADDER = (
 )
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=scaled(8), deadline=None)
 @given(seed=seeds, rare=st.sampled_from([None, Fraction(1, 1000), Fraction(1, 100)]))
 def test_confident_lasting_verdicts_keep_their_stated_bound(seed: int, rare: Fraction | None) -> None:
     if rare is None:  # a random truth

@@ -79,7 +79,8 @@ from capver.io import dsl
 from capver.io.properties_text import parse_property
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel, rule_mixture
-from tests.helpers.cli import capver
+from tests.helpers.cli import capver_in_process
+from tests.helpers.examples import scaled
 from tests.helpers.paths import ROOT
 
 MODELS = ROOT / "models"
@@ -592,7 +593,7 @@ def test_every_registered_engine_agrees_with_brute_force(seed: int, n_atoms: int
     _registry_agrees(model, init, corpus(np.random.default_rng(seed + 1), model))
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=scaled(12), deadline=None)
 @given(seed=seeds, n_atoms=st.integers(3, 5), kind=st.sampled_from(KINDS))
 def test_portfolio_agrees_with_brute_force(seed: int, n_atoms: int, kind: str) -> None:
     """The same through the worker processes verify uses: each engine alone, and auto
@@ -654,7 +655,7 @@ def test_auto_proves_by_ic3_where_the_reachable_set_is_large(counter: Path) -> N
     overflow never holds; its rings pass the budget and IC3, started beside it,
     proves it with the one-lemma invariant ¬overflow.  A one-step run is the BDD
     engine's first ring."""
-    res = capver(
+    res = capver_in_process(
         "verify",
         str(counter),
         "--property",
@@ -678,11 +679,11 @@ def test_auto_proves_by_ic3_where_the_reachable_set_is_large(counter: Path) -> N
     # b2 first holds after 3 increments (b0 → b1 → b0 b1 → b2): a 3-step counterexample.
     assert (bounded["engine"], bounded["verdict"], len(bounded["witness"]["steps"])) == ("bdd", "fails", 3)  # type: ignore[index]
     # A bounded E G: the BDD engine first builds the reachable set, BMC unrolls 2 steps.
-    eg = capver("verify", str(counter), "--property", "E [ G<=2 !b2 ]", "--json")
+    eg = capver_in_process("verify", str(counter), "--property", "E [ G<=2 !b2 ]", "--json")
     assert eg.returncode == 0, eg.stderr
     (lasting,) = _records(eg.stdout)
     assert (lasting["engine"], lasting["verdict"], len(lasting["witness"]["steps"])) == ("bmc", "holds", 2)  # type: ignore[index]
-    text = capver("verify", str(counter), "--property", "A [ G !overflow ]")
+    text = capver_in_process("verify", str(counter), "--property", "A [ G !overflow ]")
     assert text.stdout.splitlines() == [
         (
             "p1: A [ G !overflow ] — HOLDS on the model (proved by an inductive "
@@ -695,7 +696,7 @@ def test_a_check_that_runs_out_of_time_says_what_to_try(counter: Path) -> None:
     """The BDD engine alone cannot walk 2^20 rings in 0.5 s: one line on stderr names
     the property, the model, the engine and what to try; the other property is still
     checked; exit status 4."""
-    res = capver(
+    res = capver_in_process(
         "verify",
         str(counter),
         "--engine",
@@ -717,7 +718,7 @@ def test_a_check_that_runs_out_of_time_says_what_to_try(counter: Path) -> None:
     ]
     assert res.stdout.startswith("p2: E [ F b1 ] — HOLDS on the model")
     # A violated property outranks the timeout in the exit status.
-    res = capver(
+    res = capver_in_process(
         "verify",
         str(counter),
         "--engine",
@@ -731,11 +732,11 @@ def test_a_check_that_runs_out_of_time_says_what_to_try(counter: Path) -> None:
     )
     assert res.returncode == 1 and "p1: no verdict" in res.stderr
     for bad in ("0", "-1", "soon"):
-        refused = capver("verify", str(counter), "--timeout", bad, "--property", "E [ F b1 ]")
+        refused = capver_in_process("verify", str(counter), "--timeout", bad, "--property", "E [ F b1 ]")
         assert refused.returncode == 2 and "expected a positive number of seconds" in refused.stderr
-    both = capver("verify", str(counter), "--engine", "ic3", "--engine", "bmc", "--property", "E [ F b1 ]")
+    both = capver_in_process("verify", str(counter), "--engine", "ic3", "--engine", "bmc", "--property", "E [ F b1 ]")
     assert both.returncode == 2 and "bmc and ic3 are both engines of E/A properties" in both.stderr
-    eg = capver("verify", str(counter), "--engine", "ic3", "--property", "E [ G !b3 ]")
+    eg = capver_in_process("verify", str(counter), "--engine", "ic3", "--property", "E [ G !b3 ]")
     assert eg.returncode == 2 and "--engine ic3 does not answer this property" in eg.stderr
 
 
@@ -751,13 +752,13 @@ def counter_run(tmp_path: Path) -> Path:
 
 def test_save_keeps_the_earlier_verdict_of_a_property_that_ran_out_of_time(counter_run: Path) -> None:
     props = ("--property", "E [ F b1 ]", "--property", "A [ G !overflow ]")
-    first = capver("verify", str(counter_run), "--model-kind", "or", *props, "--save")
+    first = capver_in_process("verify", str(counter_run), "--model-kind", "or", *props, "--save")
     assert first.returncode == 0, first.stderr
     # No certificate.json in this directory: the invariant is not recorded, and it says so.
     assert "the invariant of A [ G !overflow ] on h_or.capm is not recorded" in first.stderr
     saved = json.loads((counter_run / "verdicts.json").read_text(encoding="utf-8"))["verdicts"]
     assert [(r["engine"], r["verdict"]) for r in saved] == [("bdd", "holds"), ("ic3", "holds")]
-    second = capver(
+    second = capver_in_process(
         "verify", str(counter_run), "--model-kind", "or", *props, "--save", "--engine", "bdd", "--timeout", "0.5"
     )
     assert second.returncode == 4, second.stdout + second.stderr
@@ -772,7 +773,7 @@ def test_a_frontier_too_large_to_enumerate_leaves_the_verdict_unconfirmed(counte
     confident tier needs h∨'s frontier, 2^20 rings: its first rings hold an untried
     pair, which is enough for unconfirmed, and the counts are said to be lower
     bounds instead of being computed to the end."""
-    res = capver("verify", str(counter_run), "--property", "A [ G !overflow ]", "--timeout", "8", "--json")
+    res = capver_in_process("verify", str(counter_run), "--property", "A [ G !overflow ]", "--timeout", "8", "--json")
     assert res.returncode == 3, res.stdout + res.stderr
     (record,) = _records(res.stdout)
     assert (record["verdict"], record["tier"], record["engines"]) == (
@@ -784,7 +785,7 @@ def test_a_frontier_too_large_to_enumerate_leaves_the_verdict_unconfirmed(counte
     conf = record["confidence"]
     assert conf["frontier_complete"] is False and conf["frontier_states"] == LARGE_RINGS + 1
     assert conf["untried"] == conf["frontier_pairs"] > 0
-    text = capver("verify", str(counter_run), "--property", "A [ G !overflow ]", "--timeout", "8").stdout
+    text = capver_in_process("verify", str(counter_run), "--property", "A [ G !overflow ]", "--timeout", "8").stdout
     assert "its nearest rings only" in text and f"at least {LARGE_RINGS + 1:,} states" in text
 
 

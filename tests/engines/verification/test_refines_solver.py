@@ -16,6 +16,7 @@ from capver.engines.lattice import build_bounds
 from capver.engines.verification import relations
 from capver.model.capability_model import CompoundModel
 from tests.helpers.corpus import all_states, brute_transitions, sampled_worlds
+from tests.helpers.examples import scaled
 
 
 def fresh_solver_refines(h1: CompoundModel, h2: CompoundModel) -> relations.RelationVerdict:
@@ -34,7 +35,7 @@ def fresh_solver_refines(h1: CompoundModel, h2: CompoundModel) -> relations.Rela
     return relations.RelationVerdict(True, None, tuple(h1))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sampled_worlds(max_atoms=4, max_transitions=30))
 def test_shared_solver_gives_the_fresh_solvers_verdicts_and_counterexamples(wd) -> None:  # type: ignore[no-untyped-def]
     world, data = wd

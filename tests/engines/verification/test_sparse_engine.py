@@ -36,10 +36,11 @@ from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 from tests.engines.verification.test_explicit_engine import KINDS, random_case, seeds
 from tests.engines.verification.test_until import _bounded, _graph, _tiny_case, _unbounded
+from tests.helpers.examples import scaled
 from tests.helpers.paths import ROOT
 
 F = Fraction
-needs_storm = pytest.mark.skipif(not storm.available(), reason="stormpy is not installed")
+needs_storm = pytest.mark.skipif(not storm.available(), reason="stormpy is not installed: pip install 'stormpy>=2.0'")
 TOY = "models/toy_blocks.capm"
 
 
@@ -86,7 +87,7 @@ def toggles(n: int) -> CompoundModel:
 # -- the build ------------------------------------------------------------------------
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=scaled(40), deadline=None)
 @given(seed=seeds, n_atoms=st.integers(3, 5), kind=st.sampled_from(KINDS))
 def test_the_build_is_the_explicit_engines_mdp(seed: int, n_atoms: int, kind: str) -> None:
     model, init, _ = random_case(seed, n_atoms, kind)
@@ -113,7 +114,7 @@ def test_the_build_of_every_state_of_a_product_model_and_of_two_words() -> None:
 # -- values -----------------------------------------------------------------------------
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=scaled(40), deadline=None)
 @given(seed=seeds)
 def test_values_equal_the_brute_force_over_memoryless_schedulers(seed: int) -> None:
     model, init, hold, goal = _tiny_case(seed)
@@ -139,7 +140,7 @@ def _properties(model: CompoundModel, rng: np.random.Generator) -> list[str]:
     return [f"{q}=? [ {p.format(g=g, h='!' + h)} ]" for p in PATHS for q in ("Pmax", "Pmin")]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=scaled(25), deadline=None)
 @given(seed=seeds, n_atoms=st.integers(3, 5), kind=st.sampled_from(KINDS))
 def test_every_path_operator_agrees_with_the_explicit_engine(seed: int, n_atoms: int, kind: str) -> None:
     model, init, _ = random_case(seed, n_atoms, kind)
@@ -153,7 +154,7 @@ def test_every_path_operator_agrees_with_the_explicit_engine(seed: int, n_atoms:
 
 
 @needs_storm
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=scaled(10), deadline=None)
 @given(seed=seeds, n_atoms=st.integers(3, 5), kind=st.sampled_from(KINDS))
 def test_sparse_equals_storm_exact_and_storm_float_is_within_its_bound(seed: int, n_atoms: int, kind: str) -> None:
     model, init, _ = random_case(seed, n_atoms, kind)

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from tests.helpers.paths import ROOT
 
-pytest.importorskip("stormpy")
+pytest.importorskip("stormpy", reason="stormpy is not installed: pip install 'stormpy>=2.0'")
 
 from capver import cli
 from capver.core.state import Capability, Effect, State
@@ -48,6 +48,7 @@ from capver.logic.bdd import Cube
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 from tests.engines.verification.test_explicit_engine import KINDS, gamble_model, random_case, seeds, toy_model
+from tests.helpers.examples import scaled
 
 MODELS = sorted((ROOT / "models").glob("*.capm"))
 F = Fraction
@@ -147,14 +148,14 @@ def test_prism_text_of_the_toy() -> None:
 # -- random and learned models -------------------------------------------------------
 
 
-@settings(max_examples=30)
+@settings(max_examples=scaled(30))
 @given(seed=seeds, n_atoms=st.integers(3, 5), kind=st.sampled_from(KINDS))
 def test_storm_and_explicit_agree_on_random_models(seed: int, n_atoms: int, kind: str) -> None:
     model, init, cube = random_case(seed, n_atoms, kind)
     assert check_everything(model, init, cube) > 0
 
 
-@settings(max_examples=8)
+@settings(max_examples=scaled(8))
 @given(seed=seeds, n_atoms=st.integers(3, 5), kind=st.sampled_from(KINDS))
 def test_deadlock_loop_changes_nothing(seed: int, n_atoms: int, kind: str) -> None:
     model, init, cube = random_case(seed, n_atoms, kind)
@@ -167,7 +168,7 @@ def test_deadlock_loop_changes_nothing(seed: int, n_atoms: int, kind: str) -> No
     assert_agree(sm.values(f'R{{"executions"}}min=? [F {target}]'), mdp, ex.executions_values(mdp, goal, exact=True))
 
 
-@settings(max_examples=6)
+@settings(max_examples=scaled(6))
 @given(seed=seeds, n_atoms=st.integers(3, 5), kind=st.sampled_from(KINDS))
 def test_float_storm_is_within_its_precision(seed: int, n_atoms: int, kind: str) -> None:
     model, init, cube = random_case(seed, n_atoms, kind)

@@ -53,6 +53,7 @@ from capver.io.properties_text import parse_property
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 from capver.settings import model_assessment
+from tests.helpers.examples import scaled
 from tests.helpers.paths import ROOT
 
 StateTest = Callable[[State], bool]
@@ -216,7 +217,7 @@ def _check_observed(
     assert r.bound is None or len(w) <= r.bound
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=scaled(30), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(2, 200))
 def test_observed_tier_is_the_truths_verdict_with_a_replayable_witness(seed: int, steps: int) -> None:
     rng = np.random.default_rng(seed)
@@ -277,7 +278,7 @@ def test_single_epoch_failure_probability_on_a_grid(delta: float) -> None:
             _check_epoch(mu, order, outcomes, delta)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(300), deadline=None)
 @given(
     st.integers(1, 2000).flatmap(lambda d: st.tuples(st.integers(1, d), st.just(d))),
     st.floats(1e-12, 0.999),
@@ -312,7 +313,7 @@ def test_allocation_sums_to_delta() -> None:
     assert sum(delta * Fraction(1, j * (j + 1)) for j in range(1, 1001)) == delta * Fraction(1000, 1001)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=scaled(40), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from([0.05, 0.5]))
 def test_every_level_a_dataset_uses_is_its_own_slot_of_the_allocation(seed: int, delta: float) -> None:
     # The union bound needs each bound to use its own term of the allocation: the
@@ -505,7 +506,7 @@ def _confident_instances(seed: int, lo: int, delta: float, threshold: float) -> 
             yield _check_confident(v, prop, _reading(prop, ctx), truth, b.optimistic, data, init, delta)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=scaled(40), deadline=None)
 @given(
     st.integers(0, 2**32 - 1), st.integers(1, 15), st.sampled_from([0.05, 0.5, 0.9]), st.sampled_from([0.3, 0.5, 0.7])
 )
@@ -591,7 +592,7 @@ def _execute(data: TransitionDataset, truth: CompoundModel, s: State, c: str, n:
     data.add(Transition(s, c, s2), count=n)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=scaled(40), deadline=None)
 @given(
     st.integers(0, 2**32 - 1),
     st.integers(1, 15),
@@ -637,7 +638,7 @@ def test_unconfirmed_queries_are_what_would_confirm(
                 assert v.witness is not None and (s, c) in zip(v.witness.states, v.witness.capability_names)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=scaled(40), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from([(0.05, 0.05), (0.5, 0.3)]))
 def test_unconfirmed_queries_executed_as_listed_all_reach_the_threshold(seed: int, levels: tuple[float, float]) -> None:
     # The docstring's reading: the verdict lists "the queries that would confirm it
@@ -661,7 +662,7 @@ def test_unconfirmed_queries_executed_as_listed_all_reach_the_threshold(seed: in
             assert bounds.epsilon(q.state, q.capability) <= threshold, (prop.text, q)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled(200), deadline=None)
 @given(st.floats(1e-6, 0.999), st.floats(1e-9, 0.999), st.integers(1, 10_000), st.integers(1, 50))
 def test_executions_for_is_the_least_run_that_reaches_epsilon(
     epsilon: float, delta: float, order: int, outcomes: int

@@ -34,9 +34,10 @@ from capver.logic.bdd import Cube
 from capver.logic.condition import Condition, LogicContext
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 from tests.engines.verification.test_explicit_engine import KINDS, random_case, seeds
+from tests.helpers.examples import scaled
 
 F = Fraction
-needs_storm = pytest.mark.skipif(not storm.available(), reason="stormpy is not installed")
+needs_storm = pytest.mark.skipif(not storm.available(), reason="stormpy is not installed: pip install 'stormpy>=2.0'")
 
 
 # -- the brute-force reference ----------------------------------------------------------
@@ -181,7 +182,7 @@ def _values(
     return dict(zip(mdp.states, got, strict=True))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=scaled(60), deadline=None)
 @given(seed=seeds)
 def test_until_equals_the_brute_force_reference(seed: int) -> None:
     model, init, hold, goal = _tiny_case(seed)
@@ -199,7 +200,7 @@ def test_until_equals_the_brute_force_reference(seed: int) -> None:
         assert ex.until(model, init, hold.holds, goal.holds, None, maximise) == want[init]
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=scaled(20), deadline=None)
 @given(seed=seeds, n_atoms=st.integers(3, 5), kind=st.sampled_from(KINDS))
 def test_f_is_true_until_and_false_goal_is_zero(seed: int, n_atoms: int, kind: str) -> None:
     model, init, cube = random_case(seed, n_atoms, kind)
@@ -246,7 +247,7 @@ def _cube(n_atoms: int, rng: np.random.Generator) -> Cube:
 
 
 @needs_storm
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=scaled(30), deadline=None)
 @given(seed=seeds, n_atoms=st.integers(3, 5), kind=st.sampled_from(KINDS))
 def test_storm_and_explicit_agree_on_until(seed: int, n_atoms: int, kind: str) -> None:
     from capver.engines.verification.prism import storm_model
@@ -278,7 +279,7 @@ def _atom_text(cube: Cube) -> str:
 
 
 @needs_storm
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=scaled(10), deadline=None)
 @given(seed=seeds, kind=st.sampled_from(KINDS))
 def test_every_checker_answers_until_properties_alike(seed: int, kind: str) -> None:
     model, init, goal = random_case(seed, 4, kind)

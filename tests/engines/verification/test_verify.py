@@ -29,6 +29,7 @@ from tests.helpers.corpus import (
     seeds,
     worlds,
 )
+from tests.helpers.examples import scaled
 
 P0, P1 = 1, 2
 
@@ -155,7 +156,7 @@ def drop_last_rule(h: CompoundModel, c: str) -> CompoundModel:
 
 
 class TestRandom:
-    @settings(max_examples=15)
+    @settings(max_examples=scaled(15))
     @given(worlds(2, 5), seeds)
     def test_refines_matches_enumeration(self, world: World, seed: int) -> None:
         other = synthetic.random_model(world.ctx, rng_for(seed), n_capabilities=len(world.truth))
@@ -169,7 +170,7 @@ class TestRandom:
                 assert a.admits(t) and not b.admits(t)
         assert relations.equivalent(world.truth, other).holds == (t1 == t2)
 
-    @settings(max_examples=15)
+    @settings(max_examples=scaled(15))
     @given(worlds(2, 5), st.data())
     def test_dropping_a_rule_refines(self, world: World, data: st.DataObject) -> None:
         c = data.draw(st.sampled_from(list(world.truth)))
@@ -183,7 +184,7 @@ class TestRandom:
         if not w.holds:
             assert w.counterexample in t_big - t_small and w.counterexample.c == c
 
-    @settings(max_examples=8)
+    @settings(max_examples=scaled(8))
     @given(st.integers(30, 40), seeds, seeds)
     def test_large_vocabularies(self, n: int, seed: int, seed2: int) -> None:
         world = make_world(n, seed, n_capabilities=2)
@@ -200,7 +201,7 @@ class TestRandom:
                 assert brute_admits(world.truth[t.c], t.s, t.s_next)
                 assert t.c not in other or not brute_admits(other[t.c], t.s, t.s_next)
 
-    @settings(max_examples=15)
+    @settings(max_examples=scaled(15))
     @given(worlds(2, 5), st.data())
     def test_same_distributions(self, world: World, data: st.DataObject) -> None:
         ctx = world.ctx
