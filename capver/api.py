@@ -379,8 +379,6 @@ class LearnResult:
             )
             settled = settle(verdict, parsed, world, start, vocab)
             line, record, code = verdict_text.agent_line(parsed, settled, vocab)
-            if settled.witness is not None:
-                record["witness"] = settled.witness.to_json(vocab)
             return Verification(parsed, settled, verdict_text.echo(parsed, line), record, code)
         if engine not in QUANTITATIVE_CHECKERS:
             raise UsageError(f"engine={engine!r}: expected one of {', '.join(QUANTITATIVE_CHECKERS)}")

@@ -368,9 +368,6 @@ def _check_one(
         witness = verdict.witness
         _proved(prop, run_dir.MODEL_FILES["and"], on_and, invariants)
         _proved(prop, run_dir.MODEL_FILES["or"], on_or, invariants)
-    if witness is not None:
-        # Structured for every kind of result (_agent_line records the text form).
-        record["witness"] = witness.to_json(vocab)
     line = verdict_text.echo(prop, line)
     if args.replay and lattice and witness is not None and witness.steps:
         reached, runs = _replay(target, prop, witness, args.replay, args.seed)

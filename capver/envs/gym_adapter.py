@@ -146,7 +146,8 @@ class GymSimulator(Generic[X]):
 
     States are snapshots taken by ``codec``.  ``step`` returns the state after the
     action for reading (the codec's :meth:`~SnapshotCodec.view`, which a deep-copy
-    codec does not copy); :meth:`get_state` is the snapshot to restore later.  The reward, termination flags and info of the last step are kept in
+    codec does not copy); :meth:`get_state` is the snapshot to restore later.  The
+    reward, termination flags and info of the last step are kept in
     :attr:`last_reward`, :attr:`terminated`, :attr:`truncated` and :attr:`last_info`.
     After a terminating or truncating step no action is available (gymnasium leaves
     such steps undefined) until :meth:`reset` or :meth:`set_state`.

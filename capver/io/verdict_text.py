@@ -233,6 +233,7 @@ def model_line(prop: Property, r: QualitativeResult, vocab: Vocabulary, on: str)
     }
     line = f"{prop.name}: {r.verdict.upper()} on {on} ({states}, engine {r.engine})"
     if r.witness is not None:
+        record["witness"] = r.witness.to_json(vocab)
         line += f"\n  {label}: {r.witness.format_changes(vocab)}"
     return line, record, 0 if r.holds else EXIT_VIOLATED
 
@@ -262,7 +263,7 @@ def agent_line(prop: Property, v: LatticeVerdict, vocab: Vocabulary) -> tuple[st
             record[f"invariant_{'h_and' if model == 'h∧' else 'h_or'}"] = extra["invariant"]
             line += f"\n  {model}: {_how(r)} ({r.engine})"
     if v.witness is not None:
-        record["witness"] = v.witness.format(vocab)
+        record["witness"] = v.witness.to_json(vocab)
         line += f"\n  run: {v.witness.format_changes(vocab)}"
     if v.confidence is not None:
         record["confidence"] = _confidence_json(v.confidence, vocab)
