@@ -19,15 +19,14 @@ overwritten: it writes into a new or empty directory, or into a run capver wrote
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
+import shlex
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from capver.core.setting_args import SettingArgs
 from capver.errors import RunFileError
 from capver.io import run_file
 from capver.io.run_file import RunManifest
@@ -232,14 +231,8 @@ def rebuild_command(run: Run) -> str:
         return "capver build (the lattice bounds of a dataset)"
     if m.custom:
         return "result.save(...) in Python (the run's setting was made there)"
-    defaults = SettingArgs()
-    options = [
-        f"--{f.name.replace('_', '-')} {'inf' if getattr(m.setting, f.name) is None else getattr(m.setting, f.name)}"
-        for f in dataclasses.fields(SettingArgs)
-        if getattr(m.setting, f.name) != getattr(defaults, f.name)
-    ]
     return " ".join(
-        ["capver learn --agent", m.agent, *options, "--method", m.method, "--out", str(run.path), "--resume"]
+        ["capver learn", *m.learn_options(), "--method", m.method, "--out", shlex.quote(str(run.path)), "--resume"]
     )
 
 

@@ -7,6 +7,7 @@ command takes a directory that capver did not write for a run of its own."""
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -64,8 +65,24 @@ class RunManifest:
         for f in fields(SettingArgs):
             mine, theirs = getattr(self.setting, f.name), getattr(other.setting, f.name)
             if mine != theirs:
-                out.append(f"--{f.name.replace('_', '-')}: the run has {_show(mine)}, given {_show(theirs)}")
+                out.append(f"{_option(f.name)}: the run has {_show(mine)}, given {_show(theirs)}")
         return out
+
+    def learn_options(self) -> list[str]:
+        """The run's setting as ``capver learn`` options: ``--agent`` and each setting
+        field that is not the default, shell-quoted."""
+        defaults = SettingArgs()
+        out = ["--agent", shlex.quote(self.agent)]
+        for f in fields(SettingArgs):
+            value = getattr(self.setting, f.name)
+            if value != getattr(defaults, f.name):
+                out += [_option(f.name), "inf" if value is None else shlex.quote(str(value))]
+        return out
+
+
+def _option(field_name: str) -> str:
+    """The command-line option of a setting field (``step_cap`` → ``--step-cap``)."""
+    return f"--{field_name.replace('_', '-')}"
 
 
 def _show(value: object) -> str:
