@@ -3,7 +3,8 @@ by active query synthesis, and check them by machine.
 
 The public API (:mod:`capver.api`) is importable from here: :func:`load_setting`,
 :func:`gym_setting`, :func:`learn`, :class:`LearnResult` (``.save(dir)`` writes a run
-directory), :class:`Verification` (what ``result.verify`` returns) and
+directory), :class:`Verdict` (what ``result.verify`` returns; the verification
+entry point itself is :func:`capver.engines.verification.verify`) and
 :func:`load_run` (a run directory as a :class:`Run`); and what you need to plug in
 your own agent (docs/your_agent.md): :class:`Agent`, :class:`Stop`,
 :class:`Capability`, :class:`Atom`, :class:`Literal`, :class:`Predicate`,
@@ -22,7 +23,7 @@ __version__ = "0.1.0"
 _HOMES = {
     "LearnResult": "capver.api",
     "Run": "capver.api",
-    "Verification": "capver.api",
+    "Verdict": "capver.engines.verification.verdict",
     "gym_setting": "capver.api",
     "learn": "capver.api",
     "load_run": "capver.api",
@@ -47,7 +48,7 @@ __all__ = [
     "Predicate",
     "Run",
     "Stop",
-    "Verification",
+    "Verdict",
     "Vocabulary",
     "__version__",
     "gym_setting",
@@ -58,9 +59,10 @@ __all__ = [
 
 if TYPE_CHECKING:
     from capver.agents.base import Agent, Stop
-    from capver.api import LearnResult, Run, Verification, gym_setting, learn, load_run, load_setting
+    from capver.api import LearnResult, Run, gym_setting, learn, load_run, load_setting
     from capver.core.state import Capability
     from capver.core.vocabulary import Atom, Literal, Predicate, Vocabulary
+    from capver.engines.verification.verdict import Verdict
     from capver.envs.gym_adapter import GymSimulator
 
 

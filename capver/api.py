@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ import numpy as np
 
 from capver.agents.base import Agent
 from capver.core.dataset import TransitionDataset
-from capver.core.properties import ExistsPath, ForallPath, Property, to_text
+from capver.core.properties import to_text
 from capver.core.setting_args import SettingArgs
 from capver.core.state import Capability, State
 from capver.core.vocabulary import Atom, Vocabulary
@@ -39,17 +39,16 @@ from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import LEARN_DEFAULTS, LearnConfig, Learner, Progress, Setting
 from capver.engines.lifting import run_lifted_model
 from capver.engines.replay import Replay, replay
-from capver.engines.verification import quantitative
-from capver.engines.verification.agent_verdict import DEFAULT_DELTA, DEFAULT_EPSILON, LatticeVerdict, decide
-from capver.engines.verification.checkers import QUANTITATIVE_CHECKERS
-from capver.engines.verification.environment import World, restriction, settle
-from capver.engines.verification.quantitative import QuantitativeResult
+from capver.engines.verification import Evidence, Verdict, verify
+from capver.engines.verification.agent_verdict import DEFAULT_DELTA, DEFAULT_EPSILON
+from capver.engines.verification.environment import World
+from capver.engines.verification.evidence import engine_names
 from capver.engines.verification.relations import RelationVerdict, equivalent, refines, same_distributions
 from capver.envs.base import Representation, Simulator
 from capver.envs.gym_adapter import GymSimulator, time_limits
 from capver.envs.representation import AtomsFunction, AtomsLike
 from capver.errors import CapverError, SettingWarning, UsageError, VocabularyError
-from capver.io import certificate, dsl, run_dir, verdict_text
+from capver.io import certificate, dsl, run_dir
 from capver.io.literal_text import parse_conjunction, parse_state
 from capver.io.ppddl_export.determinised import export_determinized
 from capver.io.ppddl_export.ppddl import export_ppddl
@@ -58,15 +57,15 @@ from capver.io.run_dir import Run
 from capver.io.run_file import CUSTOM, RunBudget, RunManifest
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
+from capver.model.kinds import ModelKind
 from capver.model.lifted import LiftedOccam
 from capver.settings import Assessment, build_assessment, world_of
 
-__all__ = ["LearnResult", "Run", "Verification", "gym_setting", "learn", "load_run", "load_setting"]
+__all__ = ["LearnResult", "Run", "gym_setting", "learn", "load_run", "load_setting"]
 
 _CLI = SettingArgs()  # capver learn's defaults, which gym_setting shares
 
 # The models of a result: the lattice bounds h∧ and h∨ and the Occam model h̃ between them.
-MODELS = ("h_and", "h_or", "h_tilde")
 
 
 def load_setting(agent: str = "lao", *, seed: int = 0, **options: Any) -> Assessment:
@@ -223,26 +222,6 @@ def load_run(path: str | Path) -> Run:
 
 
 @dataclass(frozen=True, slots=True)
-class Verification:
-    """A property checked on a result: ``str()`` is what ``capver verify`` prints for
-    it, :meth:`to_json` what ``capver verify --json`` writes, and ``result`` the
-    engine's answer (a :class:`LatticeVerdict` about the agent for ``E``/``A``
-    properties, a :class:`QuantitativeResult` with the agent's bounds otherwise)."""
-
-    property: Property
-    result: LatticeVerdict | QuantitativeResult
-    text: str
-    record: Mapping[str, object]
-    exit_status: int  # capver verify's: 0 holds, 1 violated, 3 undecided
-
-    def __str__(self) -> str:
-        return self.text
-
-    def to_json(self) -> dict[str, object]:
-        return dict(self.record)
-
-
-@dataclass(frozen=True, slots=True)
 class LearnResult:
     """What :func:`learn` found: the lattice bounds h∧ ⪯ h⋆ ⪯ h∨, the data, and (built
     on first use) the Occam model h̃ between them."""
@@ -322,14 +301,12 @@ class LearnResult:
         return Run.open(run.path)
 
     def model(self, which: str = "h_and") -> CompoundModel:
-        if which not in MODELS:
-            raise UsageError(f"which={which!r}: expected one of {MODELS}")
-        return self.h_and if which == "h_and" else self.h_or if which == "h_or" else self.h_tilde
+        kind = ModelKind.parse(which, what="which")
+        return self.h_and if kind is ModelKind.AND else self.h_or if kind is ModelKind.OR else self.h_tilde
 
     def to_dsl(self, which: str = "h_and") -> str:
         """The model in capver's readable DSL (``dsl.read`` gives it back exactly)."""
-        names = {"h_and": "pessimistic", "h_or": "optimistic", "h_tilde": "occam"}
-        return dsl.emit(self.model(which), name=names[which])
+        return dsl.emit(self.model(which), name=ModelKind.parse(which, what="which").dsl)
 
     def check(self, relation: str = "refines") -> RelationVerdict:
         """z3's proof (or counterexample) of a relation between h∧ and h∨: ``refines``
@@ -348,51 +325,51 @@ class LearnResult:
         self._cache["d_eval"] = d_eval  # save() writes it, for capver eval
         return checkpoint_scores(self.h_and, self.data, d_eval, a.truth, a.reachable)
 
+    def evidence(
+        self, *, delta: float = DEFAULT_DELTA, epsilon: float = DEFAULT_EPSILON, environment: bool = True
+    ) -> Evidence:
+        """What this result's verdicts rest on (:class:`Evidence`, the input of
+        :func:`capver.engines.verification.verify`): the lattice, the data and, with
+        ``environment``, the states the setting's environment reaches where capver
+        knows them (the PPDDL settings)."""
+        world = self._world() if environment else None
+        return Evidence(self.h_and, self.h_or, self.data, world, delta=delta, epsilon=epsilon)
+
     def verify(
         self,
         prop: str,
         *,
         init: str | None = None,
-        engine: str = "explicit",
+        engine: str | Sequence[str] = "auto",
+        timeout: float | None = None,
         delta: float = DEFAULT_DELTA,
         epsilon: float = DEFAULT_EPSILON,
         environment: bool = True,
-    ) -> Verification:
+    ) -> Verdict:
         """Check a property (``capver verify``'s language) from the setting's initial
-        state (or the atoms ``init``; ``""`` is the empty state): a qualitative one
-        gives the verdict about the agent from h∧ and h∨, in its tier (confident at
-        ``delta`` and ``epsilon``); a quantitative one its value on h∧ by ``engine``
-        (a name of :data:`capver.engines.verification.checkers.QUANTITATIVE_CHECKERS`)
-        and the agent's value bounded at confidence 1 − ``delta`` (``.result.agent``;
-        ``.result.agent_verdict`` for a ``P<op>p`` bound).  ``environment``: what the
-        states the environment reaches settle (the PPDDL settings) is exact, and the
-        agent's bounds are 0 where none of its runs reaches the goal, as in
-        ``capver verify``.  ``print(...)`` shows what ``capver verify`` prints."""
+        state (or the atoms ``init``; ``""`` is the empty state), exactly as ``capver
+        verify`` does on the saved run, through the same entry point
+        (:func:`capver.engines.verification.verify`): a qualitative one gives the
+        verdict about the agent from h∧ and h∨, in its tier (confident at ``delta``
+        and ``epsilon``); a quantitative one its value on h∧ and the agent's bounds at
+        confidence 1 − ``delta`` (``.agent``).  ``engine`` is what ``--engine`` takes:
+        one name, or one of each kind (``("ic3", "storm")``); ``timeout`` bounds each
+        qualitative check (seconds).
+        ``environment``: what the states the environment reaches settle (the PPDDL
+        settings) is exact, and the agent's bounds are 0 where none of its runs
+        reaches the goal.  ``print(...)`` shows what ``capver verify`` prints,
+        ``.to_json()`` its ``--json`` record."""
         vocab = self.h_and.vocabulary
         parsed = parse_property(prop, vocab, tuple(self.h_and), source="prop")
-        start = self._start(init)
-        if isinstance(parsed.query, ExistsPath | ForallPath):
-            world = self._world() if environment else None
-            within = restriction(world, start, vocab)
-            verdict = decide(
-                parsed, self.h_and, self.h_or, self.data, start, delta=delta, epsilon=epsilon, within=within
-            )
-            settled = settle(verdict, parsed, world, start, vocab)
-            line, record, code = verdict_text.agent_line(parsed, settled, vocab)
-            return Verification(parsed, settled, verdict_text.echo(parsed, line), record, code)
-        if engine not in QUANTITATIVE_CHECKERS:
-            raise UsageError(f"engine={engine!r}: expected one of {', '.join(QUANTITATIVE_CHECKERS)}")
-        q = quantitative.check(
+        qualitative, quantitative = engine_names([engine] if isinstance(engine, str) else engine)
+        return verify(
+            self.evidence(delta=delta, epsilon=epsilon, environment=environment),
             parsed,
-            self.h_and,
-            start,
-            QUANTITATIVE_CHECKERS[engine](),
-            data=self.data,
-            delta=delta,
-            world=self._world() if environment else None,
+            self._start(init),
+            engine=qualitative,
+            quantitative_engine=quantitative,
+            timeout=timeout,
         )
-        line, record, code = verdict_text.quantitative_line(parsed, q, "h∧ (MLE)", vocab)
-        return Verification(parsed, q, verdict_text.echo(parsed, line), record, code)
 
     def _start(self, init: str | None) -> State:
         """The state ``init`` names, else the setting's initial state, which must be
@@ -416,10 +393,10 @@ class LearnResult:
         ``A [ G φ ]``, the violation), as ``capver verify --replay`` does for a run
         capver can rebuild."""
         checked = self.verify(prop, init=init)
-        witness = getattr(checked.result, "witness", None)
+        witness = checked.witness
         if witness is None or not witness.steps:
-            raise UsageError(f"replay: {prop!r} has no witness run to replay ({checked.text.splitlines()[0]})")
-        path = checked.property.query.path  # type: ignore[union-attr]  # E/A properties have witnesses
+            raise UsageError(f"replay: {prop!r} has no witness run to replay ({checked.to_text().splitlines()[0]})")
+        path = checked.prop.query.path  # type: ignore[union-attr]  # E/A properties have witnesses
         st = self.assessment.setting
         return replay(
             st, self.h_and.vocabulary, path, witness, runs, np.random.default_rng(seed), self.data.capability_table

@@ -161,3 +161,8 @@ class FailureWarning(UserWarning):
 class SettingWarning(UserWarning):
     """Something about a setting that changes what an execution is, said once
     before learning (e.g. a ``TimeLimit`` wrapper that truncates executions)."""
+
+
+class UnsupportedQueryError(UsageError):
+    """A property the chosen engine does not answer (IC3 and ``E [ G φ ]``, say): the
+    engine's limit, not a mistake in the property; another engine may answer it."""

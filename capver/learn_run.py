@@ -42,6 +42,7 @@ from capver.engines.executors import Executor
 from capver.engines.findings import run_findings
 from capver.engines.learning import LEARN_DEFAULTS, LearnConfig, Learner, ParallelExecutions, resumed_queries
 from capver.engines.lifting import run_lifted_model
+from capver.engines.verification.verdict import claim_words
 from capver.errors import RunFileError, UsageError
 from capver.io import certificate, dataset_file, property_status, run_dir, run_file
 from capver.io.atomic import replace_text
@@ -49,7 +50,6 @@ from capver.io.curves import plot_curves, read_curves, write_curve
 from capver.io.explain import capability_report, tilde_blocks
 from capver.io.properties_text import parse_properties
 from capver.io.run_file import RunBudget, RunManifest
-from capver.io.verdict_text import claim_words
 from capver.model.capability_model import CompoundModel
 from capver.model.lifted import LiftedOccam
 from capver.settings import Assessment, SettingSpec, build_assessment, world_of

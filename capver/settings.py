@@ -23,8 +23,11 @@ from capver.core.state import Capability, State, Transition
 from capver.engines.evaluation import reachable_states
 from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import Setting
+from capver.engines.verification.confidence import Scope
 from capver.engines.verification.environment import World, explore
+from capver.engines.verification.evidence import Evidence
 from capver.errors import CapverError, RunFileError
+from capver.io import run_dir
 from capver.io.run_file import RunManifest
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
@@ -272,6 +275,26 @@ def world_of(agent: str, args: SettingArgs) -> World | None:
     :data:`~capver.engines.verification.environment.WORLD_LIMIT` states)."""
     build = WORLDS.get(agent)
     return build(args) if build is not None else None
+
+
+def evidence_of(
+    run: run_dir.Run,
+    *,
+    delta: float,
+    epsilon: float,
+    scope: Scope = "sound",
+    environment: bool = True,
+    tilde: bool = False,
+) -> Evidence:
+    """What a run directory's verdicts rest on: its lattice bounds (and h̃ with
+    ``tilde``), its data, and with ``environment`` the states its setting's
+    environment reaches (:func:`world_of`; none for a custom setting)."""
+    data = run.dataset() if run.has(run_dir.DATASET) else None
+    world = None
+    if environment and run.has(run_dir.MANIFEST):
+        world = world_of(run.manifest.agent, run.manifest.setting)
+    h_tilde = run.h_tilde if tilde else None
+    return Evidence(run.h_and, run.h_or, data, world, h_tilde, delta, epsilon, scope)
 
 
 @dataclass(frozen=True, slots=True)

@@ -468,7 +468,7 @@ def assess(world: World, method: str, budget: int, seed: int, sequences: int) ->
     counts = dict.fromkeys(("observed", "observed_wrong", "confident", "confident_wrong", "bounds", "missed"), 0)
     for text in world.properties:
         checked = result.verify(text)
-        expected = true_verdict(checked.property, truth, vocab, init)
+        expected = true_verdict(checked.prop, truth, vocab, init)
         r = checked.result
         if isinstance(r, LatticeVerdict) and r.tier in (Tier.OBSERVED, Tier.CONFIDENT):
             tier = "observed" if r.tier is Tier.OBSERVED else "confident"

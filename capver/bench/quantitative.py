@@ -171,6 +171,7 @@ def _check(model: object, init: int, text: str, engine: str, conn: Connection) -
 
             mdp_e = explicit.explore(model, init)
             states, transitions = len(mdp_e), mdp_e.nr_transitions
+        assert r.value is not None  # a model's value was asked for
         value = str(r.value) if isinstance(r.value, Fraction) else repr(float(r.value))
         conn.send(("ok", seconds, r.engine, value, r.guarantee, states, transitions, breakdown))
     except Exception as exc:  # noqa: BLE001  # reported in the table: one failing engine must not end the run

@@ -50,7 +50,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import astuple, dataclass, fields
+from dataclasses import astuple, dataclass, fields, replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -66,7 +66,9 @@ from capver.core.properties import (
     AtomFormula,
     Eventually,
     Globally,
+    Optimum,
     PathFormula,
+    ProbabilityQuery,
     Property,
     formula_text,
     holds,
@@ -80,9 +82,8 @@ from capver.engines.verification.agent_verdict import (
     AgentVerdict,
     LatticeVerdict,
     Tier,
-    decide,
 )
-from capver.engines.verification.confidence import AgentBounds, agent_globally_bounds, agent_reach_bounds
+from capver.engines.verification.evidence import Evidence, Verifier
 from capver.engines.verification.explicit import Target
 from capver.engines.verification.sampling import SamplingBounds
 from capver.engines.verification.symbolic import SymbolicEngine
@@ -265,20 +266,15 @@ def truth_value(prop: Property, truth: CompoundModel, init: State, maximise: boo
     return truth_reach(model, init, goal, hold, path.bound, maximise)
 
 
-def agent_bounds(prop: Property, bounds: SamplingBounds, init: State, maximise: bool) -> AgentBounds:
-    """The data's two-sided bounds on the agent's Pmax (Pmin) of the property's path
-    formula (:mod:`capver.engines.verification.confidence`, sound scope)."""
+def bound_properties(prop: Property) -> tuple[Property, Property]:
+    """``Pmax=? [ path ]`` and ``Pmin=? [ path ]`` of a qualitative property's path
+    formula, over its capabilities: the values whose bounds the benchmark checks."""
     path = prop.path
     assert path is not None
-    vocab = bounds.data.vocab
-    caps = prop.capability_names
-    if isinstance(path, Globally):
-        inv = path.invariant
-        return agent_globally_bounds(
-            bounds, init, lambda s: holds(inv, s, vocab), path.bound, maximise=maximise, capabilities=caps
-        )
-    goal, hold = _tests(path, vocab)
-    return agent_reach_bounds(bounds, init, goal, path.bound, maximise=maximise, hold=hold, capabilities=caps)
+    return tuple(  # type: ignore[return-value]  # two, one per optimum
+        replace(prop, name=f"{prop.name}-{optimum.value}", query=ProbabilityQuery(optimum, path))
+        for optimum in (Optimum.MAX, Optimum.MIN)
+    )
 
 
 # ------------------------------------------------------------------------------ runs
@@ -347,6 +343,30 @@ def tier_name(v: LatticeVerdict) -> str:
     return v.tier.value
 
 
+def verifier_for(
+    h_and: CompoundModel,
+    h_or: CompoundModel,
+    data: TransitionDataset,
+    props: Sequence[Property],
+    init: State,
+    delta: float,
+    epsilon: float,
+    sampling: SamplingBounds | None = None,
+) -> Verifier:
+    """The verification entry point as the benchmark asks it: about the agent from
+    h∧ and h∨, as ``capver verify`` decides without an environment (a truth is a
+    model, not an environment), the agent's bounds without h∧'s values, one pair of
+    BDD engines across the properties."""
+    return Verifier(
+        Evidence(h_and, h_or, data, delta=delta, epsilon=epsilon),
+        props,
+        init,
+        engines=(SymbolicEngine(h_and), SymbolicEngine(h_or)),
+        values=False,
+        sampling=sampling,
+    )
+
+
 def run_one(spec: RunSpec, delta: float, epsilon: float) -> list[Claim]:
     """Learn one dataset on the truth and check the verdict of every property."""
     given, init = build_truth(spec.truth, spec.seed)
@@ -362,14 +382,26 @@ def run_one(spec: RunSpec, delta: float, epsilon: float) -> list[Claim]:
     data = result.data
     sampling = SamplingBounds(data, delta)
     check = unseen_excess(truth, data, sampling)
-    engines = (SymbolicEngine(result.h_and), SymbolicEngine(result.h_or))
     on_truth = SymbolicEngine(truth)
     caps = tuple(truth)
+    texts = property_texts(truth.vocabulary)
+    props = [parse_property(text, truth.vocabulary, caps) for text in texts]
+    bounded = [bound_properties(prop) for prop in props]
+    verifier = verifier_for(
+        result.h_and,
+        result.h_or,
+        data,
+        [*props, *(q for pair in bounded for q in pair)],
+        init,
+        delta,
+        epsilon,
+        sampling,
+    )
     out = []
     nan = math.nan
-    for text in property_texts(truth.vocabulary):
-        prop = parse_property(text, truth.vocabulary, caps)
-        v = decide(prop, result.h_and, result.h_or, data, init, engines=engines, delta=delta, epsilon=epsilon)
+    for text, prop, pair in zip(texts, props, bounded, strict=True):
+        v = verifier.check(prop).lattice
+        assert v is not None  # E/A properties on a lattice are verdicts about the agent
         truth_holds = on_truth.check(prop, init).holds
         tier = tier_name(v)
         claimed = v.verdict is AgentVerdict.HOLDS
@@ -387,8 +419,9 @@ def run_one(spec: RunSpec, delta: float, epsilon: float) -> list[Claim]:
             violation = float(exact)
             wrong = exact > Fraction(bound)
         quant = []
-        for maximise in (True, False):
-            b = agent_bounds(prop, sampling, init, maximise)
+        for maximise, q in zip((True, False), pair, strict=True):
+            b = verifier.check(q).agent
+            assert b is not None  # Pmax and Pmin are always bounded
             quant += [b.lower, b.upper, float(truth_value(prop, truth, init, maximise))]
         out.append(
             Claim(

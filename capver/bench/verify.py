@@ -96,6 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         checker = QUANTITATIVE_CHECKERS[name]()
         q, s = _wall(lambda checker=checker: quantitative.check(pmax, h_or, init, checker))  # type: ignore[misc]
         what = f"--engine {name} Pmax=? [ F {GOAL} ]" + (" incl. build" if name.startswith("storm") else "")
+        assert q.value is not None  # a model's value was asked for
         rows.append((what, f"{float(q.value):.10g}", s, STORM_TARGET if name.startswith("storm") else float("inf")))
 
     print(

@@ -84,14 +84,16 @@ from capver.bench.cli import BenchParser, summary
 from capver.bench.markdown import markdown_table, table_row
 from capver.commands.argtypes import non_negative, positive, seconds
 from capver.errors import UsageError
+from capver.model import kinds
+from capver.model.kinds import ModelKind
 
 TARGET_SECONDS = 10.0
 ENGINES = ("bdd", "ic3", "abc", "bmc", "auto")
 # ``auto``: capver verify's own choice (capver.engines.verification.qualitative), in
 # the table when that module is there.
 AUTO_MODULE = "capver.engines.verification.qualitative"
-MODELS = ("h_and", "h_or")
-MODEL_LABEL = {"h_and": "h∧", "h_or": "h∨"}
+MODELS = tuple(k.python for k in kinds.BOUNDS)
+MODEL_LABEL = {k.python: k.symbol for k in kinds.BOUNDS}
 DEFAULT_LENGTHS = (300, 3000)
 MANIFEST = "bench-verify-scale.json"  # the files this benchmark wrote into --out
 RUN_MARKER = "learned.json"  # the last file of a cached run: present = complete
@@ -266,9 +268,8 @@ def learned_run(out: Path, setting: ScaleSetting, steps: int, seed: int, max_sec
             f"(no {RUN_MARKER}); remove it or choose another --out"
         )
     from capver.api import learn, load_setting
-    from capver.io import dataset_file, dsl
+    from capver.io import dsl
     from capver.io.literal_text import parse_state
-    from capver.io.run_dir import MODEL_FILES
 
     a = load_setting(setting.agent, seed=seed, **dict(setting.options))
     st = a.setting
@@ -278,14 +279,11 @@ def learned_run(out: Path, setting: ScaleSetting, steps: int, seed: int, max_sec
     r = learn(a, method=setting.method, max_steps=steps, max_seconds=max_seconds, patience=0, seed=seed)
     seconds = time.perf_counter() - start
     path.mkdir(parents=True, exist_ok=True)
-    dsl.write(r.h_and, path / MODEL_FILES["and"], name="pessimistic", init=init)
-    dsl.write(r.h_or, path / MODEL_FILES["or"], name="optimistic", init=init)
-    with dataset_file.DatasetWriter.open(path / "dataset.jsonl", vocab, resume=False) as w:
-        for c in st.capabilities:
-            w.write_capability(c)
-        for t, n in r.data.items():
-            for _ in range(n):
-                w.write(t)
+    for kind, model in ((ModelKind.AND, r.h_and), (ModelKind.OR, r.h_or)):
+        dsl.write(model, path / kind.file, name=kind.dsl, init=init)
+    from capver.io.run_dir import DATASET, write_dataset
+
+    write_dataset(path / DATASET, r.data)
     run = LearnedRun(
         path=path,
         setting=setting.key,

@@ -14,9 +14,9 @@ from capver.commands.argtypes import refuse_to_overwrite
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.verification.relations import refines
 from capver.io import dataset_file, dsl
-from capver.io.run_dir import MODEL_FILES
 from capver.logic.bdd import BACKENDS
 from capver.logic.condition import LogicContext
+from capver.model.kinds import ModelKind
 
 EXAMPLE = "blocks_lao.jsonl"
 
@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dataset", nargs="?", type=Path, help=f"dataset file (default: the bundled {EXAMPLE})")
     parser.add_argument(
         "--which",
-        choices=("pessimistic", "optimistic", "both"),
+        choices=(ModelKind.AND.dsl, ModelKind.OR.dsl, "both"),
         default="both",
         help="the bounds to build: h∧ (pessimistic), h∨ (optimistic) or both (default: both, "
         "h_and.capm and h_or.capm with --out)",
@@ -62,10 +62,10 @@ def run(args: argparse.Namespace) -> int:
         f"{len(data.capabilities)} capabilities and {len(data.vocab)} atoms; built in {elapsed:.2f}s",
         file=sys.stderr,
     )
-    models = {"pessimistic": bounds.pessimistic, "optimistic": bounds.optimistic}
+    models = {ModelKind.AND.dsl: bounds.pessimistic, ModelKind.OR.dsl: bounds.optimistic}
     chosen = list(models) if args.which == "both" else [args.which]
     if args.out:
-        targets = {name: args.out / MODEL_FILES["and" if name == "pessimistic" else "or"] for name in chosen}
+        targets = {name: args.out / ModelKind.parse(name).file for name in chosen}
         for target in targets.values():
             refuse_to_overwrite(target, "--out", args.force)
         args.out.mkdir(parents=True, exist_ok=True)

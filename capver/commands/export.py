@@ -38,13 +38,13 @@ from capver.io.ppddl_export.names import PDDLNames
 from capver.io.ppddl_export.pddlgym_flavour import export_pddlgym
 from capver.io.ppddl_export.ppddl import export_ppddl
 from capver.io.ppddl_export.printer import ExportStats
-from capver.io.run_dir import MODEL_FILES, Run
+from capver.io.run_dir import Run
+from capver.model.kinds import ModelKind
 
 FLAVORS = ("ppddl", "pddlgym")
 MANIFEST = "capver-export.json"
-RUN_MODELS = ("h_and", "h_or")
-OPTIONAL_RUN_MODELS = ("h_tilde",)  # the Occam model, in runs made since it was added
-KINDS = {"h_and": "and", "h_or": "or", "h_tilde": "tilde"}  # the subfolder of each model kind of a run
+RUN_MODELS = (ModelKind.AND, ModelKind.OR)
+OPTIONAL_RUN_MODELS = (ModelKind.TILDE,)  # the Occam model, in runs made since it was added
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -150,11 +150,11 @@ def _sources(arg: str) -> list[_Source]:
     p = Path(arg)
     if p.is_dir():
         run = Run(p)
-        missing = [MODEL_FILES[KINDS[m]] for m in RUN_MODELS if not run.has(MODEL_FILES[KINDS[m]])]
+        missing = [m.file for m in RUN_MODELS if not run.has(m.file)]
         if missing:
             raise UsageError(f"{arg}: not a capver learn run directory (no {' or '.join(missing)})")
-        names = RUN_MODELS + tuple(m for m in OPTIONAL_RUN_MODELS if run.has(MODEL_FILES[KINDS[m]]))
-        return [_Source(run.file(MODEL_FILES[KINDS[m]]), m, run.parsed(KINDS[m])) for m in names]
+        kinds = RUN_MODELS + tuple(m for m in OPTIONAL_RUN_MODELS if run.has(m.file))
+        return [_Source(run.file(m.file), m.python, run.parsed(m)) for m in kinds]
     return [_Source(p, "", dsl.read(p))]
 
 

@@ -37,8 +37,9 @@ from capver.introspection.capability_planning import (
 )
 from capver.introspection.search import SearchBudget
 from capver.io.literal_text import parse_dnf
-from capver.io.run_dir import MODEL_FILES, Run
+from capver.io.run_dir import Run
 from capver.model.capability_model import CompoundModel
+from capver.model.kinds import ModelKind
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -88,11 +89,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: 0)")
 
 
-RUN_MODELS = {
-    "and": f"{MODEL_FILES['and']} (h∧, the data's maximum-likelihood model)",
-    "or": f"{MODEL_FILES['or']} (h∨, optimistic)",
-    "tilde": f"{MODEL_FILES['tilde']} (the Occam model h̃)",
-}
+RUN_MODELS = {k.value: f"{k.file} ({k.description})" for k in ModelKind}
 
 
 def model_path(target: str, kind: str | None) -> str:
@@ -107,7 +104,7 @@ def model_path(target: str, kind: str | None) -> str:
                 "run directory (capver learn --out)"
             )
         return target
-    name = MODEL_FILES[kind or "and"]
+    name = ModelKind.parse(kind or "and").file
     if not (p / name).is_file():
         raise UsageError(
             f"{target}: a directory without {name}; expected MODEL.capm or the --out directory of capver learn"

@@ -26,13 +26,14 @@ from capver.io import run_dir, verdicts_file
 from capver.io.curves import read_curves
 from capver.io.explain import read_findings
 from capver.io.html_report import JsonFile, ReportInputs, curve_points, is_report_page, render
+from capver.model.kinds import ModelKind
 
 DEFAULT_NAME = "report.html"
 CERTIFICATE = run_dir.CERTIFICATE
 VERDICTS = verdicts_file.NAME  # written by capver verify RUN --save
 # Linked from the page in this order; those the run lacks are listed as not present.
 LINKED = (
-    *run_dir.MODEL_FILES.values(),
+    *(k.file for k in ModelKind),
     run_dir.REPORT_TXT,
     run_dir.DATASET,
     run_dir.EVAL_DATASET,
@@ -112,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     if out.is_dir():
         raise RunFileError(f"--out {out}: is a directory; expected the HTML file to write")
 
-    h_and = run.h_and if run.has(run_dir.MODEL_FILES["and"]) else None
+    h_and = run.h_and if run.has(ModelKind.AND.file) else None
     curve_path = run.file(run_dir.CURVE_CSV)
     curve = curve_points(read_curves([curve_path]), str(curve_path)) if curve_path.exists() else []
     links = {name: _href(directory / name, out) if (directory / name).exists() else None for name in LINKED}

@@ -48,38 +48,27 @@ import argparse
 import dataclasses
 import json
 import sys
-import time
 from pathlib import Path
 from typing import TextIO
 
 from capver.commands.argtypes import add_environment_option, non_negative, open_unit_interval, seconds
-from capver.core.dataset import TransitionDataset
-from capver.core.properties import (
-    ExistsPath,
-    ForallPath,
-    Globally,
-    Property,
-    to_text,
-)
+from capver.core.properties import ForallPath, Globally, Property, to_text
 from capver.core.state import State
 from capver.core.vocabulary import Vocabulary
-from capver.engines.verification import checkers, quantitative, storm
-from capver.engines.verification.agent_verdict import (
-    DEFAULT_DELTA,
-    DEFAULT_EPSILON,
-)
+from capver.engines.verification import Evidence, Outcome, Verdict, VerdictRecord, verify_all
+from capver.engines.verification.agent_verdict import DEFAULT_DELTA, DEFAULT_EPSILON
 from capver.engines.verification.checkers import QUANTITATIVE_CHECKERS
-from capver.engines.verification.environment import World, restriction, settle
+from capver.engines.verification.evidence import engine_names
 from capver.engines.verification.ic3 import IC3Result
-from capver.engines.verification.qualitative import QUALITATIVE_ENGINES, CheckTimeout, Portfolio
-from capver.engines.verification.symbolic import QualitativeResult, Witness
+from capver.engines.verification.qualitative import QUALITATIVE_ENGINES
+from capver.engines.verification.symbolic import Witness
+from capver.engines.verification.verdict import EXIT_TIMEOUT, EXIT_UNKNOWN, EXIT_VIOLATED
 from capver.errors import CapverError, UsageError
-from capver.io import certificate, dsl, run_dir, verdict_text, verdicts_file
+from capver.io import certificate, dsl, run_dir, verdicts_file
+from capver.io.dsl import ParsedModel
 from capver.io.properties_text import parse_property, read_properties
-from capver.io.verdict_text import EXIT_UNKNOWN, EXIT_VIOLATED
-from capver.model.capability_model import CompoundModel
-
-EXIT_TIMEOUT = 4
+from capver.model.kinds import ModelKind
+from capver.settings import evidence_of
 
 MODEL_KINDS = {
     "lattice": "on a run, qualitative verdicts about the agent from h∧ and h∨, quantitative values on h∧",
@@ -89,7 +78,6 @@ MODEL_KINDS = {
     "tilde": "every property on the Occam model h̃ (h_tilde.capm), between h∧ and h∨ and predicting where no data is",
 }
 AUTO = "auto"
-MODEL_FILES = {**run_dir.MODEL_FILES, "mle": run_dir.MODEL_FILES["and"]}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -201,7 +189,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     target: Path = args.target
-    data: TransitionDataset | None = None
     if args.save:
         if not target.is_dir():
             raise UsageError(
@@ -209,27 +196,7 @@ def run(args: argparse.Namespace) -> int:
                 "directory (capver learn --out)"
             )
         verdicts_file.check_writable(target)
-    opened: run_dir.Run | None = None
-    if target.is_dir():
-        opened = run_dir.Run.open(target)
-        first, second = opened.parsed("and"), opened.parsed("or")
-        data = opened.dataset() if opened.has(run_dir.DATASET) else None
-        models: dict[str, CompoundModel] = {"and": first.model, "or": second.model, "mle": first.model}
-        if args.model_kind == "tilde":
-            if not opened.has(MODEL_FILES["tilde"]):
-                raise UsageError(
-                    f"--model-kind tilde: {target} has no h_tilde.capm (runs of capver learn write it "
-                    "since the Occam model was added)"
-                )
-            models["tilde"] = opened.h_tilde
-    elif args.model_kind != "lattice":
-        raise UsageError(
-            f"--model-kind {args.model_kind}: {target} is one model; the kinds are models of a run "
-            "directory (h_and.capm, h_or.capm)"
-        )
-    else:
-        first, second = dsl.read(target), None
-        models = {"model": first.model}
+    evidence, first, on = _evidence(args, target)
     vocab = first.vocabulary
     if args.init is None and first.init is None:
         # A verdict from an initial state the user never chose (the empty one) looks
@@ -240,165 +207,95 @@ def run(args: argparse.Namespace) -> int:
         )
     props = _properties(args, vocab, tuple(first.model))
     init, source = first.start(args.init)
-    world: World | None = None
-    if (
-        opened is not None
-        and args.model_kind == "lattice"
-        and not args.ignore_environment
-        and opened.has(run_dir.MANIFEST)
-    ):
-        from capver.settings import world_of
-
-        world = world_of(opened.manifest.agent, opened.manifest.setting)
-    qualitative_engine, quantitative_engine = _engines(args.engine)
-    checker = checkers.make(_engine(quantitative_engine))
-    on_model = {"and": "h∧", "or": "h∨", "mle": "h∧ (MLE)", "tilde": "h̃"}
-    # The qualitative checks run in worker processes forked from this one (each
-    # engine's reachable sets and z3 terms are kept there across properties), so that
-    # auto can race engines and --timeout can stop one.  h∧ serves "mle" too.
-    portfolio = Portfolio(
-        {k: m for k, m in models.items() if k != "mle"},
-        props,
-        engine=qualitative_engine,
-        timeout=args.timeout,
-        data=data,
-        delta=args.delta,
-        epsilon=args.epsilon,
-        within=restriction(world, init, vocab),
-    )
+    qualitative_engine, quantitative_engine = engine_names(args.engine, option="--engine")
     earlier = _saved_records(target) if args.save else {}
-    invariants: list[tuple[str, str, IC3Result]] = []  # (property text, model file, result) for --save
+    invariants: list[tuple[str, ModelKind, IC3Result]] = []  # (property text, model, proof) for --save
     codes = []
-    records: list[dict[str, object]] = []
-    with portfolio:
-        for index, prop in enumerate(props):
-            try:
-                record, code = _check_one(
-                    args,
-                    target,
-                    portfolio,
-                    index,
-                    prop,
-                    models,
-                    second is not None,
-                    init,
-                    source,
-                    checker,
-                    data,
-                    on_model,
-                    vocab,
-                    invariants,
-                    world,
-                )
-            except CheckTimeout as exc:
-                print(f"capver verify: error: {exc}", file=sys.stderr)
-                record = _timeout_record(prop, exc, earlier)
-                if args.json:
-                    print(json.dumps(record, ensure_ascii=False))
-                code = EXIT_TIMEOUT
-            records.append(record)
-            codes.append(code)
+    records: list[VerdictRecord] = []
+    out = sys.stderr if args.json else sys.stdout  # with --json, stdout stays one JSON object per line
+    verdicts = verify_all(
+        evidence,
+        props,
+        init,
+        on=on,
+        engine=qualitative_engine,
+        quantitative_engine=quantitative_engine,
+        timeout=args.timeout,
+    )
+    for verdict in verdicts:
+        if verdict.stopped is not None:
+            print(f"capver verify: error: {verdict.stopped}", file=sys.stderr)
+            record = earlier.get(to_text(verdict.prop)) or verdict.to_record()
+            if record.verdict != Outcome.TIMEOUT:
+                note = f"not re-checked: {verdict.stopped}; this is the verdict saved before"
+                record = record.with_fields(rechecked=False, note=note)
+            if args.json:
+                print(json.dumps(record.to_json(), ensure_ascii=False))
+        else:
+            record = verdict.to_record().with_fields(init_from=source)
+            text = verdict.to_text()
+            witness = verdict.witness
+            if args.replay and evidence.lattice and witness is not None and witness.steps:
+                reached, runs = _replay(target, verdict.prop, witness, args.replay, args.seed)
+                record = record.with_fields(replay={"runs": runs, "reached_goal": reached})
+                text += f"\n  replayed on the agent: the goal was reached in {reached} of {runs} runs"
+            print(json.dumps(record.to_json(), ensure_ascii=False) if args.json else text, flush=True)
+            if evidence.lattice:
+                _proved(verdict, invariants)
+        records.append(record)
+        codes.append(verdict.exit_status)
     if args.save:
         path = verdicts_file.write(target, records)
-        # With --json, stdout stays one JSON object per line.
-        print(
-            f"saved {len(records)} verdict{'s' if len(records) != 1 else ''} to {path}",
-            file=sys.stderr if args.json else sys.stdout,
-        )
-        _save_invariants(target, invariants, init, sys.stderr if args.json else sys.stdout)
+        print(f"saved {len(records)} verdict{'s' if len(records) != 1 else ''} to {path}", file=out)
+        _save_invariants(target, invariants, init, out)
     for code in (EXIT_VIOLATED, EXIT_TIMEOUT, EXIT_UNKNOWN):
         if code in codes:
             return code
     return 0
 
 
-def _check_one(
-    args: argparse.Namespace,
-    target: Path,
-    portfolio: Portfolio,
-    index: int,
-    prop: Property,
-    models: dict[str, CompoundModel],
-    lattice: bool,
-    init: State,
-    source: str,
-    checker: quantitative.QuantitativeChecker,
-    data: TransitionDataset | None,
-    on_model: dict[str, str],
-    vocab: Vocabulary,
-    invariants: list[tuple[str, str, IC3Result]],
-    world: World | None,
-) -> tuple[dict[str, object], int]:
-    """Check one property, print its result and return its record and exit code;
-    IC3's proofs of ``A [ G φ ]`` on a run's model files join ``invariants``; what
-    ``world`` (the environment's reachable states) settles is exact."""
-    start = time.perf_counter()
-    witness: Witness | None = None
-    if not isinstance(prop.query, ExistsPath | ForallPath):
-        kind = "mle" if args.model_kind == "lattice" else args.model_kind
-        model = models[kind] if lattice else models["model"]
-        try:
-            # The bound is on the data's MLE model, h∧.
-            q = quantitative.check(
-                prop,
-                model,
-                init,
-                checker,
-                data=data if kind in ("and", "mle") else None,
-                delta=args.delta,
-                observed_only=args.bound_scope == "observed",
-                world=world,
+def _evidence(args: argparse.Namespace, target: Path) -> tuple[Evidence, ParsedModel, ModelKind | None]:
+    """What the verdicts rest on, the model file that gives the vocabulary and the
+    initial state, and the model every property is checked on (None: the lattice)."""
+    if not target.is_dir():
+        if args.model_kind != "lattice":
+            raise UsageError(
+                f"--model-kind {args.model_kind}: {target} is one model; the kinds are models of a run "
+                f"directory ({', '.join(k.file for k in ModelKind)})"
             )
-        except TypeError as exc:
-            raise UsageError(f"{prop.name}: {exc}") from None
-        line, record, code = verdict_text.quantitative_line(prop, q, on_model[kind] if lattice else "the model", vocab)
-    elif not lattice or args.model_kind != "lattice":
-        key = "model" if not lattice else "and" if args.model_kind == "mle" else args.model_kind
-        result = _qualitative(portfolio, key, index, init)
-        on = "the model" if not lattice else on_model[args.model_kind]
-        line, record, code = verdict_text.model_line(prop, result, vocab, on)
-        witness = result.witness
-        if lattice:
-            _proved(prop, MODEL_FILES[args.model_kind], result, invariants)
-    else:
-        on_and = _qualitative(portfolio, "and", index, init)
-        on_or = _qualitative(portfolio, "or", index, init)
-        verdict = settle(portfolio.verdict(index, init, on_and, on_or), prop, world, init, vocab)
-        line, record, code = verdict_text.agent_line(prop, verdict, vocab)
-        witness = verdict.witness
-        _proved(prop, run_dir.MODEL_FILES["and"], on_and, invariants)
-        _proved(prop, run_dir.MODEL_FILES["or"], on_or, invariants)
-    line = verdict_text.echo(prop, line)
-    if args.replay and lattice and witness is not None and witness.steps:
-        reached, runs = _replay(target, prop, witness, args.replay, args.seed)
-        record["replay"] = {"runs": runs, "reached_goal": reached}
-        line += f"\n  replayed on the agent: the goal was reached in {reached} of {runs} runs"
-    record.update(seconds=round(time.perf_counter() - start, 4), init=vocab.format_state(init), init_from=source)
-    print(json.dumps(record, ensure_ascii=False) if args.json else line, flush=True)
-    return record, code
+        first = dsl.read(target)
+        return Evidence.of_model(first.model), first, None
+    opened = run_dir.Run.open(target)
+    on = (
+        None
+        if args.model_kind == "lattice"
+        else ModelKind.parse("and" if args.model_kind == "mle" else args.model_kind)
+    )
+    if on is ModelKind.TILDE and not opened.has(on.file):
+        raise UsageError(
+            f"--model-kind tilde: {target} has no {on.file} (runs of capver learn write it since the Occam model "
+            "was added)"
+        )
+    evidence = evidence_of(
+        opened,
+        delta=args.delta,
+        epsilon=args.epsilon,
+        scope=args.bound_scope,
+        environment=on is None and not args.ignore_environment,
+        tilde=on is ModelKind.TILDE,
+    )
+    return evidence, opened.parsed(ModelKind.AND), on
 
 
-def _qualitative(portfolio: Portfolio, key: str, index: int, init: State) -> QualitativeResult:
-    try:
-        return portfolio.check(key, index, init)
-    except ValueError as exc:  # the chosen engine does not answer this kind of property
-        raise UsageError(f"--engine: {exc}") from None
-
-
-def _proved(
-    prop: Property, model_file: str, result: QualitativeResult, invariants: list[tuple[str, str, IC3Result]]
-) -> None:
-    """Keep an IC3 engine's proof (Spacer's or ABC's) of an ``A [ G φ ]`` for the
-    certificate (``--save``)."""
-    query = prop.query
-    if (
-        isinstance(result, IC3Result)
-        and result.invariant is not None
-        and result.holds
-        and isinstance(query, ForallPath)
-        and isinstance(query.path, Globally)
-    ):
-        invariants.append((_bare_text(prop), model_file, result))
+def _proved(verdict: Verdict, invariants: list[tuple[str, ModelKind, IC3Result]]) -> None:
+    """Keep an IC3 engine's proof (Spacer's or ABC's) of an ``A [ G φ ]`` on a run's
+    model for the certificate (``--save``)."""
+    query = verdict.prop.query
+    if not (isinstance(query, ForallPath) and isinstance(query.path, Globally)):
+        return
+    for kind, result in verdict.model_results():
+        if kind is not None and isinstance(result, IC3Result) and result.invariant is not None and result.holds:
+            invariants.append((_bare_text(verdict.prop), kind, result))
 
 
 def _bare_text(prop: Property) -> str:
@@ -406,19 +303,21 @@ def _bare_text(prop: Property) -> str:
     return to_text(prop).removeprefix(f"{json.dumps(prop.name, ensure_ascii=False)}: ")
 
 
-def _save_invariants(target: Path, invariants: list[tuple[str, str, IC3Result]], init: State, out: TextIO) -> None:
+def _save_invariants(
+    target: Path, invariants: list[tuple[str, ModelKind, IC3Result]], init: State, out: TextIO
+) -> None:
     """Record the IC3 engines' invariants in the run's certificate (re-checked by plain z3 there
     first); a run without a certificate, or whose models changed since it was made,
     is told so and keeps its certificate as it is."""
     recorded = 0
     engines = sorted({result.engine for _, _, result in invariants})
-    for text, model_file, result in invariants:
+    for text, kind, result in invariants:
         assert result.invariant is not None
         try:
-            certificate.add_invariant(target, text, model_file, result.invariant, init)
+            certificate.add_invariant(target, text, kind.file, result.invariant, init)
             recorded += 1
         except certificate.CertificateError as exc:
-            print(f"capver verify: the invariant of {text} on {model_file} is not recorded: {exc}", file=sys.stderr)
+            print(f"capver verify: the invariant of {text} on {kind.file} is not recorded: {exc}", file=sys.stderr)
     if recorded:
         print(
             f"recorded {recorded} inductive invariant{'s' if recorded != 1 else ''} ({', '.join(engines)}) in "
@@ -427,7 +326,7 @@ def _save_invariants(target: Path, invariants: list[tuple[str, str, IC3Result]],
         )
 
 
-def _saved_records(target: Path) -> dict[str, dict[str, object]]:
+def _saved_records(target: Path) -> dict[str, VerdictRecord]:
     """The records an earlier ``--save`` wrote, by property text (none when there is
     no such file, or it is not capver's: ``--save`` refuses that one anyway)."""
     path = target / verdicts_file.NAME
@@ -435,48 +334,7 @@ def _saved_records(target: Path) -> dict[str, dict[str, object]]:
         rows = verdicts_file.records(json.loads(path.read_text(encoding="utf-8")), str(path))
     except (OSError, ValueError, CapverError):
         return {}
-    return {str(r.get("text")): dict(r) for r in rows}
-
-
-def _timeout_record(prop: Property, exc: CheckTimeout, earlier: dict[str, dict[str, object]]) -> dict[str, object]:
-    """The record of a property whose check ran out of --timeout: the verdict an
-    earlier --save wrote for it, marked as not re-checked, else a "timeout" record."""
-    text = to_text(prop)
-    old = earlier.get(text)
-    if old is not None:
-        return {**old, "rechecked": False, "note": f"not re-checked: {exc}; this is the verdict saved before"}
-    return {
-        "property": prop.name,
-        "text": text,
-        "verdict": "timeout",
-        "reason": str(exc),
-        "engine": " and ".join(exc.engines),
-        "timeout": exc.seconds,
-    }
-
-
-def _engines(names: list[str]) -> tuple[str, str]:
-    """(the qualitative engine, the quantitative checker) named by the ``--engine``
-    options: at most one of each kind, the other auto."""
-    qualitative = [n for n in names if n in QUALITATIVE_ENGINES]
-    quantitative = [n for n in names if n in QUANTITATIVE_CHECKERS]
-    for kind, chosen in (("E/A", qualitative), ("P/R", quantitative)):
-        if len(set(chosen)) > 1:
-            raise UsageError(
-                f"--engine: {' and '.join(sorted(set(chosen)))} are both engines of {kind} properties; "
-                "name at most one of each kind"
-            )
-    return (qualitative[0] if qualitative else AUTO), (quantitative[0] if quantitative else AUTO)
-
-
-def _engine(name: str) -> str:
-    if name == AUTO:
-        return AUTO  # checkers.AutoChecker picks by the model's size
-    if name.startswith("storm") and not storm.available():
-        raise UsageError(
-            f"--engine {name}: stormpy is not installed (pip install 'stormpy>=2.0'), or use --engine explicit"
-        )
-    return name
+    return {r.text: r for r in rows}
 
 
 def _properties(args: argparse.Namespace, vocab: Vocabulary, caps: tuple[str, ...]) -> tuple[Property, ...]:

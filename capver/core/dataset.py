@@ -63,6 +63,9 @@ class TransitionDataset:
         self._failures: dict[str, int] = {}  # c → failed executions (no transition of D)
         self._failed: list[tuple[Transition, int, str]] = []
         self._log: list[tuple[str, State]] = []
+        # Every addition in order: the missing-mass bounds read the order of the outcomes
+        # (first_seen, run), so a copy of D must replay it, not only the counts.
+        self._additions: list[tuple[Transition, int, int]] = []
         self._order: dict[tuple[State, str], int] = {}  # (s, c) → rank of its first execution
         self._run: dict[tuple[State, str], int] = {}  # (s, c) → executions since its last new outcome
         self._first: dict[tuple[State, str, State], int] = {}  # (s, c, s′) → executions of (s, c) when s′ first came
@@ -106,6 +109,7 @@ class TransitionDataset:
         self._size += count
         self._steps += steps
         self._log.append((t.c, t.s))
+        self._additions.append((t, count, steps))
 
     def add_failure(self, t: Transition, steps: int = 0, reason: str = "failed") -> None:
         """A failed execution (the agent, the simulator or α raised, or a budget ran
@@ -216,6 +220,11 @@ class TransitionDataset:
             for s, succ in by_s.items():
                 for s2 in succ:
                     yield Transition(s, c, s2)
+
+    def additions(self) -> Iterator[tuple[Transition, int, int]]:
+        """(transition, count, steps) of every :meth:`add`, in the order they came:
+        adding them to an empty dataset gives this one, sampling order included."""
+        return iter(self._additions)
 
     def items(self) -> Iterator[tuple[Transition, int]]:
         """(transition, N_e) for every unique transition."""

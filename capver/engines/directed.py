@@ -3,7 +3,8 @@ MCQS learns, and the focus that directs query synthesis to what can still change
 (:mod:`capver.engines.mcqs.focus`).
 
 After every query the tracker re-decides each property that is not yet decided
-(:func:`capver.engines.verification.agent_verdict.decide`) and records each change of
+(the verification entry point, :class:`capver.engines.verification.Verifier`, in this
+process with BDD engines kept across updates) and records each change of
 tier with the simulator steps it took.  A property is *decided* when its tier is
 observed (exact) or confident at the user's δ and ε.  For the others it contributes
 relevant states to the focus:
@@ -35,7 +36,8 @@ the tiers stop changing, the union is the focus from some update on, and no prop
 is starved.
 
 Quantitative properties are decided on the agent's two-sided bounds at 1 − δ
-(:func:`capver.engines.verification.quantitative.agent_bounds`): a ``P<op>p`` bound
+(:func:`capver.engines.verification.quantitative.agent_bounds`, through the same entry
+point): a ``P<op>p`` bound
 once it is confirmed or refuted, a ``Pmax=?`` / ``Pmin=?`` once the bounds are at
 most :attr:`Targets.width` apart.  Their focus is where the bounds are widest: the
 untried pairs that widen them and the tried pair with the largest ε (as bonus).
@@ -57,13 +59,14 @@ from capver.engines.verification.agent_verdict import (
     AgentVerdict,
     LatticeVerdict,
     Tier,
-    decide,
     frontier_sets,
 )
-from capver.engines.verification.environment import World, restriction, settle
-from capver.engines.verification.quantitative import BoundVerdict, agent_bounds, bound_verdict
+from capver.engines.verification.environment import World, restriction
+from capver.engines.verification.evidence import Evidence, Verifier
+from capver.engines.verification.quantitative import BoundVerdict
 from capver.engines.verification.sampling import SamplingBounds, executions_for
 from capver.engines.verification.symbolic import QualitativeResult, SymbolicEngine, qualitative_query
+from capver.engines.verification.verdict import Verdict
 from capver.logic.bdd import Node
 from capver.model.capability_model import CompoundModel
 
@@ -109,7 +112,11 @@ class PropertyStatus:
     tier: str
     decided: bool
     missing: str
-    lattice: LatticeVerdict | None = None
+    checked: Verdict | None = None  # what the verification entry point answered
+
+    @property
+    def lattice(self) -> LatticeVerdict | None:
+        return None if self.checked is None else self.checked.lattice
 
 
 def _cost(v: LatticeVerdict) -> float:
@@ -212,29 +219,23 @@ class PropertyTracker:
         self._h_or = h_or
         eng_and, eng_or = self._engines(h_and, h_or, data)
         bounds = SamplingBounds(data, self.targets.delta)
+        evidence = Evidence(h_and, h_or, data, self.world, delta=self.targets.delta, epsilon=self.targets.epsilon)
+        verifier = Verifier(
+            evidence, self.properties, self.init, engines=(eng_and, eng_or), values=False, sampling=bounds
+        )
         for prop in self.properties:
             old = self.status.get(prop.name)
             if old is not None and old.decided and old.tier == Tier.OBSERVED.value:
                 # Observed verdicts are final (T_h∧ = T_D only grows); a confident one is
                 # re-checked, since a new outcome at a frontier pair can overturn it.
                 continue
-            v: LatticeVerdict | None = None
-            if self.qualitative(prop):
-                v = decide(
-                    prop,
-                    h_and,
-                    h_or,
-                    data,
-                    self.init,
-                    engines=(eng_and, eng_or),
-                    delta=self.targets.delta,
-                    epsilon=self.targets.epsilon,
-                    within=restriction(self.world, self.init, h_and.ctx.vocab),
-                )
-                v = settle(v, prop, self.world, self.init, h_and.ctx.vocab)
-                st = PropertyStatus(prop, v.verdict.value, v.tier.value, is_decided(v), missing_text(v), v)
+            # The verification entry point, in this process, with the engines kept above.
+            verdict = verifier.check(prop)
+            v = verdict.lattice
+            if v is not None:
+                st = PropertyStatus(prop, v.verdict.value, v.tier.value, is_decided(v), missing_text(v), verdict)
             else:
-                st, quantitative_region, quantitative_cost = self._quantitative(prop, data, bounds)
+                st, quantitative_region, quantitative_cost = self._quantitative(verdict, data)
             self.status[prop.name] = st
             if old is None:
                 # A resumed run: a change only if it differs from where the property stood.
@@ -280,35 +281,33 @@ class PropertyTracker:
         else:
             self._stall += 1
 
-    def _quantitative(
-        self, prop: Property, data: TransitionDataset, bounds: SamplingBounds
-    ) -> tuple[PropertyStatus, Region | None, float]:
+    def _quantitative(self, verdict: Verdict, data: TransitionDataset) -> tuple[PropertyStatus, Region | None, float]:
         """A quantitative property's status from the agent's bounds at 1 − δ: a
         ``P<op>p`` bound is decided once confirmed or refuted, a ``=?`` query once the
         bounds are at most ``width`` apart; the focus is where the bounds are widest
         (the untried pairs they name, and the tried pair with the largest ε)."""
-        b = agent_bounds(prop, data, self.init, self.targets.delta, sampling=bounds, world=self.world)
+        prop, b = verdict.prop, verdict.agent
         q = prop.query
         if b is None:
             return (
-                PropertyStatus(prop, "not bounded", "unknown", False, "no bound for this query (Rmax)"),
+                PropertyStatus(prop, "not bounded", "unknown", False, "no bound for this query (Rmax)", verdict),
                 None,
                 math.inf,
             )
         interval = f"{b.quantity} in [{b.lower:.4g}, {b.upper:.4g}]"
-        if isinstance(q, ProbabilityBound):
-            verdict = bound_verdict(q.comparison, q.probability, b)
-            decided = verdict is not BoundVerdict.UNDECIDED
+        answer = verdict.quantity.agent_verdict if verdict.quantity is not None else None
+        if isinstance(q, ProbabilityBound) and answer is not None:
+            decided = answer is not BoundVerdict.UNDECIDED
             name = {
                 BoundVerdict.CONFIRMED: "holds",
                 BoundVerdict.REFUTED: "violated",
                 BoundVerdict.UNDECIDED: "undecided",
-            }[verdict]
+            }[answer]
         else:
             decided = b.width <= self.targets.width
             name = interval
         missing = "" if decided else f"{interval}; {b.untried} untried pairs, largest ε {b.max_epsilon:.3g}"
-        st = PropertyStatus(prop, name, "confident" if decided else "bounded", decided, missing)
+        st = PropertyStatus(prop, name, "confident" if decided else "bounded", decided, missing, verdict)
         # Each untried pair the bound names needs its first execution and then enough
         # repeats for the threshold ε; the widest tried pair as much again.
         cost = float(

@@ -37,13 +37,14 @@ from capver.io import dsl
 from capver.io.atomic import replace_text
 from capver.io.literal_text import parse_state
 from capver.io.properties_text import parse_property
-from capver.io.run_dir import CERTIFICATE, MODEL_FILES, Run
+from capver.io.run_dir import CERTIFICATE, Run
 from capver.model.capability_model import CompoundModel
+from capver.model.kinds import ModelKind
 
 FORMAT = 1
 NAME = CERTIFICATE
-AND, OR = MODEL_FILES["and"], MODEL_FILES["or"]
-TILDE = MODEL_FILES["tilde"]
+AND, OR = ModelKind.AND.file, ModelKind.OR.file
+TILDE = ModelKind.TILDE.file
 """The Occam model's file: certified when present, optional for older runs."""
 TRUTH = "h⋆"
 """How the true model is named in a claim (it is rebuilt from the setting, not a file)."""

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 
 from capver.core.state import Capability
+from capver.engines.verification.verdict import VerdictRecord
 from capver.errors import RunFileError
 from capver.io import verdicts_file
 from capver.io.dsl.conditions import condition_text
@@ -458,11 +459,11 @@ def _json_number(value: object) -> str:
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
-def _verdict_values(r: Mapping[str, object]) -> list[str]:
+def _verdict_values(r: VerdictRecord) -> list[str]:
     """The numbers behind one verdict of ``verdicts.json``, as short phrases: the
     value of a quantitative query (its exact fraction when there is one), the
-    confidence bound, the verdicts on h∧ and h∨, the model, the state count, the
-    replays.  The file is read, so every field is checked for its type."""
+    agent's bounds at 1 − δ, the verdicts on h∧ and h∨, the model, the state count,
+    the replays.  The file is read, so every field is checked for its type."""
     out: list[str] = []
     if isinstance(r.get("quantity"), str):
         exact, value = r.get("exact"), r.get("value")
@@ -472,26 +473,27 @@ def _verdict_values(r: Mapping[str, object]) -> list[str]:
             shown = f"{exact} ≈ {_json_number(value)}"
         else:
             shown = exact if isinstance(exact, str) else _json_number(value)
-        out.append(f"{r['quantity']} = {shown}")
+        if value is not None or exact is not None or r.get("infinite") is True:
+            out.append(f"{r.get('quantity')} = {shown}")
     threshold = r.get("threshold")
     if isinstance(threshold, dict):
         out.append(f"threshold {threshold.get('comparison')} {_json_number(threshold.get('value'))}")
-    bound = r.get("confidence_bound")
-    if (
-        isinstance(bound, dict)
-        and isinstance(bound.get("upper"), int | float)
-        and isinstance(bound.get("delta"), int | float)
-    ):
+    bound = r.get("agent")
+    if isinstance(bound, dict) and isinstance(bound.get("delta"), int | float):
+        # JSON has no infinity: a null bound is ∞ (verdict.py writes it so).
+        lower, upper = (
+            f"{b:.4g}" if isinstance(b, int | float) else "∞" for b in (bound.get("lower"), bound.get("upper"))
+        )
         out.append(
-            f"the agent's {r.get('quantity', 'value')} ≤ {bound['upper']:.6g} with probability "
+            f"the agent: {lower} ≤ {bound.get('quantity')} ≤ {upper} with probability "
             f"≥ {1 - bound['delta']:g} ({bound.get('scope', '?')} bound)"
         )
-    if "on_h_and" in r or "on_h_or" in r:
+    if r.get("on_h_and") is not None or r.get("on_h_or") is not None:
         out.append(f"h∧: {r.get('on_h_and')}, h∨: {r.get('on_h_or')}")
     if isinstance(r.get("model"), str):
-        out.append(f"on {r['model']}")
+        out.append(f"on {r.get('model')}")
     if isinstance(r.get("reachable"), int):
-        out.append(f"{r['reachable']:,} reachable states")
+        out.append(f"{r.get('reachable'):,} reachable states")
     replay = r.get("replay")
     if isinstance(replay, dict):
         out.append(f"goal reached in {replay.get('reached_goal')} of {replay.get('runs')} replays on the agent")
@@ -541,29 +543,29 @@ def _verdicts_block(doc: JsonFile | None) -> str:
         return f'<h3>{_e(title)} <span class=muted>({_e(doc.name)})</span></h3><p class="muted">(no properties)</p>'
     body = []
     for r in rows:
-        verdict = r.get("verdict")
-        badge = _verdict_badge(verdict) if isinstance(verdict, str) else '<span class="muted">value only</span>'
-        reason = [_e(r.get("reason", ""))]
+        verdict = r.verdict
+        badge = _verdict_badge(verdict) if verdict is not None else '<span class="muted">value only</span>'
+        reason = [_e(r.reason)]
         if r.get("assumption"):
-            reason.append(f"<br>assuming {_e(r['assumption'])}")
+            reason.append(f"<br>assuming {_e(r.get('assumption'))}")
         query = r.get("decisive_query")
         if isinstance(query, dict):
             reason.append(
                 f"<br>to decide it, execute {_e(query.get('capability'))} from "
                 f"<code>{_e(query.get('state'))}</code> (never tried)"
             )
-        if "witness" in r:
+        if r.get("witness") is not None:
             label = "counterexample" if verdict in ("fails", "violated") else "witness"
-            reason.append(_witness_html(r["witness"], label))
+            reason.append(_witness_html(r.get("witness"), label))
         values = "<br>".join(_e(v) for v in _verdict_values(r))
-        name, text = str(r.get("property", "")), str(r.get("text", ""))
+        name, text = r.name, r.text
         # The text names the property first (capver.core.properties.to_text); the name has its own column.
         text = text.removeprefix(f"{json.dumps(name, ensure_ascii=False)}: ")
         body.append(
             f"<tr><td>{_e(name)}</td><td><code>{_e(text)}</code></td>"
             f"<td>{badge}</td><td>{''.join(reason)}</td><td>{values}</td></tr>"
         )
-    starts = {(str(r.get("init")), str(r.get("init_from"))) for r in rows if "init" in r}
+    starts = {(str(r.get("init")), str(r.get("init_from"))) for r in rows if r.get("init") is not None}
     start = ""
     if len(starts) == 1:
         state, source = next(iter(starts))

@@ -25,11 +25,13 @@ import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from capver.errors import RunFileError
 from capver.io import run_file
 from capver.io.run_file import RunManifest
+from capver.model import kinds
+from capver.model.kinds import ModelKind
 
 if TYPE_CHECKING:
     from capver.core.dataset import TransitionDataset
@@ -52,21 +54,14 @@ PROPERTIES = "properties.props"  # capver.io.property_status.PROPS
 PROPERTY_STATUS = "properties.json"  # capver.io.property_status.NAME
 VERDICTS = "verdicts.json"  # capver.io.verdicts_file.NAME
 
-Kind = Literal["and", "or", "tilde"]
-MODEL_FILES: dict[str, str] = {"and": "h_and.capm", "or": "h_or.capm", "tilde": "h_tilde.capm"}
-"""The run's models by the names the command line uses (``--model-kind and|or|tilde``)."""
-MODEL_NAMES: dict[str, str] = {"and": "pessimistic", "or": "optimistic", "tilde": "occam"}
-"""The name each model file gives its model (``(define (capability-model NAME)``)."""
-BOUNDS = ("h_and.capm", "h_or.capm")
+BOUNDS = tuple(k.file for k in kinds.BOUNDS)
 """What a directory needs to be a run to model-check: the lattice bounds."""
 
 _WHAT = {
     MANIFEST: "the manifest capver learn writes first",
     DATASET: "the data, written by capver learn and LearnResult.save",
     EVAL_DATASET: "the evaluation dataset D′, written by capver learn",
-    "h_and.capm": "the pessimistic bound h∧",
-    "h_or.capm": "the optimistic bound h∨",
-    "h_tilde.capm": "the Occam model h̃, written by capver learn since it was added",
+    **{k.file: k.description for k in ModelKind},
 }
 
 
@@ -120,30 +115,30 @@ class Run:
 
     # -- the models --------------------------------------------------------------
 
-    def parsed(self, kind: str) -> ParsedModel:
-        """The model file of ``kind`` (``and``, ``or`` or ``tilde``) as parsed, in the
-        context of h∧ (the first model)."""
+    def parsed(self, kind: str | ModelKind) -> ParsedModel:
+        """The model file of ``kind`` (any spelling :meth:`ModelKind.parse` reads:
+        ``and``, ``h_and``, ``h∧`` ...) as parsed, in the context of h∧ (the first
+        model)."""
         from capver.io import dsl
 
-        if kind not in MODEL_FILES:
-            raise RunFileError(f"model kind {kind!r}: expected one of {', '.join(MODEL_FILES)}")
-        key = f"model:{kind}"
+        which = ModelKind.parse(kind, what="kind")
+        key = f"model:{which.value}"
         if key not in self._cache:
             self.check_fresh()
-            name = MODEL_FILES[kind]
+            name = which.file
             if not self.has(name):
                 raise _missing(self.path, name)
-            if kind == "and":
+            if which is ModelKind.AND:
                 self._cache[key] = dsl.read(self.path / name)
             else:
-                first = self.parsed("and")
+                first = self.parsed(ModelKind.AND)
                 self._cache[key] = dsl.read(
-                    self.path / name, ctx=first.ctx, ctx_source=f"the first model ({self.path / MODEL_FILES['and']})"
+                    self.path / name, ctx=first.ctx, ctx_source=f"the first model ({self.path / ModelKind.AND.file})"
                 )
         parsed: ParsedModel = self._cache[key]
         return parsed
 
-    def model(self, kind: str) -> CompoundModel:
+    def model(self, kind: str | ModelKind) -> CompoundModel:
         return self.parsed(kind).model
 
     def check_fresh(self) -> None:
@@ -190,7 +185,7 @@ class Run:
     def _dataset(self, name: str, vocab: Vocabulary | None, torn: list[str] | None) -> TransitionDataset:
         from capver.io import dataset_file
 
-        if vocab is None and self.has(MODEL_FILES["and"]):
+        if vocab is None and self.has(ModelKind.AND.file):
             vocab = self.parsed("and").vocabulary
         key = f"data:{name}:{id(vocab)}"
         if key not in self._cache:
@@ -293,18 +288,19 @@ def write_models(
     tilde: LiftedOccam | CompoundModel | None,
     init: State | None,
 ) -> None:
-    """The run's model files, each under its name (:data:`MODEL_NAMES`) and starting
+    """The run's model files, each under its name (:attr:`ModelKind.dsl`) and starting
     in ``init``: h∧, h∨ and h̃ (lifted over objects when ``tilde`` is a
     :class:`~capver.model.lifted.LiftedOccam`; none when it is None)."""
     from capver.io import dsl
     from capver.model.lifted import LiftedOccam
 
-    dsl.write(h_and, path / MODEL_FILES["and"], name=MODEL_NAMES["and"], init=init)
-    dsl.write(h_or, path / MODEL_FILES["or"], name=MODEL_NAMES["or"], init=init)
+    and_, or_, tilde_ = ModelKind.AND, ModelKind.OR, ModelKind.TILDE
+    dsl.write(h_and, path / and_.file, name=and_.dsl, init=init)
+    dsl.write(h_or, path / or_.file, name=or_.dsl, init=init)
     if isinstance(tilde, LiftedOccam):
-        dsl.write_lifted(tilde, path / MODEL_FILES["tilde"], name=MODEL_NAMES["tilde"], init=init)
+        dsl.write_lifted(tilde, path / tilde_.file, name=tilde_.dsl, init=init)
     elif tilde is not None:
-        dsl.write(tilde, path / MODEL_FILES["tilde"], name=MODEL_NAMES["tilde"], init=init)
+        dsl.write(tilde, path / tilde_.file, name=tilde_.dsl, init=init)
     stamp = dataset_stamp(path)
     if stamp is not None:
         run_file.stamp_models(path, stamp)
@@ -322,16 +318,16 @@ def dataset_stamp(path: Path) -> dict[str, object] | None:
 
 
 def write_dataset(path: Path, data: TransitionDataset) -> None:
-    """A dataset file holding ``data``: its capabilities, then each transition as
-    many times as it was observed (the counts are what the lattice and the
-    confidence bounds read), then the failed executions."""
+    """A dataset file holding ``data``: its capabilities, then each execution in the
+    order it was added (the lattice reads the counts, the confidence bounds also the
+    order in which each pair's outcomes came), then the failed executions."""
     from capver.io import dataset_file
 
     with dataset_file.DatasetWriter.open(path, data.vocab, resume=False) as w:
         for c in data.capabilities:
             w.write_capability(c)
-        for t, n in data.items():
-            for _ in range(n):
-                w.write(t)
+        for t, n, steps in data.additions():
+            for k in range(n):
+                w.write(t, steps=steps if k == 0 else 0)
         for t, steps, reason in data.failed():
             w.write(t, steps=steps, meta={"failure": reason})

@@ -1,5 +1,7 @@
 """``verdicts.json`` of a run: the verdicts ``capver verify RUN --save`` printed (its
-``--json`` records, one per property), which ``capver report`` shows.
+``--json`` records, one per property), which ``capver report`` shows; each is a
+:class:`~capver.engines.verification.verdict.VerdictRecord`, written and read back by
+that one type.
 
 The file says it is capver's (``"format": "capver-verdicts"``): a later ``--save``
 replaces such a file, and refuses any other file of that name, which someone else
@@ -8,9 +10,10 @@ put there and may still want."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
+from capver.engines.verification.verdict import VerdictRecord
 from capver.errors import RunFileError, UsageError
 from capver.io.atomic import replace_text
 
@@ -44,16 +47,16 @@ def _ours(path: Path) -> bool:
     return isinstance(data, dict) and data.get("format") == FORMAT
 
 
-def write(directory: Path, verdicts: Sequence[Mapping[str, object]]) -> Path:
+def write(directory: Path, verdicts: Sequence[VerdictRecord]) -> Path:
     """Replace ``directory/verdicts.json`` with ``verdicts`` (refused as
     :func:`check_writable` says)."""
     path = check_writable(directory)
-    doc = {"format": FORMAT, "version": VERSION, "verdicts": list(verdicts)}
+    doc = {"format": FORMAT, "version": VERSION, "verdicts": [v.to_json() for v in verdicts]}
     replace_text(path, json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
     return path
 
 
-def records(data: object, source: str) -> tuple[Mapping[str, object], ...]:
+def records(data: object, source: str) -> tuple[VerdictRecord, ...]:
     """The verdict records of a parsed ``verdicts.json``; a :class:`RunFileError`
     naming ``source`` when it is not one capver wrote."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -62,6 +65,6 @@ def records(data: object, source: str) -> tuple[Mapping[str, object], ...]:
     if data.get("version") != VERSION:
         raise RunFileError(f"{source}: verdicts file version {data.get('version')!r}; this capver reads {VERSION}")
     rows = data.get("verdicts")
-    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+    if not isinstance(rows, list):
         raise RunFileError(f'{source}: "verdicts" is not a list of objects')
-    return tuple(rows)
+    return tuple(VerdictRecord.from_json(r, f"{source}, verdict {k}") for k, r in enumerate(rows, 1))

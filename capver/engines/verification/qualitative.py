@@ -95,9 +95,10 @@ from capver.engines.verification.symbolic import (
     SymbolicEngine,
     qualitative_query,
 )
-from capver.errors import CapverError, SolverError
+from capver.errors import CapverError, SolverError, UnsupportedQueryError
 from capver.logic.bdd import Node
 from capver.model.capability_model import CompoundModel
+from capver.model.kinds import ModelKind
 
 __all__ = [
     "AUTO",
@@ -417,7 +418,7 @@ class Portfolio:
         """The verdict of property ``index`` on model ``key`` in ``init``, by the
         chosen engine or (auto) the first of the planned ones to answer;
         :class:`CheckTimeout` when none answers within the timeout,
-        :class:`SolverError` when every engine failed, :class:`ValueError` when the
+        :class:`SolverError` when every engine failed, :class:`UnsupportedQueryError` when the
         chosen engine does not answer the query (IC3 for E G, say)."""
         prop = self.props[index]
         query, _ = qualitative_query(prop)
@@ -425,7 +426,7 @@ class Portfolio:
             first, helper = plan(query)
         else:
             if not QUALITATIVE_ENGINES[self.engine].answers(query):
-                raise ValueError(
+                raise UnsupportedQueryError(
                     f"{prop.name}: --engine {self.engine} does not answer this property "
                     f"({QUALITATIVE_ENGINES[self.engine].summary}); use --engine auto or bdd"
                 )
@@ -523,7 +524,7 @@ class Portfolio:
             return value
 
 
-_ON = {"and": "h∧", "or": "h∨", "mle": "h∧ (MLE)", "tilde": "h̃", "model": "the model"}
+_ON = {k.value: k.symbol for k in ModelKind}
 
 
 def _timeout_message(

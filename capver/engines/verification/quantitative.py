@@ -97,7 +97,7 @@ class QuantitativeResult:
     without data, and for Rmax); ``agent_verdict``: a ``P<op>p`` bound decided for
     the agent from ``agent``."""
 
-    value: Value
+    value: Value | None  # None: the model's value was not asked for, only the agent's bounds
     holds: bool | None  # None for a =? query
     what: str  # "Pmax", "Pmin", "Rmin", "Rmax"
     engine: str = "explicit"
@@ -181,15 +181,43 @@ def check(
     result = _value(prop, model, init, checker if checker is not None else ExplicitChecker())
     if data is None:
         return result
-    scope: Scope = "observed" if observed_only else "sound"
-    agent = agent_bounds(prop, data, init, delta, scope=scope, world=world)
+    agent = agent_result(prop, data, init, delta, scope="observed" if observed_only else "sound", world=world)
+    return replace(result, agent=agent.agent, agent_verdict=agent.agent_verdict)
+
+
+def agent_result(
+    prop: Property,
+    data: TransitionDataset,
+    init: State,
+    delta: float,
+    *,
+    scope: Scope = "sound",
+    sampling: SamplingBounds | None = None,
+    world: World | None = None,
+) -> QuantitativeResult:
+    """What the data say of the agent's value of ``prop`` alone (no model's value:
+    ``value`` is None): :func:`agent_bounds` and, for a ``P<op>p`` query, its
+    :func:`bound_verdict`."""
+    agent = agent_bounds(prop, data, init, delta, scope=scope, sampling=sampling, world=world)
     q = prop.query
     verdict = (
         bound_verdict(q.comparison, q.probability, agent)
         if isinstance(q, ProbabilityBound) and agent is not None
         else None
     )
-    return replace(result, agent=agent, agent_verdict=verdict)
+    what = agent.quantity if agent is not None else _quantity(prop)
+    return QuantitativeResult(None, None, what, "", agent=agent, guarantee="", agent_verdict=verdict)
+
+
+def _quantity(prop: Property) -> str:
+    q = prop.query
+    if isinstance(q, RewardQuery):
+        return "Rmax" if q.optimum is Optimum.MAX else "Rmin"
+    if isinstance(q, ProbabilityQuery):
+        return "Pmax" if q.optimum is Optimum.MAX else "Pmin"
+    if isinstance(q, ProbabilityBound):
+        return "Pmax" if q.comparison in (Comparison.LT, Comparison.LE) else "Pmin"
+    raise TypeError(f"not a quantitative query: {q!r}")
 
 
 def agent_bounds(

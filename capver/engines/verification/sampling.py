@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 from capver.core.dataset import PairSample, TransitionDataset
 from capver.core.state import State
-from capver.engines.verification.confidence import clopper_pearson
+from capver.engines.verification.binomial import clopper_pearson
 
 Interval = tuple[float, float]
 

@@ -1,4 +1,4 @@
-"""The words of a verdict about the agent match what is proved (capver.io.verdict_text):
+"""The words of a verdict about the agent match what is proved (capver.engines.verification.verdict):
 HOLDS and VIOLATED only for exact verdicts; a confident one is a bound on the chance of
 a violation, worded as what was seen, in the text and in the JSON record alike."""
 
@@ -13,8 +13,9 @@ from capver.core.dataset import TransitionDataset
 from capver.core.state import Transition
 from capver.engines.evaluation import reachable_states
 from capver.engines.lattice import build_bounds
-from capver.engines.verification.agent_verdict import Tier, decide
-from capver.io import verdict_text
+from capver.engines.verification import Evidence, Verifier
+from capver.engines.verification.agent_verdict import Tier
+from capver.engines.verification.symbolic import SymbolicEngine
 from capver.io.properties_text import parse_property
 from capver.logic.condition import LogicContext
 
@@ -37,13 +38,16 @@ def _instances(seed: int) -> list[tuple[str, str, dict[str, object], str]]:
                 data.add(Transition(s, c, s2))
     b = build_bounds(ctx, data)
     h_and, h_or = b.pessimistic, b.optimistic
+    texts = [t for i in range(3) for t in (f"A [ G !p{i} ]", f"E [ F p{i} ]", f"A [ G<=3 (p{i} | !p{(i + 1) % 3}) ]")]
+    props = [parse_property(text, ctx.vocab, tuple(truth)) for text in texts]
+    evidence = Evidence(h_and, h_or, data, delta=0.05, epsilon=0.2)
+    verifier = Verifier(evidence, props, init, engines=(SymbolicEngine(h_and), SymbolicEngine(h_or)))
     out = []
-    for i in range(3):
-        for text in (f"A [ G !p{i} ]", f"E [ F p{i} ]", f"A [ G<=3 (p{i} | !p{(i + 1) % 3}) ]"):
-            prop = parse_property(text, ctx.vocab, tuple(truth))
-            v = decide(prop, h_and, h_or, data, init, delta=0.05, epsilon=0.2)
-            line, record, _ = verdict_text.agent_line(prop, v, ctx.vocab)
-            out.append((v.tier.value, v.verdict.value, record, line))
+    for prop in props:
+        checked = verifier.check(prop)
+        v = checked.lattice
+        assert v is not None
+        out.append((v.tier.value, v.verdict.value, checked.to_json(), checked.to_text()))
     return out
 
 

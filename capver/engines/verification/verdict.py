@@ -1,19 +1,32 @@
-"""The words and the JSON record of a verification result, as ``capver verify``
-prints and saves them and as :meth:`capver.LearnResult.verify`'s results print
-(``str(result)``) and serialise (``result.to_json()``): one place, so that the
-command line and Python say the same thing.
+"""One verdict of the verification entry point (:mod:`.evidence`), and the only place
+its words and its record are made: what ``capver verify`` prints and ``--save``
+writes, what ``learn --properties`` says of a tier, what ``capver report`` reads
+back and what ``str(verdict)`` shows in Python.
 
-Each ``*_line`` function returns (the text, the record, the exit status of
-``capver verify``: 0 holds, :data:`EXIT_VIOLATED`, :data:`EXIT_UNKNOWN`).  The tiers
-and what each licenses are section 3 of docs/usage.md; the confidence bound is
-:mod:`capver.engines.verification.confidence`'s.
+A :class:`Verdict` is the property, the state it was checked from, what it was
+checked on and the engine's answer: a :class:`LatticeVerdict` about the *agent*
+(section 3.1 of the paper; the tiers of :mod:`.agent_verdict`), a
+:class:`QualitativeResult` about one model, or a :class:`QuantitativeResult` (the
+value on a model and the agent's bounds at 1 − δ, :mod:`.confidence`).  Its
+:attr:`~Verdict.outcome` is one :class:`Outcome`; HOLDS and VIOLATED are printed
+only where they are exact (observed, settled by the environment, or about a model),
+and a confident verdict about the agent says what was seen and its bound
+(:func:`claim_words`), since a confident claim is a bound on a violation's chance,
+not its absence.  :meth:`Verdict.to_record` gives the :class:`VerdictRecord` that
+``--json`` prints and ``verdicts.json`` keeps (:meth:`VerdictRecord.from_json` reads it
+back).  Exit statuses are those of ``capver verify``: 0 holds, :data:`EXIT_VIOLATED`,
+:data:`EXIT_UNKNOWN`, :data:`EXIT_TIMEOUT`.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from capver.core.properties import (
     Comparison,
@@ -23,16 +36,199 @@ from capver.core.properties import (
     terminating_places,
     to_text,
 )
+from capver.core.state import State
 from capver.core.vocabulary import Vocabulary
 from capver.engines.verification import quantitative
 from capver.engines.verification.agent_verdict import AgentVerdict, Confidence, LatticeVerdict, Tier
 from capver.engines.verification.confidence import AgentBounds
 from capver.engines.verification.ic3 import IC3Result
-from capver.engines.verification.quantitative import BoundVerdict
-from capver.engines.verification.symbolic import QualitativeResult
+from capver.engines.verification.quantitative import BoundVerdict, QuantitativeResult
+from capver.engines.verification.symbolic import QualitativeResult, Witness
+from capver.errors import RunFileError
+from capver.model.kinds import ModelKind
+
+if TYPE_CHECKING:
+    from capver.engines.verification.qualitative import CheckTimeout
 
 EXIT_VIOLATED = 1
 EXIT_UNKNOWN = 3
+EXIT_TIMEOUT = 4
+
+
+class Outcome(StrEnum):
+    """What a verdict says, as ``--json``'s ``"verdict"`` token.  The two confident
+    outcomes are the data's bound, worded as what was seen; :attr:`VALUE` is a
+    ``=?`` query's number, which is no verdict."""
+
+    HOLDS = "holds"
+    VIOLATED = "violated"
+    NO_VIOLATION_SEEN = "no-violation-seen"
+    NOT_SEEN_TO_HOLD = "not-seen-to-hold"
+    UNCONFIRMED = "unconfirmed"
+    UNKNOWN = "unknown"
+    VALUE = "value"
+    TIMEOUT = "timeout"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A property checked from ``init`` on ``on`` (the words: "the agent", "h∧",
+    "h∧ (MLE)", "the model" ...; ``kind`` the run's model when it is one of them).
+    ``result`` is None when the check ran out of its timeout (``stopped``)."""
+
+    prop: Property
+    vocabulary: Vocabulary
+    init: State
+    on: str
+    result: LatticeVerdict | QualitativeResult | QuantitativeResult | None
+    kind: ModelKind | None = None
+    seconds: float = 0.0
+    stopped: CheckTimeout | None = field(default=None, compare=False)
+
+    @property
+    def lattice(self) -> LatticeVerdict | None:
+        """The verdict about the agent (E/A properties on a run's lattice)."""
+        return self.result if isinstance(self.result, LatticeVerdict) else None
+
+    @property
+    def quantity(self) -> QuantitativeResult | None:
+        return self.result if isinstance(self.result, QuantitativeResult) else None
+
+    @property
+    def witness(self) -> Witness | None:
+        r = self.result
+        return r.witness if isinstance(r, LatticeVerdict | QualitativeResult) else None
+
+    @property
+    def agent(self) -> AgentBounds | None:
+        """The agent's bounds at 1 − δ (quantitative properties on a run's h∧)."""
+        q = self.quantity
+        return None if q is None else q.agent
+
+    @property
+    def tier(self) -> str | None:
+        """The tier of a verdict about the agent (:class:`Tier`'s value), else None."""
+        v = self.lattice
+        return None if v is None else v.tier.value
+
+    @property
+    def outcome(self) -> Outcome:
+        r = self.result
+        if r is None:
+            return Outcome.TIMEOUT
+        if isinstance(r, LatticeVerdict):
+            return Outcome(outcome(r.verdict.value, r.tier.value))
+        if isinstance(r, QualitativeResult):
+            return Outcome.HOLDS if r.holds else Outcome.VIOLATED
+        if r.holds is None:
+            return Outcome.VALUE
+        return Outcome.HOLDS if r.holds else Outcome.VIOLATED
+
+    def model_results(self) -> tuple[tuple[ModelKind | None, QualitativeResult], ...]:
+        """The verdicts on the models behind this one, each with its model (h∧ and
+        h∨ for a verdict about the agent): where an IC3 engine's invariants come from."""
+        r = self.result
+        if isinstance(r, LatticeVerdict):
+            return ((ModelKind.AND, r.on_and), (ModelKind.OR, r.on_or))
+        if isinstance(r, QualitativeResult):
+            return ((self.kind, r),)
+        return ()
+
+    def _rendered(self) -> tuple[str, dict[str, object], int]:
+        r, vocab = self.result, self.vocabulary
+        if r is None:
+            return f"{self.prop.name}: no verdict: {self.stopped}", _timeout_record(self), EXIT_TIMEOUT
+        if isinstance(r, LatticeVerdict):
+            return agent_line(self.prop, r, vocab)
+        if isinstance(r, QualitativeResult):
+            return model_line(self.prop, r, vocab, self.on)
+        return quantitative_line(self.prop, r, self.on, vocab)
+
+    @property
+    def exit_status(self) -> int:
+        return self._rendered()[2]
+
+    def to_text(self) -> str:
+        """What ``capver verify`` prints for it."""
+        line, _, _ = self._rendered()
+        return line if self.result is None else echo(self.prop, line)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def to_record(self) -> VerdictRecord:
+        """What ``capver verify --json`` prints for it and ``--save`` keeps."""
+        _, record, _ = self._rendered()
+        record.update(seconds=round(self.seconds, 4), init=self.vocabulary.format_state(self.init))
+        return VerdictRecord.from_json(record, "a verdict")
+
+    def to_json(self) -> dict[str, object]:
+        return self.to_record().to_json()
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictRecord:
+    """A verdict as data: the property's ``name`` and ``text``, the outcome token (None for
+    a ``=?`` query's value), and the rest of ``--json``'s object as JSON values
+    (reason, tier, witness, bounds, ...).  :meth:`to_json` and :meth:`from_json` are
+    inverse (``from_json(r.to_json()) == r``)."""
+
+    name: str
+    text: str
+    verdict: str | None
+    fields: Mapping[str, object]
+
+    @property
+    def reason(self) -> str:
+        return str(self.fields.get("reason") or "")
+
+    @property
+    def tier(self) -> str | None:
+        t = self.fields.get("tier")
+        return t if isinstance(t, str) else None
+
+    def get(self, key: str) -> object:
+        """A field of the record (None when absent)."""
+        if key == "property":
+            return self.name
+        if key in ("text", "verdict"):
+            return getattr(self, key)
+        return self.fields.get(key)
+
+    def with_fields(self, **more: object) -> VerdictRecord:
+        return VerdictRecord(self.name, self.text, self.verdict, {**self.fields, **more})
+
+    def to_json(self) -> dict[str, object]:
+        head: dict[str, object] = {"property": self.name, "text": self.text}
+        if self.verdict is not None:
+            head["verdict"] = self.verdict
+        return {**head, **self.fields}
+
+    @classmethod
+    def from_json(cls, data: object, source: str) -> VerdictRecord:
+        """The record of a JSON object; a :class:`RunFileError` naming ``source`` and
+        what was expected otherwise."""
+        if not isinstance(data, Mapping):
+            raise RunFileError(f"{source}: a verdict is a JSON object, not {type(data).__name__}")
+        name, text, verdict = data.get("property"), data.get("text"), data.get("verdict")
+        if not isinstance(name, str) or not isinstance(text, str):
+            raise RunFileError(f'{source}: a verdict needs the property\'s "property" and "text" as strings')
+        if verdict is not None and not isinstance(verdict, str):
+            raise RunFileError(f'{source}: {name}: "verdict" is a string, not {verdict!r}')
+        rest = {k: v for k, v in data.items() if k not in ("property", "text", "verdict")}
+        return cls(name, text, verdict, rest)
+
+
+def _timeout_record(v: Verdict) -> dict[str, object]:
+    exc = v.stopped
+    return {
+        "property": v.prop.name,
+        "text": to_text(v.prop),
+        "verdict": Outcome.TIMEOUT.value,
+        "reason": str(exc),
+        "engine": " and ".join(exc.engines) if exc is not None else "",
+        "timeout": exc.seconds if exc is not None else None,
+    }
 
 
 def echo(prop: Property, line: str) -> str:
@@ -75,7 +271,7 @@ _NEGATION = {
 }
 
 
-def _comparison(bound: ProbabilityBound, q: quantitative.QuantitativeResult) -> tuple[str, str]:
+def _comparison(bound: ProbabilityBound, q: QuantitativeResult) -> tuple[str, str]:
     """Why a ``P<op>p`` verdict is what it is: the value compared and the relation
     between it and p (``Pmin = 0.8 ≥ 0.75``), and why that value — the bound is
     about every scheduler, so the extreme over schedulers decides it."""
@@ -90,18 +286,24 @@ def _comparison(bound: ProbabilityBound, q: quantitative.QuantitativeResult) -> 
 
 
 def quantitative_line(
-    prop: Property, q: quantitative.QuantitativeResult, on: str, vocab: Vocabulary
+    prop: Property, q: QuantitativeResult, on: str, vocab: Vocabulary
 ) -> tuple[str, dict[str, object], int]:
-    record: dict[str, object] = {
-        "property": prop.name,
-        "text": to_text(prop),
-        **_value_json(q.value),
-        "quantity": q.what,
-        "model": on,
-        "engine": q.engine,
-        "guarantee": q.guarantee,
-    }
-    line = f"{prop.name}: {q.what} = {_value_text(q.value)} on {on} (engine {q.engine}: {q.guarantee})"
+    if q.value is None:
+        # The agent's bounds alone: no model value was asked for (the property tracker's
+        # and the benchmarks' verdicts).
+        record: dict[str, object] = {"property": prop.name, "text": to_text(prop), "quantity": q.what}
+        line = f"{prop.name}: {q.what} of the agent"
+    else:
+        record = {
+            "property": prop.name,
+            "text": to_text(prop),
+            **_value_json(q.value),
+            "quantity": q.what,
+            "model": on,
+            "engine": q.engine,
+            "guarantee": q.guarantee,
+        }
+        line = f"{prop.name}: {q.what} = {_value_text(q.value)} on {on} (engine {q.engine}: {q.guarantee})"
     bound = prop.query
     if q.holds is not None and isinstance(bound, ProbabilityBound):  # the only query with a verdict
         compared, why = _comparison(bound, q)
