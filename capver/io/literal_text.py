@@ -23,7 +23,7 @@ from capver.languages import caret, describe_syntax_error, grammar_parser
 __all__ = ["parse_atoms", "parse_conjunction", "parse_dnf", "parse_state"]
 
 GRAMMAR = "literals.lark"
-_WORDS = {"NAME": "a name", "STRING": 'a quoted name such as "x-1"', "_NOT": "'not'"}
+_WORDS = {"NAME": "a name", "STRING": 'a quoted name such as "x-1"', "_NOT": "'not'", "CALL": "an atom such as on(a,b)"}
 
 Conjunction = tuple[Literal, ...]
 
@@ -32,6 +32,8 @@ def parse_dnf(text: str, vocab: Vocabulary, *, what: str = "goal") -> tuple[Conj
     """The alternatives of ``text``, each a consistent conjunction of literals over
     ``vocab``.  ``what`` names the source in errors (e.g. ``--goal``)."""
     tree = _tree(text, what)
+    if tree.data == "braced":  # a state as capver prints it: one conjunction
+        return (_conjunction(tree, text, vocab, what),)
     return tuple(_conjunction(alt, text, vocab, what) for alt in tree.children)
 
 
@@ -44,8 +46,9 @@ def parse_conjunction(text: str, vocab: Vocabulary, *, what: str = "goal") -> Co
 
 
 def parse_state(text: str, vocab: Vocabulary, *, what: str = "--init") -> State:
-    """The state whose true atoms ``text`` lists (every other atom is false); the
-    empty text is the empty state."""
+    """The state whose true atoms ``text`` lists (every other atom is false), bare
+    (``on(a,b) clear(a)``) or as capver prints states (``{on(a,b), clear(a)}``); the
+    empty text and ``{}`` are the empty state."""
     s = 0
     for atom in parse_atoms(text, vocab, what=what):
         s |= 1 << vocab.index(atom)

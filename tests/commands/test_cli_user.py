@@ -220,6 +220,34 @@ def test_learn_has_a_default_budget_and_resume_keeps_the_run_budget(tmp_path: Pa
     assert "step budget 2000" in res.stdout and int(curve(fresh)[-1]["steps"]) == 2000
 
 
+def test_learn_verify_export_and_plan_start_from_the_empty_state(tmp_path: Path) -> None:
+    """``--init '{}'`` is the state where no atom holds, in every command that takes
+    an initial state: the run's models start there and say so."""
+    out = tmp_path / "empty"
+    model = str(REPO / "models" / "toy_blocks.capm")
+    res = capver_in_process(
+        "learn", "--agent", "model", "--model", model, "--init", "{}", "--max-steps", "20",
+        "--eval-sequences", "3", "--out", str(out), "--quiet",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "(:init)" in (out / "h_and.capm").read_text(encoding="utf-8")
+    checked = capver_in_process("verify", str(out), "--property", "E [ F holding(a) ]", "--json")
+    assert json.loads(checked.stdout.splitlines()[0])["init"] == "{}"
+    for init in ("{}", ""):
+        on_model = capver_in_process("verify", model, "--init", init, "--property", "E [ F holding(a) ]", "--json")
+        record = json.loads(on_model.stdout.splitlines()[0])
+        assert (record["init"], record["verdict"]) == ("{}", "fails")
+    braced = capver_in_process(
+        "verify", model, "--init", "{ontable(a), ontable(b), clear(a), clear(b), handempty}",
+        "--property", "E [ F holding(a) ]", "--json",
+    )  # fmt: skip
+    assert json.loads(braced.stdout.splitlines()[0])["verdict"] == "holds"
+    exported = capver_in_process("export", model, "--init", "{}", "--goal", "holding(a)", "--out", str(tmp_path / "x"))
+    assert exported.returncode == 0, exported.stderr
+    problem = next((tmp_path / "x").rglob("*problem*.pddl")).read_text(encoding="utf-8")
+    assert "(:init)" in " ".join(problem.split()) or "(:init )" in problem
+
+
 def test_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         build_parser().parse_args(["learn", "--help"])

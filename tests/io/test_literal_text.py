@@ -51,6 +51,23 @@ def test_a_state_is_the_set_of_atoms_it_lists(atoms: set[Atom]) -> None:
     assert set(parse_atoms(text, VOCAB)) == atoms
 
 
+@given(st.sets(st.sampled_from(VOCAB.atoms)))
+def test_a_state_as_capver_prints_it_reads_back(atoms: set[Atom]) -> None:
+    state = VOCAB.state(atoms)
+    printed = VOCAB.format_state(state)  # {on(a,b), clear(a)}; {} for the empty state
+    assert parse_state(printed, VOCAB) == state
+    assert parse_state(printed.replace(", ", ","), VOCAB) == state
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"), [("{on(a,b) clear(a)}", "expected ',' or '}'"), ("{on(a,b),}", "column 10")]
+)
+def test_a_braced_state_with_a_mistake_is_located(text: str, needle: str) -> None:
+    with pytest.raises(UsageError, match="--init") as caught:
+        parse_state(text, VOCAB)
+    assert needle in str(caught.value)
+
+
 def test_a_name_may_be_quoted_as_in_the_dsl() -> None:
     assert parse_conjunction('"on"(a, "b") ("clear" a)', VOCAB) == (
         Literal(Atom("on", ("a", "b"))),

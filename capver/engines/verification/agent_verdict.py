@@ -25,7 +25,7 @@ guarantee: for every scheduler, a violation within k executions has probability
 its absence: a truth whose only violation has probability below ε̄ is confident
 and false, so a confident verdict is worded as what was seen ("NO VIOLATION SEEN",
 "NOT SEEN TO HOLD") with its bound, never as HOLDS or VIOLATED
-(:mod:`capver.io.verdict_text`).  Assumptions: the agent is Markov in α's states (A1 of the
+(:mod:`capver.engines.verification.verdict`).  Assumptions: the agent is Markov in α's states (A1 of the
 sampling module), and its capabilities are the run's: one never declared has no pair
 on the frontier (:data:`MARKOV` states both with the verdict).
 

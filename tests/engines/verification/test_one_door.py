@@ -6,6 +6,7 @@ the one record type; the models of a run have one list of names."""
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -142,6 +143,17 @@ def test_saved_verdicts_round_trip_through_the_record_type(
     saved = verdicts_file.records(json.loads(file.read_text(encoding="utf-8")), str(file))
     assert saved == tuple(printed)
     assert [r.to_json() for r in saved] == [json.loads(line) for line in done.stdout.splitlines()]
+    # capver report reads the same records back: each verdict's outcome and the agent's
+    # bounds of every quantitative property are on the page.
+    page = tmp_path / "page.html"
+    assert capver_in_process("report", str(path), "--out", str(page)).returncode == 0
+    shown = html.unescape(page.read_text(encoding="utf-8"))
+    for r in saved:
+        bounds = r.get("agent")
+        if isinstance(bounds, dict):
+            assert f"≤ {bounds['quantity']} ≤" in shown, r.name
+        if r.verdict is not None:
+            assert r.verdict in shown
     (path / verdicts_file.NAME).unlink()
 
 
