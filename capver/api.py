@@ -39,7 +39,7 @@ from capver.engines.execution import ExecutionBudget
 from capver.engines.learning import LEARN_DEFAULTS, LearnConfig, Learner, Progress, Setting
 from capver.engines.lifting import run_lifted_model
 from capver.engines.replay import Replay, replay
-from capver.engines.verification import Evidence, Verdict, verify
+from capver.engines.verification import Evidence, Verdict, smc, verify
 from capver.engines.verification.agent_verdict import DEFAULT_DELTA, DEFAULT_EPSILON
 from capver.engines.verification.environment import World
 from capver.engines.verification.evidence import engine_names
@@ -345,6 +345,11 @@ class LearnResult:
         delta: float = DEFAULT_DELTA,
         epsilon: float = DEFAULT_EPSILON,
         environment: bool = True,
+        scheduler: Sequence[str] | Callable[[State], str | None] | None = None,
+        width: float = smc.DEFAULT_WIDTH,
+        max_runs: int = smc.DEFAULT_MAX_RUNS,
+        max_executions: int = smc.DEFAULT_MAX_EXECUTIONS,
+        seed: int = 0,
     ) -> Verdict:
         """Check a property (``capver verify``'s language) from the setting's initial
         state (or the atoms ``init``; ``""`` is the empty state), exactly as ``capver
@@ -358,17 +363,34 @@ class LearnResult:
         ``environment``: what the states the environment reaches settle (the PPDDL
         settings) is exact, and the agent's bounds are 0 where none of its runs
         reaches the goal.  ``print(...)`` shows what ``capver verify`` prints,
-        ``.to_json()`` its ``--json`` record."""
+        ``.to_json()`` its ``--json`` record.
+
+        ``scheduler``: a plan (capability names in order) or a policy (a function from
+        a state to a capability name, None to stop); then a ``P`` property's
+        probability under it is sampled with the agent itself until decided
+        (``capver verify --scheduler``; ``width``, ``max_runs``, ``max_executions``
+        and ``seed`` as its options), and ``.result.data`` holds the executions."""
         vocab = self.h_and.vocabulary
         parsed = parse_property(prop, vocab, tuple(self.h_and), source="prop")
         qualitative, quantitative = engine_names([engine] if isinstance(engine, str) else engine)
+        evidence = self.evidence(delta=delta, epsilon=epsilon, environment=environment)
+        check = None
+        if scheduler is not None:
+            if callable(scheduler):
+                rule, name = smc.policy_scheduler(scheduler), f"the policy {getattr(scheduler, '__name__', 'given')}"
+            else:
+                plan = [str(c) for c in scheduler]
+                rule, name = smc.plan_scheduler(plan), f"the plan {', '.join(plan)}"
+            check = smc.SchedulerCheck(rule, name, width, max_runs, max_executions, seed)
+            evidence = dataclasses.replace(evidence, agent=self.assessment.setting)
         return verify(
-            self.evidence(delta=delta, epsilon=epsilon, environment=environment),
+            evidence,
             parsed,
             self._start(init),
             engine=qualitative,
             quantitative_engine=quantitative,
             timeout=timeout,
+            scheduler=check,
         )
 
     def _start(self, init: str | None) -> State:

@@ -34,6 +34,7 @@ BENCHMARKS: dict[str, str] = {
     "dprime": "capver.bench.dprime",
     "modelfiles": "capver.bench.modelfiles",
     "gym": "capver.bench.gym",
+    "smc": "capver.bench.smc",
 }
 
 QUICK_HELP = "a smoke run that finishes in well under a minute on two cores"

@@ -20,6 +20,7 @@ average over every rule that applies, as ``capver export --plan`` does.
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -171,7 +172,8 @@ def run(args: argparse.Namespace) -> int:
     model = parsed.model
     vocab = model.vocabulary
     init, source = parsed.start(args.init)
-    goal = goal_formula(parse_dnf(args.goal, vocab, what="--goal"))
+    alternatives = parse_dnf(args.goal, vocab, what="--goal")
+    goal = goal_formula(alternatives)
     rng = np.random.default_rng(args.seed)
     budget = SearchBudget(timeout=args.timeout)
     plan = plan_capabilities(model, goal, init, planner=args.planner, horizon=args.horizon, rng=rng, budget=budget)
@@ -183,4 +185,14 @@ def run(args: argparse.Namespace) -> int:
         setting = model_assessment(model, init, f"model:{path}").setting
         report = execute_plan(plan, setting, rng, model=model, runs=args.runs)
         print("\n".join(format_report(report)))
+    if Path(args.model).is_dir() and plan.steps:
+        # The plan as a fixed scheduler of the agent itself (statistical model checking).
+        goal_text = " | ".join(
+            " & ".join(str(lit.atom) if lit.positive else f"!{lit.atom}" for lit in conj) for conj in alternatives
+        )
+        caps = ",".join(a.capability.name for a in plan.steps)
+        print(
+            f"to bound its success with the agent itself: capver verify {shlex.quote(args.model)} "
+            f"--scheduler {shlex.quote(caps)} --property {shlex.quote(f'Pmin=? [ F {goal_text} ]')}"
+        )
     return 0

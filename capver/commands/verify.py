@@ -51,7 +51,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from capver.commands.argtypes import add_environment_option, non_negative, open_unit_interval, seconds
+from capver.commands.argtypes import add_environment_option, non_negative, open_unit_interval, positive, seconds
 from capver.core.properties import ForallPath, Globally, Property, to_text
 from capver.core.state import State
 from capver.core.vocabulary import Vocabulary
@@ -61,6 +61,14 @@ from capver.engines.verification.checkers import QUANTITATIVE_CHECKERS
 from capver.engines.verification.evidence import engine_names
 from capver.engines.verification.ic3 import IC3Result
 from capver.engines.verification.qualitative import QUALITATIVE_ENGINES
+from capver.engines.verification.smc import (
+    DEFAULT_MAX_EXECUTIONS,
+    DEFAULT_MAX_RUNS,
+    DEFAULT_WIDTH,
+    SchedulerCheck,
+    SchedulerResult,
+    plan_scheduler,
+)
 from capver.engines.verification.symbolic import Witness
 from capver.engines.verification.verdict import EXIT_TIMEOUT, EXIT_UNKNOWN, EXIT_VIOLATED
 from capver.errors import CapverError, UsageError
@@ -68,7 +76,7 @@ from capver.io import certificate, dsl, run_dir, verdicts_file
 from capver.io.dsl import ParsedModel
 from capver.io.properties_text import parse_property, read_properties
 from capver.model.kinds import ModelKind
-from capver.settings import evidence_of
+from capver.settings import assessment_of, evidence_of
 
 MODEL_KINDS = {
     "lattice": "on a run, qualitative verdicts about the agent from h∧ and h∨, quantitative values on h∧",
@@ -183,7 +191,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="on a run: execute each witness / counterexample N times with the agent in its "
         "simulator and report how often it reached the property's goal (default: 0, no replay)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the replays")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the replays and of --scheduler's runs")
+    sampled = parser.add_argument_group(
+        "a fixed scheduler, checked with the agent itself (statistical model checking; P properties)"
+    )
+    sampled.add_argument(
+        "--scheduler",
+        metavar="CAPS",
+        default=None,
+        help="on a run: a plan, its capabilities in order separated by commas (e.g. the plan capver plan "
+        "prints); each P property's probability under it is sampled with the run's agent until decided, "
+        "with an anytime-valid interval at confidence 1 − δ; the executions are appended to "
+        f"RUN/{run_dir.SCHEDULED}",
+    )
+    sampled.add_argument(
+        "--width",
+        type=open_unit_interval,
+        default=DEFAULT_WIDTH,
+        help=f"with --scheduler: a P=? interval this narrow ends the sampling (default {DEFAULT_WIDTH})",
+    )
+    sampled.add_argument(
+        "--max-runs",
+        type=positive,
+        default=DEFAULT_MAX_RUNS,
+        help=f"with --scheduler: runs of the scheduler at most (default {DEFAULT_MAX_RUNS})",
+    )
+    sampled.add_argument(
+        "--max-executions",
+        type=positive,
+        default=DEFAULT_MAX_EXECUTIONS,
+        help="with --scheduler: capability executions per run at most, the step limit of an unbounded "
+        f"formula (default {DEFAULT_MAX_EXECUTIONS})",
+    )
     add_environment_option(parser)
 
 
@@ -213,6 +252,9 @@ def run(args: argparse.Namespace) -> int:
     codes = []
     records: list[VerdictRecord] = []
     out = sys.stderr if args.json else sys.stdout  # with --json, stdout stays one JSON object per line
+    scheduler = None
+    if args.scheduler is not None:
+        evidence, init, scheduler = _scheduled(args, target, evidence, init)
     verdicts = verify_all(
         evidence,
         props,
@@ -221,6 +263,7 @@ def run(args: argparse.Namespace) -> int:
         engine=qualitative_engine,
         quantitative_engine=quantitative_engine,
         timeout=args.timeout,
+        scheduler=scheduler,
     )
     for verdict in verdicts:
         if verdict.stopped is not None:
@@ -244,6 +287,9 @@ def run(args: argparse.Namespace) -> int:
                 _proved(verdict, invariants)
         records.append(record)
         codes.append(verdict.exit_status)
+        if isinstance(verdict.result, SchedulerResult):
+            # The agent's own executions: data of the run, beside D.
+            run_dir.write_dataset(target / run_dir.SCHEDULED, verdict.result.data, append=True)
     if args.save:
         path = verdicts_file.write(target, records)
         print(f"saved {len(records)} verdict{'s' if len(records) != 1 else ''} to {path}", file=out)
@@ -285,6 +331,38 @@ def _evidence(args: argparse.Namespace, target: Path) -> tuple[Evidence, ParsedM
         tilde=on is ModelKind.TILDE,
     )
     return evidence, opened.parsed(ModelKind.AND), on
+
+
+def _scheduled(
+    args: argparse.Namespace, target: Path, evidence: Evidence, init: State
+) -> tuple[Evidence, State, SchedulerCheck]:
+    """The evidence with the run's agent (rebuilt from run.json), the initial state
+    in the setting's vocabulary, and the plan ``--scheduler`` names."""
+    if not target.is_dir():
+        raise UsageError(f"--scheduler: {target} is one model file; a scheduler is run with the agent of a run")
+    opened = run_dir.Run.open(target, require=(*run_dir.BOUNDS, run_dir.MANIFEST, run_dir.DATASET))
+    a = assessment_of(opened.manifest, need="--scheduler", python="result.verify(prop, scheduler=[...])")
+    vocab = a.ctx.vocab
+    data = opened.dataset(vocab=vocab)
+    names = [n.strip() for n in args.scheduler.split(",") if n.strip()]
+    unknown = [n for n in names if n not in data.capability_table]
+    if not names or unknown:
+        known = ", ".join(sorted(data.capability_table)[:8])
+        raise UsageError(
+            f"--scheduler {args.scheduler!r}: expected capabilities of the run separated by commas"
+            + (f"; {unknown[0]!r} is not one" if unknown else "")
+            + f" (they include {known})"
+        )
+    start = vocab.state(evidence.h_and.vocabulary.atoms_of(init))
+    check = SchedulerCheck(
+        plan_scheduler(names),
+        f"the plan {', '.join(names)}",
+        width=args.width,
+        max_runs=args.max_runs,
+        max_executions=args.max_executions,
+        seed=args.seed,
+    )
+    return dataclasses.replace(evidence, data=data, agent=a.setting), start, check
 
 
 def _proved(verdict: Verdict, invariants: list[tuple[str, ModelKind, IC3Result]]) -> None:
@@ -356,7 +434,6 @@ def _replay(directory: Path, prop: Property, witness: Witness, n: int, seed: int
     import numpy as np
 
     from capver.engines.replay import replay
-    from capver.settings import assessment_of
 
     run = run_dir.Run.open(directory, require=(run_dir.MANIFEST,))
     a = assessment_of(run.manifest, need="--replay", python="result.replay(property, runs=N)")

@@ -53,6 +53,9 @@ EVALUATION = "evaluation.json"  # written by capver eval
 PROPERTIES = "properties.props"  # capver.io.property_status.PROPS
 PROPERTY_STATUS = "properties.json"  # capver.io.property_status.NAME
 VERDICTS = "verdicts.json"  # capver.io.verdicts_file.NAME
+SCHEDULED = "scheduled.jsonl"
+"""The executions of ``capver verify --scheduler``: the agent's own runs of a fixed
+scheduler, kept beside D (not in it: the models were built from D)."""
 
 BOUNDS = tuple(k.file for k in kinds.BOUNDS)
 """What a directory needs to be a run to model-check: the lattice bounds."""
@@ -317,13 +320,14 @@ def dataset_stamp(path: Path) -> dict[str, object] | None:
     return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
 
-def write_dataset(path: Path, data: TransitionDataset) -> None:
+def write_dataset(path: Path, data: TransitionDataset, *, append: bool = False) -> None:
     """A dataset file holding ``data``: its capabilities, then each execution in the
     order it was added (the lattice reads the counts, the confidence bounds also the
-    order in which each pair's outcomes came), then the failed executions."""
+    order in which each pair's outcomes came), then the failed executions.  With
+    ``append`` they go after what the file already holds (it is created if missing)."""
     from capver.io import dataset_file
 
-    with dataset_file.DatasetWriter.open(path, data.vocab, resume=False) as w:
+    with dataset_file.DatasetWriter.open(path, data.vocab, resume=append) as w:
         for c in data.capabilities:
             w.write_capability(c)
         for t, n, steps in data.additions():

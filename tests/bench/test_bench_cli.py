@@ -88,6 +88,7 @@ BAD_COUNTS: list[tuple[str, list[str], str]] = [
     ("introspection", ["--k", "0"], "argument --k: expected a positive integer, got '0'"),
     ("learning", ["--seeds", "0"], "argument --seeds: expected a positive integer, got '0'"),
     ("gym", ["--runs", "0"], "argument --runs: expected a positive integer, got '0'"),
+    ("smc", ["--runs", "0"], "argument --runs: expected a positive integer, got '0'"),
     ("learning", ["--tilde", "-1"], "argument --tilde: expected a non-negative integer, got '-1'"),
     ("minigrid", ["--layouts", "0"], "argument --layouts: expected a positive integer, got '0'"),
     ("modelfiles", ["--steps", "0"], "argument --steps: expected a positive integer, got '0'"),

@@ -16,7 +16,10 @@ of appendix A) are taken here and nowhere else:
 3. what the environment settles exactly (:func:`.environment.settle`);
 4. for ``P``/``R`` properties the value on h∧, the data's maximum-likelihood model
    (section 4.2), and the agent's two-sided bounds at 1 − δ with the environment's
-   hopeless states at 0 (:func:`.quantitative.agent_bounds`).
+   hopeless states at 0 (:func:`.quantitative.agent_bounds`);
+5. with a fixed scheduler (a plan or a policy, :class:`.smc.SchedulerCheck`) and the
+   agent itself (``Evidence.agent``), a ``P`` property's probability under that
+   scheduler, sampled with the agent until decided (:mod:`.smc`).
 
 With one model and no data (:meth:`Evidence.of_model`) a verdict is about that model.
 """
@@ -29,6 +32,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
 
+import numpy as np
+
 from capver.core.dataset import TransitionDataset
 from capver.core.properties import ExistsPath, ForallPath, Property
 from capver.core.state import State
@@ -38,6 +43,7 @@ from capver.engines.verification.confidence import Scope
 from capver.engines.verification.environment import World, restriction, settle
 from capver.engines.verification.qualitative import AUTO, QUALITATIVE_ENGINES, CheckTimeout, Portfolio
 from capver.engines.verification.sampling import SamplingBounds
+from capver.engines.verification.smc import Executor, SchedulerCheck, SchedulerResult, check_scheduler
 from capver.engines.verification.symbolic import QualitativeResult, SymbolicEngine
 from capver.engines.verification.verdict import Verdict
 from capver.errors import UnsupportedQueryError, UsageError
@@ -58,7 +64,8 @@ class Evidence:
     and the statistics' parameters: ``delta`` (every statement that rests on the
     data's bounds holds with probability ≥ 1 − δ), ``epsilon`` (the confident tier's
     threshold on unseen-effect mass) and ``scope`` of the agent's quantitative bounds
-    (``sound``, or ``observed``: the data read as complete)."""
+    (``sound``, or ``observed``: the data read as complete).  ``agent``: the agent
+    itself in its simulator (a learned setting), which a scheduler's check executes."""
 
     h_and: CompoundModel
     h_or: CompoundModel | None = None
@@ -68,6 +75,7 @@ class Evidence:
     delta: float = DEFAULT_DELTA
     epsilon: float = DEFAULT_EPSILON
     scope: Scope = "sound"
+    agent: Executor | None = None  # the agent in its simulator, for a scheduler's check
 
     @classmethod
     def of_model(cls, model: CompoundModel) -> Evidence:
@@ -101,7 +109,9 @@ class Verifier:
     in this process instead of the portfolio's workers (the tracker keeps them across
     updates); ``values``: False skips the model's value of a P/R property, leaving
     the agent's bounds (what the tracker and the benchmarks decide on).
-    ``sampling``: the data's :class:`SamplingBounds` at δ to reuse."""
+    ``sampling``: the data's :class:`SamplingBounds` at δ to reuse.  ``scheduler``:
+    P properties are checked under that scheduler with the agent itself (:mod:`.smc`;
+    the evidence needs ``agent`` and the data, whose capabilities it may execute)."""
 
     def __init__(
         self,
@@ -116,6 +126,7 @@ class Verifier:
         engines: tuple[SymbolicEngine, SymbolicEngine] | None = None,
         values: bool = True,
         sampling: SamplingBounds | None = None,
+        scheduler: SchedulerCheck | None = None,
     ) -> None:
         if engine != AUTO and engine not in QUALITATIVE_ENGINES:
             raise UsageError(f"engine {engine!r}: expected {AUTO} or one of {', '.join(QUALITATIVE_ENGINES)}")
@@ -125,6 +136,8 @@ class Verifier:
             raise UsageError(f"on={on.value}: the evidence is one model; the kinds are models of a run")
         if on is not None:
             evidence.model(on)
+        if scheduler is not None and (evidence.agent is None or evidence.data is None):
+            raise UsageError("a scheduler is checked with the agent itself: the evidence needs its agent and data")
         self.evidence = evidence
         self.properties = tuple(properties)
         self.init = init
@@ -137,6 +150,8 @@ class Verifier:
         self._sampling = sampling
         self._within = restriction(evidence.world, init, evidence.h_and.ctx.vocab)
         self._portfolio: Portfolio | None = None
+        self._scheduler = scheduler
+        self._rng = np.random.default_rng(scheduler.seed if scheduler is not None else 0)
 
     def __enter__(self) -> Self:
         return self
@@ -175,6 +190,17 @@ class Verifier:
         vocab = self.evidence.h_and.ctx.vocab
         kind = None if not self.evidence.lattice else self.on
         try:
+            if self._scheduler is not None:
+                assert self.evidence.agent is not None  # checked in __init__
+                return Verdict(
+                    prop,
+                    self.evidence.agent.alpha.vocabulary,  # the state is the setting's
+                    self.init,
+                    "the agent",
+                    self._sampled(prop, self._scheduler),
+                    None,
+                    time.perf_counter() - start,
+                )
             if not isinstance(prop.query, ExistsPath | ForallPath):
                 q, on = self._quantitative(prop)
                 qkind = (self.on or ModelKind.AND) if self.evidence.lattice else None
@@ -211,6 +237,23 @@ class Verifier:
             world=ev.world,
         )
         return q, on
+
+    def _sampled(self, prop: Property, check: SchedulerCheck) -> SchedulerResult:
+        ev = self.evidence
+        assert ev.agent is not None and ev.data is not None  # checked in __init__
+        return check_scheduler(
+            ev.agent,
+            ev.data.capability_table,
+            prop,
+            self.init,
+            check.scheduler,
+            self._rng,
+            name=check.name,
+            delta=ev.delta,
+            width=check.width,
+            max_runs=check.max_runs,
+            max_executions=check.max_executions,
+        )
 
     def _portfolio_of(self) -> Portfolio:
         if self._portfolio is None:
@@ -274,10 +317,18 @@ def verify(
     engine: str = AUTO,
     quantitative_engine: str = AUTO,
     timeout: float | None = None,
+    scheduler: SchedulerCheck | None = None,
 ) -> Verdict:
     """The verdict of one property (:class:`Verifier` with its options)."""
     with Verifier(
-        evidence, (prop,), init, on=on, engine=engine, quantitative_engine=quantitative_engine, timeout=timeout
+        evidence,
+        (prop,),
+        init,
+        on=on,
+        engine=engine,
+        quantitative_engine=quantitative_engine,
+        timeout=timeout,
+        scheduler=scheduler,
     ) as verifier:
         return verifier.check(prop)
 
@@ -291,12 +342,20 @@ def verify_all(
     engine: str = AUTO,
     quantitative_engine: str = AUTO,
     timeout: float | None = None,
+    scheduler: SchedulerCheck | None = None,
 ) -> Iterator[Verdict]:
     """The verdicts of several properties, each as soon as it is checked, with the
     engines shared among them (``capver verify`` prints each as it comes)."""
     props = tuple(properties)
     with Verifier(
-        evidence, props, init, on=on, engine=engine, quantitative_engine=quantitative_engine, timeout=timeout
+        evidence,
+        props,
+        init,
+        on=on,
+        engine=engine,
+        quantitative_engine=quantitative_engine,
+        timeout=timeout,
+        scheduler=scheduler,
     ) as verifier:
         for prop in props:
             yield verifier.check(prop)

@@ -43,6 +43,7 @@ from capver.engines.verification.agent_verdict import AgentVerdict, Confidence, 
 from capver.engines.verification.confidence import AgentBounds
 from capver.engines.verification.ic3 import IC3Result
 from capver.engines.verification.quantitative import BoundVerdict, QuantitativeResult
+from capver.engines.verification.smc import SchedulerResult
 from capver.engines.verification.symbolic import QualitativeResult, Witness
 from capver.errors import RunFileError
 from capver.model.kinds import ModelKind
@@ -68,6 +69,9 @@ class Outcome(StrEnum):
     UNKNOWN = "unknown"
     VALUE = "value"
     TIMEOUT = "timeout"
+    WITHIN_BOUND = "within-the-bound"
+    OUTSIDE_BOUND = "outside-the-bound"
+    UNDECIDED = "undecided"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +84,7 @@ class Verdict:
     vocabulary: Vocabulary
     init: State
     on: str
-    result: LatticeVerdict | QualitativeResult | QuantitativeResult | None
+    result: LatticeVerdict | QualitativeResult | QuantitativeResult | SchedulerResult | None
     kind: ModelKind | None = None
     seconds: float = 0.0
     stopped: CheckTimeout | None = field(default=None, compare=False)
@@ -120,6 +124,9 @@ class Verdict:
             return Outcome(outcome(r.verdict.value, r.tier.value))
         if isinstance(r, QualitativeResult):
             return Outcome.HOLDS if r.holds else Outcome.VIOLATED
+        if isinstance(r, SchedulerResult):
+            # Sampled: the interval decides a bound, never HOLDS or VIOLATED.
+            return Outcome.VALUE if r.answer is None else _SAMPLED[r.answer]
         if r.holds is None:
             return Outcome.VALUE
         return Outcome.HOLDS if r.holds else Outcome.VIOLATED
@@ -142,6 +149,8 @@ class Verdict:
             return agent_line(self.prop, r, vocab)
         if isinstance(r, QualitativeResult):
             return model_line(self.prop, r, vocab, self.on)
+        if isinstance(r, SchedulerResult):
+            return scheduler_line(self.prop, r)
         return quantitative_line(self.prop, r, self.on, vocab)
 
     @property
@@ -217,6 +226,59 @@ class VerdictRecord:
             raise RunFileError(f'{source}: {name}: "verdict" is a string, not {verdict!r}')
         rest = {k: v for k, v in data.items() if k not in ("property", "text", "verdict")}
         return cls(name, text, verdict, rest)
+
+
+_SAMPLED = {
+    BoundVerdict.CONFIRMED: Outcome.WITHIN_BOUND,
+    BoundVerdict.REFUTED: Outcome.OUTSIDE_BOUND,
+    BoundVerdict.UNDECIDED: Outcome.UNDECIDED,
+}
+
+
+def scheduler_line(prop: Property, r: SchedulerResult) -> tuple[str, dict[str, object], int]:
+    """A scheduler's probability for the agent, sampled (:mod:`.smc`)."""
+    query = prop.query
+    limit = f"runs cut after {r.max_executions} capability executions"
+    how = (
+        f"{r.successes} of {r.runs} runs with the agent satisfied it ({r.executions:,} capability "
+        f"executions, {r.failed_executions} failed, {r.steps:,} simulator steps; {limit}); anytime-valid "
+        f"confidence sequence (Robbins' mixture), stopped: {r.stopped}"
+    )
+    interval = f"[{r.lower:.4g}, {r.upper:.4g}]"
+    record: dict[str, object] = {
+        "property": prop.name,
+        "text": to_text(prop),
+        "scheduler": r.scheduler,
+        "lower": r.lower,
+        "upper": r.upper,
+        "delta": r.delta,
+        "runs": r.runs,
+        "successes": r.successes,
+        "executions": r.executions,
+        "failed_executions": r.failed_executions,
+        "steps": r.steps,
+        "max_executions": r.max_executions,
+        "stopped": r.stopped,
+    }
+    if r.answer is None or not isinstance(query, ProbabilityBound):
+        line = f"{prop.name}: P = {interval} for the agent under {r.scheduler}, with probability ≥ {1 - r.delta:g}"
+        code = 0
+    else:
+        words = {
+            BoundVerdict.CONFIRMED: "WITHIN THE BOUND",
+            BoundVerdict.REFUTED: "OUTSIDE THE BOUND",
+            BoundVerdict.UNDECIDED: "UNDECIDED",
+        }[r.answer]
+        record["verdict"] = _SAMPLED[r.answer].value
+        line = (
+            f"{prop.name}: {words} for the agent under {r.scheduler} at confidence {1 - r.delta:g}: its probability "
+            f"lies in {interval} and the bound asks P {query.comparison.value} {float(query.probability):g}"
+        )
+        code = {BoundVerdict.CONFIRMED: 0, BoundVerdict.REFUTED: EXIT_VIOLATED, BoundVerdict.UNDECIDED: EXIT_UNKNOWN}[
+            r.answer
+        ]
+    record["reason"] = how
+    return f"{line}\n  {how}", record, code
 
 
 def _timeout_record(v: Verdict) -> dict[str, object]:
