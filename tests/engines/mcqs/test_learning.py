@@ -4,6 +4,7 @@ baselines, and ``capver learn`` surviving a kill."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -30,6 +31,7 @@ from capver.synthetic import (
     random_effect,
     random_model,
 )
+from tests.helpers.untraced import untraced
 
 
 def _deterministic(ctx: LogicContext, rng: np.random.Generator) -> CompoundModel:
@@ -72,7 +74,12 @@ def test_deterministic_truth_is_learned_exactly(method: str, seed: int) -> None:
     learner = Learner(
         ctx, setting, LearnConfig(method=method, max_queries=400, patience=25), np.random.default_rng(seed)
     )
-    progress = learner.run()
+    # Coverage measures seed 0's run of each method: seed 1's repeats the same code on
+    # another world, at several times the cost when traced.  With the untraced runs below,
+    # this module measured 2 of its 2945 lines of capver less, both covered by
+    # tests/logic/test_bdd.py (2026-12-06).
+    with untraced() if seed else contextlib.nullcontext():
+        progress = learner.run()
     assert progress.stop is StopReason.CONVERGED and progress.stop_reason.startswith("converged")
     assert exact_vd(learner.h_and, truth, range(16)) == 0.0
     # Every (s, c) was tried, so the bounds have met: h∧ ≡ h∨ ≡ h⋆ (z3).
@@ -90,7 +97,11 @@ def test_stochastic_truth_vd_goes_to_zero(method: str) -> None:
     cfg = LearnConfig(method=method, max_queries=300, patience=0, executions_per_query=3)
     learner = Learner(ctx, setting, cfg, np.random.default_rng(7))
     vds = []
-    learner.run(lambda lr: vds.append(exact_vd(lr.h_and, truth, range(16))) if lr.progress.queries % 50 == 0 else None)
+    # pytest-cov's no_cover marker does not stop the tracing under xdist (tests/helpers/untraced.py).
+    with untraced():
+        learner.run(
+            lambda lr: vds.append(exact_vd(lr.h_and, truth, range(16))) if lr.progress.queries % 50 == 0 else None
+        )
     assert equivalent(learner.h_and, learner.h_or).holds
     assert vds[0] > vds[-1]
     assert vds[-1] < 0.08
@@ -119,7 +130,11 @@ def test_mcqs_tries_every_pair_sooner_than_random() -> None:
                     done.append(lr.progress.executions)
                     lr.request_stop()
 
-            assert learner.run(check).stop == (StopReason.REQUESTED if done else StopReason.QUERY_BUDGET)
+            # Coverage measures each method's first seed: the other two repeat the same
+            # code on other worlds (see test_deterministic_truth_is_learned_exactly).
+            with untraced() if seed else contextlib.nullcontext():
+                stop = learner.run(check).stop
+            assert stop == (StopReason.REQUESTED if done else StopReason.QUERY_BUDGET)
             counts.append(done[0] if done else 10**9)
         needed[method] = float(np.mean(counts))
     assert needed["mcqs-e"] < needed["random"]

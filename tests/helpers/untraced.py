@@ -1,0 +1,40 @@
+"""Coverage's tracing paused for a block, for the tests that hand capver's files to
+third-party tools or run statistical experiments.  Import it from tests as
+``from tests.helpers.untraced import untraced``.
+
+``.ci/run`` measures ``--cov=capver``, so the time a third-party tool (pddlgym, plado,
+unified-planning's parser, pyperplan) spends in its own code is never measured, yet
+coverage's tracer still runs on each of its millions of calls: that made the export
+tests several times slower under ``.ci/run`` than without coverage.
+
+pytest-cov's ``no_cover`` marker does not help under ``-n 2``: each xdist worker has
+two started ``Coverage`` objects, the marker stops only the newer one, and coverage
+then resumes the older one's tracer (a ``no_cover`` test ran traced, measured).  So
+:func:`untraced` stops every started ``Coverage`` object and restarts them in the order
+they were started; their data is kept, so what ran before and after the block is
+measured as usual."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+
+@contextlib.contextmanager
+def untraced() -> Iterator[None]:
+    """No coverage tracing inside the block (nothing to do when coverage is not
+    installed or not measuring)."""
+    try:
+        from coverage import Coverage
+    except ImportError:  # the dev extra is missing: nothing traces
+        yield
+        return
+    paused: list[Coverage] = []
+    while (cov := Coverage.current()) is not None:
+        cov.stop()
+        paused.append(cov)
+    try:
+        yield
+    finally:
+        for cov in reversed(paused):
+            cov.start()
