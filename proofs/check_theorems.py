@@ -415,31 +415,32 @@ OBLIGATIONS: tuple[Obligation, ...] = (
     Obligation(
         "A fixed scheduler's interval (statistical model checking)",
         "engines/verification/smc.py (capver verify --scheduler, LearnResult.verify(scheduler=...))",
-        "Let the runs of a fixed scheduler with the agent be i.i.d. with success probability p, and "
-        "[lo_n, hi_n] = {q : M_n(q) < 1/δ} with M_n(q) = B(S_n + ½, n − S_n + ½) / B(½, ½) / "
-        "(q^S_n (1 − q)^(n − S_n)) after n runs with S_n successes (confidence_interval). Then "
-        "P(∃n: p ∉ [lo_n, hi_n]) ≤ δ, so the interval printed at any stopping time (decided, narrow "
-        "enough, the user stopped) holds p with probability ≥ 1 − δ, and a P<op>p verdict drawn from it "
-        "is wrong with probability ≤ δ. The run's outcome is the path formula read on the α-states "
-        "after each capability execution, a run cut by the scheduler's end, the formula's bound or "
-        "max_executions being decided as G held, F and U failed; a failed execution ends the run.",
+        "Let the runs of a fixed scheduler with the agent be i.i.d. with success probability p, looked "
+        "at after n_1 < … < n_K = max_runs runs (look_times), and interval_k the Clopper–Pearson "
+        "interval of S_{n_k} successes in n_k runs at level δ/K (interval_at). Then "
+        "P(∃k: p ∉ interval_k) ≤ δ, so the interval printed at the look where sampling stopped "
+        "(decided, narrow enough, max_runs) holds p with probability ≥ 1 − δ, and a P<op>p verdict "
+        "drawn from it is wrong with probability ≤ δ. The run's outcome is the path formula read on "
+        "the α-states after each capability execution, a run cut by the scheduler's end, the "
+        "formula's bound or max_executions being decided as G held, F and U failed; a failed "
+        "execution ends the run.",
         "The scheduler and the agent do not change between runs (i.i.d. runs: each starts from the "
         "same initial environment state, with fresh random draws); what is bounded is the probability "
         "of the formula on the run as cut, which for an unbounded formula is the step-limited one.",
         (
-            "tests/engines/verification/test_smc.py::test_peeking_after_every_run_keeps_the_level",
-            "tests/engines/verification/test_smc.py::test_the_interval_holds_the_frequency_and_narrows_with_confidence",
+            "tests/engines/verification/test_smc.py::test_looking_at_every_look_keeps_the_level",
+            "tests/engines/verification/test_smc.py::test_the_interval_holds_the_frequency_and_widens_with_more_looks",
             "tests/engines/verification/test_smc.py::test_a_plan_s_interval_contains_its_exact_value",
         ),
-        reading="Robbins' mixture: M_n(q) is the ratio of the Beta(½, ½)-mixture likelihood to the "
-        "likelihood at q, a non-negative martingale of mean 1 under q; Ville's inequality bounds the "
-        "chance it ever reaches 1/δ. log M_n is convex in q, so the set is an interval; its ends are "
-        "found by bisection and rounded outwards.",
-        not_mechanical="Ville's inequality is not mechanised. Checked by Monte Carlo under a stopping "
-        "rule that looks after every run: 300 sequences of 300 Bernoulli draws at p ∈ {0.1, 0.5, 0.9}, "
-        "δ = 0.1, the failure rate is within 3σ of δ; the fixed-n Clopper–Pearson interval read the same "
-        "way fails that check at p = 0.5. The run semantics are checked against an exact propagation "
-        "through random true models (plans of up to 4 capabilities, F, G, U bounded and not, δ = 0.001).",
+        reading="Each Clopper–Pearson interval at level δ/K misses p with probability ≤ δ/K, whatever "
+        "n_k; the union bound over the K looks fixed before sampling gives δ. Stopping at a look is a "
+        "choice among events each of which is covered.",
+        not_mechanical="The union bound is one line; Clopper–Pearson's coverage is not mechanised. "
+        "Checked by Monte Carlo: 400 sequences of 1,000 Bernoulli draws at p ∈ {0.1, 0.5, 0.9}, δ = 0.1, "
+        "24 looks, the rate of a miss at any look is within 3σ of δ; the same intervals at level δ "
+        "each (no split) fail that check at p = 0.5. The run semantics are checked against an exact "
+        "propagation through random true models (plans of up to 4 capabilities, F, G, U bounded and "
+        "not, δ = 0.001).",
         part=TIERS,
     ),
 )

@@ -4,7 +4,7 @@ the exact value.
 
 Per world and seed: learn the agent's model, plan on h∧ towards the world's goal
 (``capver plan``'s introspector), then sample the plan with the agent itself through
-the verification entry point until the anytime-valid interval on P[ F goal ] is at
+the verification entry point until the interval on P[ F goal ] (valid at every look) is at
 most ``--width`` wide at confidence 1 − δ (:mod:`capver.engines.verification.smc`).
 The exact value of the plan for the agent is computed independently of the sampler:
 

@@ -201,7 +201,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="on a run: a plan, its capabilities in order separated by commas (e.g. the plan capver plan "
         "prints); each P property's probability under it is sampled with the run's agent until decided, "
-        "with an anytime-valid interval at confidence 1 − δ; the executions are appended to "
+        "with an interval at confidence 1 − δ valid wherever the sampling stops; the executions are appended to "
         f"RUN/{run_dir.SCHEDULED}",
     )
     sampled.add_argument(

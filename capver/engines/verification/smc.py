@@ -23,17 +23,20 @@ states with its limit.  A failed execution (the agent crashed, a budget ran out)
 the run where it left the agent, as a run that ended undecided there: it is the
 agent's behaviour under this scheduler, and is counted.
 
-**The interval.**  With S successes in n runs, Robbins' mixture of the Bernoulli
-likelihood ratio under the Beta(½, ½) prior,
-M_n(p) = B(S + ½, n − S + ½) / B(½, ½) / (p^S (1 − p)^(n−S)), is a non-negative
-martingale of mean 1 when p is the true probability, so by Ville's inequality
-P(∃n: M_n(p) ≥ 1/δ) ≤ δ.  The set {p : M_n(p) < 1/δ} is an interval (log M_n is
-convex in p) that contains p at every n simultaneously with probability ≥ 1 − δ:
-stopping when it is decided, or when the user stops, keeps the guarantee
-(``proofs/`` checks the failure rate by Monte Carlo with a stopping rule that peeks
-after every run).  ``P>=p`` is decided (within the bound) when the lower end is ≥ p
-and (outside) when the upper end is < p; ``<=`` alike on the other side; ``P=?`` stops
-once the interval is at most ``width`` wide.
+**The interval.**  The runs are looked at after n_1 < n_2 < … < n_K = ``max_runs``
+runs (:func:`look_times`: 16, then ×1.2 each time), and at the k-th look the interval
+is the exact Clopper–Pearson interval of S successes in n_k runs at level δ/K
+(:func:`interval_at`).  By the union bound over the K looks,
+P(∃k: p ∉ interval_k) ≤ K · δ/K = δ, whatever the looks decided: stopping at the
+first look where the question is decided (or the interval is narrow enough, or the
+user stops) keeps the guarantee, and the interval printed is that of the last look
+(``proofs/`` checks the failure rate by Monte Carlo under that stopping rule, and that
+a plain δ-level interval read at every look fails the same check).  A confidence
+sequence valid at every n (Robbins' Beta(½, ½) mixture martingale, measured first)
+needed about a fifth more runs at the width users ask for (0.1 at 95 %, p = 0.74:
+961–1,000 runs instead of 818), which is why the looks are fixed in advance.  ``P>=p`` is decided (within the
+bound) when the lower end is ≥ p and (outside) when the upper end is < p; ``<=`` alike
+on the other side; ``P=?`` stops once the interval is at most ``width`` wide.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ from capver.core.properties import (
 from capver.core.state import Capability, State
 from capver.core.vocabulary import Vocabulary
 from capver.engines.execution import ExecutionBudget, execute
+from capver.engines.verification.binomial import clopper_pearson
 from capver.engines.verification.quantitative import BoundVerdict
 from capver.envs.base import Representation, Simulator
 from capver.errors import UnsupportedQueryError, UsageError
@@ -115,47 +119,31 @@ def policy_scheduler(policy: Callable[[State], str | None]) -> Scheduler:
     return lambda s, _i: policy(s)
 
 
-def confidence_interval(successes: int, runs: int, delta: float) -> tuple[float, float]:
-    """The anytime-valid interval of Robbins' Beta(½, ½) mixture at level 1 − δ
-    (module docstring): it holds the success probability at every ``runs``
-    simultaneously with probability ≥ 1 − δ."""
-    if not 0 <= successes <= runs:
-        raise ValueError(f"need 0 ≤ successes ≤ runs, got {successes} of {runs}")
+FIRST_LOOK = 16
+LOOK_GROWTH = 1.2
+
+
+def look_times(max_runs: int) -> tuple[int, ...]:
+    """The run counts at which the interval is computed: 16, then ×1.2 (rounded up)
+    while below ``max_runs``, and ``max_runs`` itself."""
+    if max_runs < 1:
+        raise ValueError(f"max_runs must be positive, got {max_runs}")
+    looks, n = [], min(FIRST_LOOK, max_runs)
+    while n < max_runs:
+        looks.append(n)
+        n = math.ceil(n * LOOK_GROWTH)
+    return (*looks, max_runs)
+
+
+def interval_at(successes: int, runs: int, delta: float, looks: int) -> tuple[float, float]:
+    """The interval at one of ``looks`` looks (module docstring): Clopper–Pearson at
+    level δ / looks, so that all looks together hold the probability with
+    probability ≥ 1 − δ."""
     if not 0 < delta < 1:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
     if runs == 0:
         return 0.0, 1.0
-    s, f = successes, runs - successes
-    log_mixture = _log_beta(s + 0.5, f + 0.5) - _log_beta(0.5, 0.5)
-    threshold = math.log(1 / delta)
-
-    def log_ratio(p: float) -> float:  # log M_n(p), +∞ where p cannot have given the data
-        if (p <= 0.0 and s > 0) or (p >= 1.0 and f > 0):
-            return math.inf
-        return log_mixture - (s * math.log(p) if s else 0.0) - (f * math.log1p(-p) if f else 0.0)
-
-    centre = s / runs
-    lower = 0.0 if log_ratio(0.0) < threshold else _crossing(log_ratio, threshold, 0.0, centre)
-    upper = 1.0 if log_ratio(1.0) < threshold else _crossing(log_ratio, threshold, 1.0, centre)
-    return lower, upper
-
-
-def _log_beta(a: float, b: float) -> float:
-    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
-
-
-def _crossing(f: Callable[[float], float], level: float, outside: float, inside: float) -> float:
-    """The point between ``outside`` (f ≥ level) and ``inside`` (f < level) where f
-    crosses ``level``, by bisection, rounded outwards (the interval stays sound)."""
-    for _ in range(100):
-        mid = (outside + inside) / 2
-        if mid in (outside, inside):
-            break
-        if f(mid) >= level:
-            outside = mid
-        else:
-            inside = mid
-    return outside
+    return clopper_pearson(successes, runs, delta / looks)
 
 
 def _decided(path: PathFormula, s: State, i: int, vocab: Vocabulary) -> bool | None:
@@ -240,9 +228,9 @@ def check_scheduler(
 ) -> SchedulerResult:
     """Run ``scheduler`` with the agent from ``init`` until ``prop`` (``P<op>p`` or
     ``P=?`` of F, G or U) is decided, its interval is at most ``width`` wide (for
-    ``P=?``), or ``max_runs`` runs were made; ``capabilities`` names what the
-    scheduler may ask for.  ``progress(runs, successes, lower, upper)`` after each
-    run.  :class:`UnsupportedQueryError` for an E/A or R property."""
+    ``P=?``), or ``max_runs`` runs were made, looking at :func:`look_times`;
+    ``capabilities`` names what the scheduler may ask for.
+    ``progress(runs, successes, lower, upper)`` at each look.  :class:`UnsupportedQueryError` for an E/A or R property."""
     query = prop.query
     if not isinstance(query, ProbabilityBound | ProbabilityQuery):
         raise UnsupportedQueryError(
@@ -259,6 +247,7 @@ def check_scheduler(
     path = query.path
     allowed = prop.capability_names
     data = TransitionDataset(vocab, capabilities.values())
+    looks = frozenset(look_times(max_runs))
     successes = runs = executions = failed = steps = 0
     lower, upper, stopped = 0.0, 1.0, "max-runs"
     while runs < max_runs:
@@ -288,7 +277,9 @@ def check_scheduler(
             x, s, i = setting.sim.get_state(), ex.transition.s_next, i + 1
         runs += 1
         successes += bool(outcome)
-        lower, upper = confidence_interval(successes, runs, delta)
+        if runs not in looks:
+            continue
+        lower, upper = interval_at(successes, runs, delta, len(looks))
         if progress is not None:
             progress(runs, successes, lower, upper)
         if isinstance(query, ProbabilityBound):

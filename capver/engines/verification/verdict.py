@@ -241,8 +241,8 @@ def scheduler_line(prop: Property, r: SchedulerResult) -> tuple[str, dict[str, o
     limit = f"runs cut after {r.max_executions} capability executions"
     how = (
         f"{r.successes} of {r.runs} runs with the agent satisfied it ({r.executions:,} capability "
-        f"executions, {r.failed_executions} failed, {r.steps:,} simulator steps; {limit}); anytime-valid "
-        f"confidence sequence (Robbins' mixture), stopped: {r.stopped}"
+        f"executions, {r.failed_executions} failed, {r.steps:,} simulator steps; {limit}); Clopper–Pearson "
+        f"at looks fixed in advance, valid for all of them together, stopped: {r.stopped}"
     )
     interval = f"[{r.lower:.4g}, {r.upper:.4g}]"
     record: dict[str, object] = {

@@ -1,13 +1,15 @@
 """Statistical model checking of a fixed scheduler (capver.engines.verification.smc):
-the anytime-valid interval keeps its level under a stopping rule that peeks after
-every run (and a fixed-n interval used that way does not), the run semantics of F, G
+the interval keeps its level under a stopping rule that looks at every one of its
+looks (and a plain δ-level interval read that way does not), the run semantics of F, G
 and U agree with an exact propagation through the true model, and the command line and
 the Python API check a plan with the agent itself."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -18,11 +20,11 @@ from hypothesis import strategies as st
 import capver
 from capver import synthetic
 from capver.bench.smc import plan_value
-from capver.engines.verification.binomial import clopper_pearson
 from capver.engines.verification.smc import (
     SchedulerResult,
     check_scheduler,
-    confidence_interval,
+    interval_at,
+    look_times,
     plan_scheduler,
     policy_scheduler,
 )
@@ -37,31 +39,46 @@ from tests.helpers.examples import scaled
 
 @settings(deadline=None)
 @given(
-    st.integers(0, 400).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))), st.sampled_from([0.01, 0.05, 0.5])
+    st.integers(0, 400).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+    st.sampled_from([0.01, 0.05, 0.5]),
+    st.integers(1, 30),
 )
-def test_the_interval_holds_the_frequency_and_narrows_with_confidence(sn: tuple[int, int], delta: float) -> None:
+def test_the_interval_holds_the_frequency_and_widens_with_more_looks(
+    sn: tuple[int, int], delta: float, looks: int
+) -> None:
     s, n = sn
-    lo, hi = confidence_interval(s, n, delta)
+    lo, hi = interval_at(s, n, delta, looks)
     assert 0.0 <= lo <= hi <= 1.0
     if n:
         assert lo <= s / n <= hi
-        wider = confidence_interval(s, n, delta / 10)
+        wider = interval_at(s, n, delta, looks + 5)
         assert wider[0] <= lo and hi <= wider[1]
     else:
         assert (lo, hi) == (0.0, 1.0)
 
 
-def _peeking_failure_rate(
-    interval: object, p: float, sequences: int, horizon: int, delta: float, rng: np.random.Generator
+@given(st.integers(1, 5000))
+def test_the_looks_grow_to_the_last_run(max_runs: int) -> None:
+    looks = look_times(max_runs)
+    assert looks[-1] == max_runs and list(looks) == sorted(set(looks))
+    assert looks[0] == min(16, max_runs)
+    assert all(b <= 1.2 * a + 1 for a, b in itertools.pairwise(looks[:-1]))
+
+
+def _looking_failure_rate(
+    interval: Callable[[int, int], tuple[float, float]],
+    p: float,
+    sequences: int,
+    max_runs: int,
+    rng: np.random.Generator,
 ) -> float:
-    """How often the interval excludes p at some n ≤ horizon, looked at after every draw."""
+    """How often the interval excludes p at some look, read at every look."""
+    looks = look_times(max_runs)
     failures = 0
     for _ in range(sequences):
-        draws = rng.random(horizon) < p
-        s = 0
-        for n, x in enumerate(draws, 1):
-            s += int(x)
-            lo, hi = interval(s, n, delta)  # type: ignore[operator]
+        successes = np.cumsum(rng.random(max_runs) < p)
+        for n in looks:
+            lo, hi = interval(int(successes[n - 1]), n)
             if not lo <= p <= hi:
                 failures += 1
                 break
@@ -70,17 +87,19 @@ def _peeking_failure_rate(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("p", [0.1, 0.5, 0.9])
-def test_peeking_after_every_run_keeps_the_level(p: float) -> None:
-    """The guarantee the stopping rule rests on: P(∃n: p ∉ interval) ≤ δ.  With 300
-    sequences of 300 draws the binomial 3σ slack above δ = 0.1 is 0.052; the fixed-n
-    Clopper–Pearson interval, read after every draw the same way, fails this check at
-    p = 0.5 (its failure rate there is about 0.4, on 60 sequences), so the check can fail."""
+def test_looking_at_every_look_keeps_the_level(p: float) -> None:
+    """The guarantee the stopping rule rests on: P(∃ look: p ∉ interval) ≤ δ.  With 400
+    sequences of 1,000 runs (24 looks) the binomial 3σ slack above δ = 0.1 is 0.045; a
+    plain Clopper–Pearson interval at level δ read at every look fails this check
+    (its failure rate is several times δ), so the check can fail."""
     delta, rng = 0.1, np.random.default_rng(int(p * 100))
-    rate = _peeking_failure_rate(confidence_interval, p, 300, 300, delta, rng)
-    assert rate <= delta + 3 * math.sqrt(delta * (1 - delta) / 300), rate
+    looks = len(look_times(1000))
+    slack = 3 * math.sqrt(delta * (1 - delta) / 400)
+    rate = _looking_failure_rate(lambda s, n: interval_at(s, n, delta, looks), p, 400, 1000, rng)
+    assert rate <= delta + slack, rate
     if p == 0.5:
-        naive = _peeking_failure_rate(clopper_pearson, p, 60, 300, delta, np.random.default_rng(7))
-        assert naive > delta + 3 * math.sqrt(delta * (1 - delta) / 60), naive
+        naive = _looking_failure_rate(lambda s, n: interval_at(s, n, delta, 1), p, 400, 1000, np.random.default_rng(7))
+        assert naive > delta + slack, naive
 
 
 def _truth(seed: int) -> tuple[capver.LearnResult, object, int]:
@@ -128,7 +147,11 @@ def test_a_bound_stops_as_soon_as_it_is_decided() -> None:
     r = check_scheduler(a.setting, caps, sure, init, plan_scheduler([]), np.random.default_rng(0))
     # Every run satisfies it at once: decided when the lower end passes 0.5.
     assert r.stopped == "decided" and r.successes == r.runs and r.lower >= 0.5
-    assert confidence_interval(r.runs - 1, r.runs - 1, 0.05)[0] < 0.5
+    # Decided at the first look whose interval clears 0.5, not later.
+    looks = look_times(1000)
+    assert r.runs in looks
+    earlier = [n for n in looks if n < r.runs]
+    assert not earlier or interval_at(earlier[-1], earlier[-1], 0.05, len(looks))[0] < 0.5
     with pytest.raises(UnsupportedQueryError, match="Pmax=\\? / Pmin=\\?"):
         check_scheduler(
             a.setting,

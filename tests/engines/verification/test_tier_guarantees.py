@@ -681,6 +681,7 @@ TIERS = {
     "Unconfirmed / unknown",
     "Two-sided bounds on the agent's values",
     "Property-directed synthesis",
+    "A fixed scheduler's interval (statistical model checking)",
 }
 
 
