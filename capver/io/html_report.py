@@ -488,6 +488,17 @@ def _verdict_values(r: VerdictRecord) -> list[str]:
             f"the agent: {lower} ≤ {bound.get('quantity')} ≤ {upper} with probability "
             f"≥ {1 - bound['delta']:g} ({bound.get('scope', '?')} bound)"
         )
+    low, high, level = r.get("lower"), r.get("upper"), r.get("delta")
+    if (
+        isinstance(r.get("scheduler"), str)
+        and isinstance(low, int | float)
+        and isinstance(high, int | float)
+        and isinstance(level, int | float)
+    ):
+        out.append(
+            f"under {r.get('scheduler')}: P in [{low:.4g}, {high:.4g}] with probability ≥ {1 - level:g} "
+            f"after {r.get('runs')} runs with the agent"
+        )
     if r.get("on_h_and") is not None or r.get("on_h_or") is not None:
         out.append(f"h∧: {r.get('on_h_and')}, h∨: {r.get('on_h_or')}")
     if isinstance(r.get("model"), str):

@@ -193,6 +193,11 @@ def test_the_command_line_and_the_api_check_a_plan_with_the_agent(small_run: Pat
     assert "HOLDS" not in text.stdout and "for the agent under the plan holding(a)" in text.stdout
     refused = capver_in_process("verify", str(small_run), "--scheduler", "fly", "--property", "P>=0.2 [ F holding(a) ]")
     assert refused.returncode == 2 and "'fly' is not one" in refused.stderr
+    # Saved, the sampled verdict reads back into capver report with its interval.
+    assert capver_in_process(*args, "--save").returncode == first.returncode
+    page = small_run / "page.html"
+    assert capver_in_process("report", str(small_run), "--out", str(page)).returncode == 0
+    assert "under the plan holding(a): P in [" in page.read_text(encoding="utf-8")
 
 
 def test_the_python_api_checks_a_plan_and_a_policy() -> None:
