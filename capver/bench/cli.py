@@ -1,6 +1,6 @@
 """The command line shared by every ``capver bench NAME`` module: one way to build a
-benchmark's parser (its ``prog`` and description) and one way to give it a
-``--quick`` mode.
+benchmark's parser (its ``prog`` and description), one way to give it a
+``--quick`` mode, and one way to write its ``--out`` directory.
 
 ``--quick`` is a set of different *defaults*, not an override: an option given
 explicitly on the command line keeps its value, so ``--quick --timeout 5`` runs the
@@ -10,8 +10,10 @@ options they change, so ``--help`` shows both defaults."""
 from __future__ import annotations
 
 import argparse
+import json
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 # The benchmarks of ``capver bench NAME``: name -> module with ``main(argv) -> int``.
@@ -110,3 +112,12 @@ def _show(value: Any) -> str:
     if isinstance(value, Mapping):
         return ", ".join(f"{k}={_show(v)}" for k, v in value.items())
     return str(value)
+
+
+def write_results(out: Path, lines: Sequence[str], results: object) -> None:
+    """A benchmark's ``--out`` directory, new: ``table.md`` (the printed table) and
+    ``results.json`` (``results``, JSON data); says what it wrote."""
+    out.mkdir(parents=True)
+    (out / "table.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {out}/table.md and results.json")

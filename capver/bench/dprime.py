@@ -16,7 +16,6 @@ Run: ``capver bench dprime [--settings lao:first_responders lao:blocks]
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections import defaultdict
@@ -24,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from capver.bench.cli import BenchParser, summary
+from capver.bench.cli import BenchParser, summary, write_results
 from capver.bench.learning.runs import RunSpec, run_curve
 from capver.bench.learning.settings import EvalSet, collect_eval_set
 from capver.commands.argtypes import non_negative, positive
@@ -176,13 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     lines = table(stats, rows)
     print("\n".join(lines))
     if args.out is not None:
-        args.out.mkdir(parents=True)
-        (args.out / "table.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        (args.out / "results.json").write_text(
-            json.dumps({"d_prime": [asdict(s) for s in stats], "methods": [asdict(r) for r in rows]}, indent=1) + "\n",
-            encoding="utf-8",
-        )
-        print(f"wrote {args.out}/table.md and results.json")
+        write_results(args.out, lines, {"d_prime": [asdict(s) for s in stats], "methods": [asdict(r) for r in rows]})
     return 0
 
 

@@ -32,7 +32,6 @@ random] [--steps 500 2000 8000] [--runs 5] [--out DIR] [--quick]``.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 import warnings
@@ -46,7 +45,7 @@ import gymnasium as gym
 import numpy as np
 
 from capver.agents.base import Stop
-from capver.bench.cli import BenchParser, summary
+from capver.bench.cli import BenchParser, summary, write_results
 from capver.bench.markdown import markdown_table
 from capver.commands.argtypes import positive
 from capver.core.properties import (
@@ -590,10 +589,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     lines = table(rows)
     print("\n".join(lines))
     if args.out is not None:
-        args.out.mkdir(parents=True)
-        (args.out / "table.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        (args.out / "results.json").write_text(json.dumps([asdict(r) for r in rows], indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {args.out}/table.md and results.json")
+        write_results(args.out, lines, [asdict(r) for r in rows])
     return 0
 
 

@@ -25,7 +25,6 @@ Run: ``capver bench smc [--worlds first-responders frozenlake4] [--runs 20] [--w
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 import warnings
@@ -36,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from capver.bench.cli import BenchParser, summary
+from capver.bench.cli import BenchParser, summary, write_results
 from capver.bench.markdown import markdown_table
 from capver.commands.argtypes import open_unit_interval, positive
 from capver.core.properties import Eventually, Globally, PathFormula, Until, holds
@@ -272,10 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     lines = table(rows, args.width)
     print("\n".join(lines))
     if args.out is not None:
-        args.out.mkdir(parents=True)
-        (args.out / "table.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        (args.out / "results.json").write_text(json.dumps([asdict(r) for r in rows], indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {args.out}/table.md and results.json")
+        write_results(args.out, lines, [asdict(r) for r in rows])
     return 0
 
 
