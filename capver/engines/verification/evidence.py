@@ -102,7 +102,7 @@ class Verifier:
     ``on``: None checks E/A properties about the agent from h∧ and h∨ and P/R ones on
     h∧ with the agent's bounds; a :class:`ModelKind` checks every property on that
     model alone (the agent's bounds only on h∧, which the data are).  ``engine``: the
-    qualitative engine (:data:`QUALITATIVE_ENGINES` or ``auto``); ``quantitative``:
+    qualitative engine (:data:`QUALITATIVE_ENGINES` or ``auto``); ``quantitative_engine``:
     the checker of :data:`checkers.QUANTITATIVE_CHECKERS` (or ``auto``); ``timeout``
     bounds each qualitative check (seconds; a check that runs out gives a verdict
     whose outcome is ``timeout``).  ``engines``: BDD engines of h∧ and h∨ to decide
