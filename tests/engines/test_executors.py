@@ -44,7 +44,7 @@ from capver.engines.learning import (
     execute_seeded,
 )
 from capver.settings import SettingSpec, build_assessment
-from tests.helpers.cli import capver
+from tests.helpers.cli import capver, capver_in_process
 from tests.helpers.llm_server import LocalChatServer
 
 SETTING = "lao:blocks"
@@ -169,25 +169,36 @@ def test_dprime_in_chunks_is_the_same_in_process_and_on_threads() -> None:
     assert local.simulator_steps == threads.simulator_steps
 
 
-def test_learn_in_rounds_is_the_same_on_one_thread_and_three(deadline: None) -> None:
-    with LocalExecutor() as one, ThreadExecutor(3) as three:
-        a, a_log = _learn(ParallelExecutions(one, BLOCKS))
+@pytest.fixture(scope="module")
+def rounds_on_one_thread() -> tuple[Learner, list[tuple[object, ...]]]:
+    """The rounds' run on one thread, which two tests compare other runs with; neither
+    changes it, and learning it again costs seconds under coverage."""
+    with LocalExecutor() as one:
+        return _learn(ParallelExecutions(one, BLOCKS))
+
+
+def test_learn_in_rounds_is_the_same_on_one_thread_and_three(
+    rounds_on_one_thread: tuple[Learner, list[tuple[object, ...]]], deadline: None
+) -> None:
+    a, a_log = rounds_on_one_thread
+    with ThreadExecutor(3) as three:
         b, b_log = _learn(ParallelExecutions(three, BLOCKS))
     assert a_log == b_log
     assert a.progress.executions >= 3 and a.progress.steps >= 60 and b.progress.queries == a.progress.queries
 
 
-def test_the_default_learner_is_the_sequential_loop() -> None:
+def test_the_default_learner_is_the_sequential_loop(
+    rounds_on_one_thread: tuple[Learner, list[tuple[object, ...]]],
+) -> None:
     """Without ParallelExecutions nothing changes: the executions share the learner's
     stream, so a run differs from the rounds' run of the same seed."""
     sequential, seq_log = _learn(None)
-    with LocalExecutor() as one:
-        _, rounds_log = _learn(ParallelExecutions(one, BLOCKS))
+    _, rounds_log = rounds_on_one_thread
     assert seq_log != rounds_log and sequential.progress.steps >= 60
 
 
 @pytest.mark.slow
-def test_learn_rounds_on_the_command_line_are_the_same_for_any_concurrency(tmp_path: Path) -> None:
+def test_learn_rounds_on_the_command_line_are_the_same_for_any_concurrency(tmp_path: Path, deadline: None) -> None:
     common = (
         "learn",
         "--agent",
@@ -208,8 +219,10 @@ def test_learn_rounds_on_the_command_line_are_the_same_for_any_concurrency(tmp_p
         "--executor",
         "threads",
     )
+    # In this process (threads only, no service to start): a fresh interpreter per run
+    # cost more than the run.
     for n in ("1", "3"):
-        r = capver(*common, "--concurrency", n, "--out", str(tmp_path / n), timeout=TIMEOUT)
+        r = capver_in_process(*common, "--concurrency", n, "--out", str(tmp_path / n))
         assert r.returncode == 0, r.stderr
     for name in ("dataset.jsonl", "eval.jsonl", "h_and.capm", "h_or.capm"):
         assert (tmp_path / "1" / name).read_bytes() == (tmp_path / "3" / name).read_bytes(), name
