@@ -210,6 +210,8 @@ def agent_result(
 
 
 def _quantity(prop: Property) -> str:
+    """What a quantitative property asks for: Pmax or Pmin (``P<op>p`` is decided on
+    Pmax for ``<``, ``<=`` and on Pmin for ``>``, ``>=``), Rmax or Rmin."""
     q = prop.query
     if isinstance(q, RewardQuery):
         return "Rmax" if q.optimum is Optimum.MAX else "Rmin"
@@ -300,7 +302,15 @@ def bound_verdict(comparison: Comparison, p: Fraction | float, bounds: AgentBoun
     want = "Pmax" if comparison in (Comparison.LT, Comparison.LE) else "Pmin"
     if bounds.quantity != want:
         raise ValueError(f"P{comparison.value}p is decided on bounds of {want}, got {bounds.quantity}")
-    lo, hi, x = bounds.lower, bounds.upper, float(p)
+    return interval_verdict(comparison, p, bounds.lower, bounds.upper)
+
+
+def interval_verdict(comparison: Comparison, p: Fraction | float, lower: float, upper: float) -> BoundVerdict:
+    """``P<comparison>p`` of a probability known to lie in [lower, upper]: confirmed
+    when the whole interval satisfies the comparison, refuted when none of it does,
+    else undecided (the agent's bounds here, a scheduler's sampled interval in
+    :mod:`.smc`)."""
+    lo, hi, x = lower, upper, float(p)
     confirmed, refuted = {
         Comparison.GE: (lo >= x, hi < x),
         Comparison.GT: (lo > x, hi <= x),
@@ -313,27 +323,19 @@ def bound_verdict(comparison: Comparison, p: Fraction | float, bounds: AgentBoun
 def _value(prop: Property, model: CompoundModel, init: State, engine: QuantitativeChecker) -> QuantitativeResult:
     m = restricted(model, prop)
     q = prop.query
-    if isinstance(q, ProbabilityQuery):
-        maximise = q.optimum is Optimum.MAX
-        return QuantitativeResult(
-            engine.probability(m, init, q.path, maximise),
-            None,
-            "Pmax" if maximise else "Pmin",
-            engine.name,
-            guarantee=engine.guarantee,
-        )
+    what = _quantity(prop)  # raises for a query that is not quantitative
+    maximise = what in ("Pmax", "Rmax")
+    if isinstance(q, RewardQuery):
+        v = engine.executions(m, init, q.target, maximise)
+        return QuantitativeResult(v, None, what, engine.name, guarantee=engine.guarantee)
+    assert isinstance(q, ProbabilityQuery | ProbabilityBound)
+    v = engine.probability(m, init, q.path, maximise)
+    ok = None
     if isinstance(q, ProbabilityBound):
-        upper = q.comparison in (Comparison.LT, Comparison.LE)
-        v = engine.probability(m, init, q.path, upper)
         ok = {
             Comparison.LT: v < q.probability,
             Comparison.LE: v <= q.probability,
             Comparison.GE: v >= q.probability,
             Comparison.GT: v > q.probability,
         }[q.comparison]
-        return QuantitativeResult(v, ok, "Pmax" if upper else "Pmin", engine.name, guarantee=engine.guarantee)
-    if isinstance(q, RewardQuery):
-        maximise = q.optimum is Optimum.MAX
-        v = engine.executions(m, init, q.target, maximise)
-        return QuantitativeResult(v, None, "Rmax" if maximise else "Rmin", engine.name, guarantee=engine.guarantee)
-    raise TypeError(f"not a quantitative query: {q!r}")
+    return QuantitativeResult(v, ok, what, engine.name, guarantee=engine.guarantee)

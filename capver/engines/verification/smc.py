@@ -51,7 +51,6 @@ import numpy as np
 from capver.agents.base import Agent
 from capver.core.dataset import TransitionDataset
 from capver.core.properties import (
-    Comparison,
     Eventually,
     Globally,
     PathFormula,
@@ -65,7 +64,7 @@ from capver.core.state import Capability, State
 from capver.core.vocabulary import Vocabulary
 from capver.engines.execution import ExecutionBudget, execute
 from capver.engines.verification.binomial import clopper_pearson
-from capver.engines.verification.quantitative import BoundVerdict
+from capver.engines.verification.quantitative import BoundVerdict, interval_verdict
 from capver.envs.base import Representation, Simulator
 from capver.errors import UnsupportedQueryError, UsageError
 
@@ -200,17 +199,6 @@ class SchedulerResult:
         return self.upper - self.lower
 
 
-def _answer(query: ProbabilityBound, lower: float, upper: float) -> BoundVerdict:
-    p = float(query.probability)
-    confirmed, refuted = {
-        Comparison.GE: (lower >= p, upper < p),
-        Comparison.GT: (lower > p, upper <= p),
-        Comparison.LE: (upper <= p, lower > p),
-        Comparison.LT: (upper < p, lower >= p),
-    }[query.comparison]
-    return BoundVerdict.CONFIRMED if confirmed else BoundVerdict.REFUTED if refuted else BoundVerdict.UNDECIDED
-
-
 def check_scheduler(
     setting: Executor,
     capabilities: Mapping[str, Capability],
@@ -283,13 +271,17 @@ def check_scheduler(
         if progress is not None:
             progress(runs, successes, lower, upper)
         if isinstance(query, ProbabilityBound):
-            if _answer(query, lower, upper) is not BoundVerdict.UNDECIDED:
+            if interval_verdict(query.comparison, query.probability, lower, upper) is not BoundVerdict.UNDECIDED:
                 stopped = "decided"
                 break
         elif upper - lower <= width:
             stopped = "width"
             break
-    answer = _answer(query, lower, upper) if isinstance(query, ProbabilityBound) else None
+    answer = (
+        interval_verdict(query.comparison, query.probability, lower, upper)
+        if isinstance(query, ProbabilityBound)
+        else None
+    )
     return SchedulerResult(
         name, runs, successes, lower, upper, delta, answer, stopped, executions, failed, steps, max_executions, data
     )

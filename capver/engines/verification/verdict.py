@@ -228,11 +228,19 @@ class VerdictRecord:
         return cls(name, text, verdict, rest)
 
 
+# A P<op>p bound decided on an interval (the agent's bounds, a scheduler's sample): its
+# outcome, its words (the interval decides it; HOLDS and VIOLATED are for exact verdicts)
+# and capver verify's exit status.
 _SAMPLED = {
     BoundVerdict.CONFIRMED: Outcome.WITHIN_BOUND,
     BoundVerdict.REFUTED: Outcome.OUTSIDE_BOUND,
     BoundVerdict.UNDECIDED: Outcome.UNDECIDED,
 }
+_SAMPLED_EXIT = {BoundVerdict.CONFIRMED: 0, BoundVerdict.REFUTED: EXIT_VIOLATED, BoundVerdict.UNDECIDED: EXIT_UNKNOWN}
+
+
+def _interval_words(answer: BoundVerdict) -> str:
+    return _SAMPLED[answer].value.replace("-", " ").upper()
 
 
 def scheduler_line(prop: Property, r: SchedulerResult) -> tuple[str, dict[str, object], int]:
@@ -264,19 +272,13 @@ def scheduler_line(prop: Property, r: SchedulerResult) -> tuple[str, dict[str, o
         line = f"{prop.name}: P = {interval} for the agent under {r.scheduler}, with probability ≥ {1 - r.delta:g}"
         code = 0
     else:
-        words = {
-            BoundVerdict.CONFIRMED: "WITHIN THE BOUND",
-            BoundVerdict.REFUTED: "OUTSIDE THE BOUND",
-            BoundVerdict.UNDECIDED: "UNDECIDED",
-        }[r.answer]
         record["verdict"] = _SAMPLED[r.answer].value
         line = (
-            f"{prop.name}: {words} for the agent under {r.scheduler} at confidence {1 - r.delta:g}: its probability "
-            f"lies in {interval} and the bound asks P {query.comparison.value} {float(query.probability):g}"
+            f"{prop.name}: {_interval_words(r.answer)} for the agent under {r.scheduler} at confidence "
+            f"{1 - r.delta:g}: its probability lies in {interval} and the bound asks P {query.comparison.value} "
+            f"{float(query.probability):g}"
         )
-        code = {BoundVerdict.CONFIRMED: 0, BoundVerdict.REFUTED: EXIT_VIOLATED, BoundVerdict.UNDECIDED: EXIT_UNKNOWN}[
-            r.answer
-        ]
+        code = _SAMPLED_EXIT[r.answer]
     record["reason"] = how
     return f"{line}\n  {how}", record, code
 
@@ -386,20 +388,11 @@ def quantitative_line(
         verdict = q.agent_verdict
         record["agent_verdict"] = verdict.value
         asked = float(bound.probability)
-        words = {
-            # A bound from sampled data: the words say the interval decides it, not
-            # that the property holds (HOLDS and VIOLATED are for exact verdicts).
-            BoundVerdict.CONFIRMED: "WITHIN THE BOUND for the agent",
-            BoundVerdict.REFUTED: "OUTSIDE THE BOUND for the agent",
-            BoundVerdict.UNDECIDED: "UNDECIDED for the agent",
-        }[verdict]
         line += (
-            f"\n  {words} at confidence {1 - b.delta:g}: its {b.quantity} lies in [{b.lower:.4g}, {b.upper:.4g}] "
-            f"and the bound asks {b.quantity} {bound.comparison.value} {asked:g}"
+            f"\n  {_interval_words(verdict)} for the agent at confidence {1 - b.delta:g}: its {b.quantity} lies in "
+            f"[{b.lower:.4g}, {b.upper:.4g}] and the bound asks {b.quantity} {bound.comparison.value} {asked:g}"
         )
-        code = {BoundVerdict.CONFIRMED: 0, BoundVerdict.REFUTED: EXIT_VIOLATED, BoundVerdict.UNDECIDED: EXIT_UNKNOWN}[
-            verdict
-        ]
+        code = _SAMPLED_EXIT[verdict]
     return line, record, code
 
 
