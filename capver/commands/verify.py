@@ -343,7 +343,10 @@ def _scheduled(
     opened = run_dir.Run.open(target, require=(*run_dir.BOUNDS, run_dir.MANIFEST, run_dir.DATASET))
     a = assessment_of(opened.manifest, need="--scheduler", python="result.verify(prop, scheduler=[...])")
     vocab = a.ctx.vocab
-    data = opened.dataset(vocab=vocab)
+    # The run's data, read once with the models: the scheduler needs its capabilities,
+    # which name atoms, not bit positions of a vocabulary.
+    data = evidence.data
+    assert data is not None  # the run has its dataset (required above)
     names = [n.strip() for n in args.scheduler.split(",") if n.strip()]
     unknown = [n for n in names if n not in data.capability_table]
     if not names or unknown:
@@ -362,7 +365,7 @@ def _scheduled(
         max_executions=args.max_executions,
         seed=args.seed,
     )
-    return dataclasses.replace(evidence, data=data, agent=a.setting), start, check
+    return dataclasses.replace(evidence, agent=a.setting), start, check
 
 
 def _proved(verdict: Verdict, invariants: list[tuple[str, ModelKind, IC3Result]]) -> None:

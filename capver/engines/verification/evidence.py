@@ -27,7 +27,7 @@ With one model and no data (:meth:`Evidence.of_model`) a verdict is about that m
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
@@ -319,8 +319,8 @@ def verify(
     timeout: float | None = None,
     scheduler: SchedulerCheck | None = None,
 ) -> Verdict:
-    """The verdict of one property (:class:`Verifier` with its options)."""
-    with Verifier(
+    """The verdict of one property (:func:`verify_all` of it alone)."""
+    verdicts = verify_all(
         evidence,
         (prop,),
         init,
@@ -329,8 +329,11 @@ def verify(
         quantitative_engine=quantitative_engine,
         timeout=timeout,
         scheduler=scheduler,
-    ) as verifier:
-        return verifier.check(prop)
+    )
+    try:
+        return next(verdicts)
+    finally:
+        verdicts.close()  # stops the verifier's worker processes now, not when collected
 
 
 def verify_all(
@@ -343,7 +346,7 @@ def verify_all(
     quantitative_engine: str = AUTO,
     timeout: float | None = None,
     scheduler: SchedulerCheck | None = None,
-) -> Iterator[Verdict]:
+) -> Generator[Verdict, None, None]:
     """The verdicts of several properties, each as soon as it is checked, with the
     engines shared among them (``capver verify`` prints each as it comes)."""
     props = tuple(properties)
