@@ -78,6 +78,7 @@ class BenchParser(argparse.ArgumentParser):
     def __init__(self, name: str, description: str) -> None:
         super().__init__(prog=f"capver bench {name}", description=plain(description))
         self.quick_defaults: dict[str, Any] = {}
+        self.new_out = False  # add_out() was called
 
     def add_quick(self, quick: Mapping[str, Any], what: str = QUICK_HELP) -> None:
         """Add ``--quick``; ``quick`` maps an option's ``dest`` to its value under
@@ -103,7 +104,16 @@ class BenchParser(argparse.ArgumentParser):
         args = self.parse_args(argv)
         if self.quick_defaults and args.quick:
             args = self.parse_args(argv, namespace=argparse.Namespace(**self.quick_defaults))
+        out = getattr(args, "out", None) if self.new_out else None
+        if out is not None and out.exists():
+            self.error(f"--out {out}: already exists; give a new directory (nothing is overwritten)")
         return args
+
+    def add_out(self) -> None:
+        """Add ``--out DIR``, a new directory for ``table.md`` and ``results.json``
+        (:func:`write_results`); :meth:`parse` refuses one that exists."""
+        self.add_argument("--out", type=Path, default=None, help="a new directory for table.md and results.json")
+        self.new_out = True
 
 
 def _show(value: Any) -> str:

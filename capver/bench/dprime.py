@@ -21,7 +21,6 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from capver.bench.cli import BenchParser, summary, write_results
 from capver.bench.learning.runs import RunSpec, run_curve
@@ -141,7 +140,7 @@ def build_parser() -> BenchParser:
     )
     p.add_argument("--eval-every", type=positive, default=50, help="steps between checkpoints (default 50)")
     p.add_argument("--seed", type=non_negative, default=0, help="seed of the learning runs (default 0)")
-    p.add_argument("--out", type=Path, help="directory for table.md and results.json (created; must not exist)")
+    p.add_out()
     p.add_quick(QUICK)
     return p
 
@@ -149,8 +148,6 @@ def build_parser() -> BenchParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse(argv)
-    if args.out is not None and args.out.exists():
-        parser.error(f"--out {args.out}: already exists; give a new directory (nothing is overwritten)")
     stats: list[DPrimeStats] = []
     rows: list[MethodRow] = []
     for setting in args.settings:

@@ -32,13 +32,13 @@ random] [--steps 500 2000 8000] [--runs 5] [--out DIR] [--quick]``.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 import warnings
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -289,10 +289,10 @@ def horizon(world: World) -> int:
     return min(world.step_cap, limit) if limit else world.step_cap
 
 
-def true_model(world: World, vocab: Vocabulary, x0: int) -> TrueModel:
-    """The agent's true capability model over the α states its executions reach from
-    ``x0`` (module docstring).  Raises ``ValueError`` when two environment states with
-    one α give a capability different outcome distributions."""
+def dynamics(world: World, vocab: Vocabulary) -> tuple[list[State], np.ndarray, np.ndarray]:
+    """What gymnasium's ``env.unwrapped.P`` says, as arrays: α of each environment
+    state (in ``vocab``), which states end an episode, and the transition kernel of
+    each action (``kernels[a, s, s′]``)."""
     P: Any = world.env.unwrapped.P  # type: ignore[attr-defined]
     n = len(P)
     alpha = [vocab.state(world.alpha(x)) for x in range(n)]
@@ -303,6 +303,14 @@ def true_model(world: World, vocab: Vocabulary, x0: int) -> TrueModel:
             for p, s2, _, t in P[s][a]:
                 kernels[a, s, s2] += p
                 terminal[s2] |= bool(t)
+    return alpha, terminal, kernels
+
+
+def true_model(world: World, vocab: Vocabulary, x0: int) -> TrueModel:
+    """The agent's true capability model over the α states its executions reach from
+    ``x0`` (module docstring).  Raises ``ValueError`` when two environment states with
+    one α give a capability different outcome distributions."""
+    alpha, terminal, kernels = dynamics(world, vocab)
     steps = horizon(world)
     model: TrueModel = {}
     where: dict[tuple[State, str], int] = {}
@@ -310,7 +318,7 @@ def true_model(world: World, vocab: Vocabulary, x0: int) -> TrueModel:
     while queue:
         x = queue.pop()
         for c in world.capabilities:
-            ends = _first_change(world, kernels, alpha, terminal, x, c, steps)
+            ends = first_change(world, kernels, alpha, terminal, x, c, steps)
             total = sum(ends.values())
             dist: dict[State, float] = defaultdict(float)
             for y, p in ends.items():
@@ -329,7 +337,7 @@ def true_model(world: World, vocab: Vocabulary, x0: int) -> TrueModel:
     return model
 
 
-def _first_change(
+def first_change(
     world: World, kernels: np.ndarray, alpha: list[State], terminal: np.ndarray, x: int, c: str, steps: int
 ) -> dict[int, float]:
     """Where the agent's execution of ``c`` from ``x`` ends (Θ = 1: at the first α
@@ -437,6 +445,33 @@ class Row:
     seconds: float
 
 
+@contextlib.contextmanager
+def expected_warnings() -> Iterator[None]:
+    """The time limit and the failures it causes are expected in these worlds (the
+    tables count them): their warnings are not shown."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SettingWarning)
+        warnings.simplefilter("ignore", FailureWarning)
+        yield
+
+
+def user_setting(world: World, seed: int) -> Any:
+    """The world as a user plugs it in: :func:`capver.gym_setting` with the
+    environment as ``gym.make`` returns it."""
+    import capver
+
+    return capver.gym_setting(
+        world.env,
+        world.agent,
+        lambda x: world.alpha(int(x.env.unwrapped.s)),
+        world.capabilities,
+        vocabulary=world.atoms,
+        step_cap=world.step_cap,
+        name=world.name,
+        seed=seed,
+    )
+
+
 def assess(world: World, method: str, budget: int, seed: int, sequences: int) -> Row:
     """One assessment through the user's path, scored against the truth."""
     import capver
@@ -444,20 +479,8 @@ def assess(world: World, method: str, budget: int, seed: int, sequences: int) ->
     from capver.engines.verification.quantitative import QuantitativeResult
 
     start = time.perf_counter()
-    with warnings.catch_warnings():
-        # The time limit and the failures it causes are expected here (and in the table).
-        warnings.simplefilter("ignore", SettingWarning)
-        warnings.simplefilter("ignore", FailureWarning)
-        setting = capver.gym_setting(
-            world.env,
-            world.agent,
-            lambda x: world.alpha(int(x.env.unwrapped.s)),
-            world.capabilities,
-            vocabulary=world.atoms,
-            step_cap=world.step_cap,
-            name=world.name,
-            seed=seed,
-        )
+    with expected_warnings():
+        setting = user_setting(world, seed)
         result = capver.learn(setting, method=method, max_steps=budget, seed=seed)
         coverage = result.evaluate(sequences=sequences, seed=seed)["coverage_agreement"]
     vocab = setting.ctx.vocab
@@ -562,7 +585,7 @@ def build_parser() -> BenchParser:
     parser.add_argument(
         "--sequences", type=positive, default=100, help="D′ sequences for coverage agreement (default: 100)"
     )
-    parser.add_argument("--out", type=Path, default=None, help="a new directory for table.md and results.json")
+    parser.add_out()
     parser.add_quick(QUICK)
     return parser
 
@@ -570,8 +593,6 @@ def build_parser() -> BenchParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse(argv)
-    if args.out is not None and args.out.exists():
-        parser.error(f"--out {args.out}: already exists; give a new directory (nothing is overwritten)")
     rows: list[Row] = []
     for name in args.worlds:
         world = WORLDS[name](np.random.default_rng(0))

@@ -27,11 +27,9 @@ from __future__ import annotations
 
 import sys
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 
@@ -41,7 +39,6 @@ from capver.commands.argtypes import open_unit_interval, positive
 from capver.core.properties import Eventually, Globally, PathFormula, Until, holds
 from capver.core.state import State
 from capver.core.vocabulary import Vocabulary
-from capver.errors import FailureWarning, SettingWarning
 
 QUICK = {"runs": 2}
 DELTA = 0.05
@@ -144,25 +141,14 @@ def _first_responders(seed: int, width: float) -> Row:
 
 def _frozenlake(seed: int, width: float) -> Row:
     import capver
-    from capver.bench.gym import WORLDS, _first_change, horizon
+    from capver.bench.gym import WORLDS, dynamics, expected_warnings, first_change, horizon, user_setting
     from capver.introspection.capability_planning import goal_formula, plan_capabilities
     from capver.io.literal_text import parse_dnf
 
     start = time.perf_counter()
     world = WORLDS["frozenlake4"](np.random.default_rng(0))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SettingWarning)
-        warnings.simplefilter("ignore", FailureWarning)
-        setting = capver.gym_setting(
-            world.env,
-            world.agent,
-            lambda x: world.alpha(int(x.env.unwrapped.s)),
-            world.capabilities,
-            vocabulary=world.atoms,
-            step_cap=world.step_cap,
-            name=world.name,
-            seed=seed,
-        )
+    with expected_warnings():
+        setting = user_setting(world, seed)
         result = capver.learn(setting, max_steps=1000, seed=seed)
         vocab = setting.ctx.vocab
         x0 = int(setting.setting.initial_states[0].env.unwrapped.s)
@@ -172,20 +158,11 @@ def _frozenlake(seed: int, width: float) -> Row:
         )
         names = [s.capability.name for s in plan.steps] or ["goal"]
         checked = result.verify("Pmin=? [ F goal ]", scheduler=names, width=width, seed=seed)
-    P = world.env.unwrapped.P  # type: ignore[attr-defined]
-    n = len(P)
-    alpha_of = [vocab.state(world.alpha(x)) for x in range(n)]
-    terminal = np.zeros(n, dtype=bool)
-    kernels = np.zeros((len(P[0]), n, n))
-    for s in range(n):
-        for act in P[s]:
-            for p, s2, _, done in P[s][act]:
-                kernels[act, s, s2] += p
-                terminal[s2] |= bool(done)
+    alpha_of, terminal, kernels = dynamics(world, vocab)
     steps = horizon(world)
     path = checked.prop.query.path  # type: ignore[union-attr]  # a P query
     exact = plan_value(
-        lambda x, c: _first_change(world, kernels, alpha_of, terminal, x, c, steps),
+        lambda x, c: first_change(world, kernels, alpha_of, terminal, x, c, steps),
         lambda x: alpha_of[x],
         x0,
         names,
@@ -248,7 +225,7 @@ def build_parser() -> BenchParser:
     parser.add_argument(
         "--width", type=open_unit_interval, default=0.1, help="stop each check at this interval width (default: 0.1)"
     )
-    parser.add_argument("--out", type=Path, default=None, help="a new directory for table.md and results.json")
+    parser.add_out()
     parser.add_quick(QUICK)
     return parser
 
@@ -256,8 +233,6 @@ def build_parser() -> BenchParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse(argv)
-    if args.out is not None and args.out.exists():
-        parser.error(f"--out {args.out}: already exists; give a new directory (nothing is overwritten)")
     rows: list[Row] = []
     for name in args.worlds:
         for seed in range(args.runs):
