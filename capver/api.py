@@ -49,6 +49,7 @@ from capver.envs.gym_adapter import GymSimulator, time_limits
 from capver.envs.representation import AtomsFunction, AtomsLike
 from capver.errors import CapverError, SettingWarning, UsageError, VocabularyError
 from capver.io import certificate, dsl, run_dir
+from capver.io.abstraction_file import load_abstraction
 from capver.io.literal_text import parse_conjunction, parse_state
 from capver.io.ppddl_export.determinised import export_determinized
 from capver.io.ppddl_export.ppddl import export_ppddl
@@ -56,6 +57,7 @@ from capver.io.properties_text import parse_property
 from capver.io.run_dir import Run
 from capver.io.run_file import CUSTOM, RunBudget, RunManifest
 from capver.logic.condition import LogicContext
+from capver.model.abstraction import Abstraction
 from capver.model.capability_model import CompoundModel
 from capver.model.kinds import ModelKind
 from capver.model.lifted import LiftedOccam
@@ -350,6 +352,7 @@ class LearnResult:
         max_runs: int = smc.DEFAULT_MAX_RUNS,
         max_executions: int = smc.DEFAULT_MAX_EXECUTIONS,
         seed: int = 0,
+        abstraction: Abstraction | str | None = None,
     ) -> Verdict:
         """Check a property (``capver verify``'s language) from the setting's initial
         state (or the atoms ``init``; ``""`` is the empty state), exactly as ``capver
@@ -369,11 +372,20 @@ class LearnResult:
         a state to a capability name, None to stop); then a ``P`` property's
         probability under it is sampled with the agent itself until decided
         (``capver verify --scheduler``; ``width``, ``max_runs``, ``max_executions``
-        and ``seed`` as its options), and ``.result.data`` holds the executions."""
+        and ``seed`` as its options), and ``.result.data`` holds the executions.
+
+        ``abstraction``: as ``capver verify --abstraction`` (``"tilde"``, a file, or
+        ``"module:function"``), or an :class:`~capver.model.abstraction.Abstraction`;
+        verdicts about the agent may then rest on executions pooled per class, under
+        the assumption the data are tested for (:mod:`capver.engines.verification.pooled`)."""
         vocab = self.h_and.vocabulary
         parsed = parse_property(prop, vocab, tuple(self.h_and), source="prop")
         qualitative, quantitative = engine_names([engine] if isinstance(engine, str) else engine)
         evidence = self.evidence(delta=delta, epsilon=epsilon, environment=environment)
+        if isinstance(abstraction, str):
+            abstraction = load_abstraction(abstraction, vocab, self.h_and, lambda: self.h_tilde)
+        if abstraction is not None:
+            evidence = dataclasses.replace(evidence, abstraction=abstraction)
         check = None
         if scheduler is not None:
             if callable(scheduler):

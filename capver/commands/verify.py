@@ -73,6 +73,7 @@ from capver.engines.verification.symbolic import Witness
 from capver.engines.verification.verdict import EXIT_TIMEOUT, EXIT_UNKNOWN, EXIT_VIOLATED
 from capver.errors import CapverError, UsageError
 from capver.io import certificate, dsl, run_dir, verdicts_file
+from capver.io.abstraction_file import TILDE, load_abstraction
 from capver.io.dsl import ParsedModel
 from capver.io.properties_text import parse_property, read_properties
 from capver.model.kinds import ModelKind
@@ -192,6 +193,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "simulator and report how often it reached the property's goal (default: 0, no replay)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the replays and of --scheduler's runs")
+    parser.add_argument(
+        "--abstraction",
+        metavar="SPEC",
+        default=None,
+        help="on a run: verdicts about the agent may also rest on the assumption that each capability's "
+        "effects have one distribution within each class of states: 'tilde' (states that agree on the atoms "
+        "h̃'s conditions mention), a file of 'CAPABILITY: atom, ...' lines ('*' for the rest), or "
+        "module:function (a Python callable of the capability and the set of true atoms); executions pool per "
+        "class, the assumption is tested on the data, and δ is split three ways (per pair, per class, the tests)",
+    )
     sampled = parser.add_argument_group(
         "a fixed scheduler, checked with the agent itself (statistical model checking; P properties)"
     )
@@ -330,6 +341,13 @@ def _evidence(args: argparse.Namespace, target: Path) -> tuple[Evidence, ParsedM
         environment=on is None and not args.ignore_environment,
         tilde=on is ModelKind.TILDE,
     )
+    if args.abstraction is not None:
+        if on is not None:
+            raise UsageError(f"--abstraction: verdicts about the agent only, not with --model-kind {args.model_kind}")
+        if args.abstraction == TILDE and not opened.has(ModelKind.TILDE.file):
+            raise UsageError(f"--abstraction tilde: {target} has no {ModelKind.TILDE.file}")
+        ab = load_abstraction(args.abstraction, evidence.h_and.vocabulary, evidence.h_and, lambda: opened.h_tilde)
+        evidence = dataclasses.replace(evidence, abstraction=ab)
     return evidence, opened.parsed(ModelKind.AND), on
 
 

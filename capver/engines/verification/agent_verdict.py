@@ -100,9 +100,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Protocol
 
 from capver.core.dataset import TransitionDataset
 from capver.core.properties import (
@@ -207,10 +208,39 @@ class Confidence:
     executions: int = 0
     complete: bool = True
     environment: bool = False
+    classes: bool = False  # untried and thin count an abstraction's classes (pooled verdicts)
 
     @property
     def confirmed(self) -> bool:
         return self.untried == 0 and self.epsilon <= self.threshold
+
+
+@dataclass(frozen=True, slots=True)
+class AbstractionNote:
+    """What an abstraction contributed to a verdict (:mod:`.pooled`): its ``name``, the
+    ``classes`` its data fill, each refuted class as (capability, the states that
+    refute it), the tests' share ``level`` of δ, and whether the verdict rests on it
+    (``used``; else it is the per-pair verdict at δ/3, and ``why`` says why)."""
+
+    name: str
+    classes: int
+    refuted: tuple[tuple[str, tuple[State, ...]], ...]
+    level: float
+    used: bool
+    why: str = ""
+
+    @property
+    def assumption(self) -> str:
+        return (
+            f"each capability's observed effects have one distribution at every state of a class of {self.name} "
+            f"(tested on the data in each of its {self.classes:,} classes at level {self.level:.3g}: "
+            + (
+                f"refuted in {len(self.refuted)}, whose pairs are bounded on their own"
+                if self.refuted
+                else "not refuted"
+            )
+            + ")"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,11 +257,16 @@ class LatticeVerdict:
     decisive_query: tuple[State, str] | None = None  # for unknown: the untried pair to execute next
     # For an exact verdict the environment settled (capver.engines.verification.environment): which one.
     environment: str | None = None
+    abstraction: AbstractionNote | None = None  # a verdict asked under an abstraction (pooled)
 
     @property
     def assumption(self) -> str | None:
         """What the verdict rests on beyond the data (None for the observed tier)."""
-        return MARKOV if self.tier is Tier.CONFIDENT else None
+        if self.tier is not Tier.CONFIDENT:
+            return None
+        if self.abstraction is not None and self.abstraction.used:
+            return f"{MARKOV}; and {self.abstraction.assumption}"
+        return MARKOV
 
 
 def decide(
@@ -247,6 +282,7 @@ def decide(
     epsilon: float = DEFAULT_EPSILON,
     max_queries: int = 5,
     within: Within | None = None,
+    units: FrontierUnits | None = None,
 ) -> LatticeVerdict:
     """The verdict for the agent; ``engines`` are BDD engines of h∧ and h∨ to reuse
     (their reachable sets are kept) when several properties are checked.
@@ -254,7 +290,8 @@ def decide(
     decided them (IC3, BMC: capver.engines.verification.qualitative); the BDD engines
     are then built only for the tiers that need them.  ``delta`` and ``epsilon`` set
     the confident tier, ``within`` gives the states the environment reaches as a BDD
-    of an engine's model, through which frontiers are computed (module docstring)."""
+    of an engine's model, through which frontiers are computed (module docstring);
+    ``units`` what bounds the unseen mass at the frontier (:func:`confidence`)."""
     query, caps = qualitative_query(prop)
     if results is None:
         engines = engines if engines is not None else (SymbolicEngine(h_and), SymbolicEngine(h_or))
@@ -292,6 +329,7 @@ def decide(
             epsilon,
             max_queries,
             within,
+            units,
         )
     if (existential and not on_or.holds) or (invariant and on_or.holds):
         engine = eng_or.restricted(caps)
@@ -304,7 +342,17 @@ def decide(
             why = "no state breaks it" if invariant else "no state is its goal"
             return LatticeVerdict(verdict, Tier.OBSERVED, f"{on}: {why}, whatever the agent does", on_and, on_or)
         conf = confidence(
-            engine, init, goal, hold, path.bound, data, delta, epsilon, max_queries, environment=within is not None
+            engine,
+            init,
+            goal,
+            hold,
+            path.bound,
+            data,
+            delta,
+            epsilon,
+            max_queries,
+            environment=within is not None,
+            units=units,
         )
         if conf.pairs == 0:
             # No state from which an execution could matter (e.g. the initial state
@@ -341,6 +389,7 @@ def _decide_lasting(
     epsilon: float,
     max_queries: int,
     within: Within | None = None,
+    units: FrontierUnits | None = None,
 ) -> LatticeVerdict:
     """``E [ G φ ]``, ``A [ F φ ]`` and ``A [ φ U ψ ]`` for an agent whose runs never
     stop ("Runs that never stop" in the module docstring); the engines are already
@@ -385,6 +434,7 @@ def _decide_lasting(
             max_queries,
             finite_runs=True,
             environment=within is not None,
+            units=units,
         )
         on = "impossible on h∨" if exists else "holds on h∨"
         if conf.states == 0:
@@ -496,6 +546,7 @@ def confidence(
     *,
     finite_runs: bool = False,
     environment: bool = False,
+    units: FrontierUnits | None = None,
 ) -> Confidence:
     """The missing-mass bounds at the frontier of a run from ``init`` to ``goal``
     through ``hold`` on ``engine``'s model, where there is none (module docstring).
@@ -505,9 +556,12 @@ def confidence(
     the frontier within d executions, d its number of states; d joins the horizons,
     where the violation bound holds for a violation ever.  ``environment``: ``hold``
     was cut to the environment's states (:func:`frontier_sets`), which the result
-    records."""
+    records.  ``units``: what bounds the unseen mass at a frontier pair (default: the
+    pair's own executions, :class:`PairUnits`; pooled classes under an abstraction,
+    :mod:`capver.engines.verification.pooled`)."""
+    units = units if units is not None else PairUnits(data, delta)
     rings, complete = engine.frontier_prefix(init, goal, hold, bound)
-    conf = _confidence_on(engine, rings, complete, bound, data, delta, epsilon, max_queries, finite_runs)
+    conf = _confidence_on(engine, rings, complete, bound, units, delta, epsilon, max_queries, finite_runs)
     if not complete and conf.untried == 0:
         # Every pair of the prefix was tried: only the whole frontier can tell.
         conf = _confidence_on(
@@ -515,7 +569,7 @@ def confidence(
             engine.frontier(init, goal, hold, bound),
             True,
             bound,
-            data,
+            units,
             delta,
             epsilon,
             max_queries,
@@ -524,12 +578,79 @@ def confidence(
     return dataclasses.replace(conf, environment=True) if environment else conf
 
 
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """Frontier states of one capability whose unseen mass one bound covers: a tried
+    pair (``cover`` its minterm) or, under an abstraction, a tried class (its states).
+    ``epsilon`` bounds the unseen mass at each; ``run`` and ``executions`` say how many
+    executions in a row without a new outcome it had and would need to reach a
+    threshold; ``state`` is where to execute ``capability`` for it."""
+
+    cover: Node
+    state: State
+    capability: str
+    tried: int
+    epsilon: float
+    executions: int
+
+
+class FrontierUnits(Protocol):
+    """What bounds the unseen mass at the frontier's pairs."""
+
+    def tried(self, engine: SymbolicEngine, c: str, region: Node, epsilon: float) -> Iterable[Unit]:
+        """The units of ``c`` that meet ``region``, each with the executions it still
+        needs to reach ``epsilon`` (0 when it has)."""
+        ...
+
+    def untried_executions(self, epsilon: float, untried: int) -> int:
+        """Executions that bring an untried pair (class) to ``epsilon``, when ``untried``
+        of them are yet to be tried in any order."""
+        ...
+
+    def untried_count(self, engine: SymbolicEngine, c: str, untried: Node) -> int:
+        """How many pairs (classes) of ``c`` the states ``untried`` make up."""
+        ...
+
+
+class PairUnits:
+    """Each tried pair (s, c) with its own missing-mass bound ε(s, c)
+    (:mod:`capver.engines.verification.sampling`)."""
+
+    def __init__(self, data: TransitionDataset | None, delta: float) -> None:
+        self.data = data
+        self.delta = delta
+        self.bounds = SamplingBounds(data, delta) if data is not None else None
+
+    def tried(self, engine: SymbolicEngine, c: str, region: Node, epsilon: float) -> Iterable[Unit]:
+        if self.data is None or self.bounds is None:
+            return
+        bdd = engine.bdd
+        for s in self.data.states_of(c):
+            if not bdd.evaluate(region, s):
+                continue
+            e = self.bounds.epsilon(s, c)
+            need = 0
+            pb = self.bounds.pair(s, c) if e > epsilon else None
+            if pb is not None:
+                need = max(executions_for(epsilon, self.delta, pb.sample.order, pb.sample.outcomes) - pb.sample.run, 1)
+            yield Unit(bdd.minterm(s), s, c, self.data.count_sc(s, c), e, need)
+
+    def untried_executions(self, epsilon: float, untried: int) -> int:
+        # An untried pair would be the next distinct pair tried; each gets the δ share
+        # of the last rank any of them can have, so the count holds in any order.
+        tried = self.data.pairs_tried if self.data is not None else 0
+        return 1 + executions_for(epsilon, self.delta, tried + max(untried, 1))
+
+    def untried_count(self, engine: SymbolicEngine, c: str, untried: Node) -> int:
+        return engine.count(untried)
+
+
 def _confidence_on(
     engine: SymbolicEngine,
     rings: list[Node],
     complete: bool,
     bound: int | None,
-    data: TransitionDataset | None,
+    units: FrontierUnits,
     delta: float,
     epsilon: float,
     max_queries: int,
@@ -542,9 +663,6 @@ def _confidence_on(
     caps = engine.capability_names
     states = engine.count(region)
     pairs = states * len(caps)
-    bounds = SamplingBounds(data, delta) if data is not None else None
-    # An untried pair would be the next distinct pair tried: its δ share is that rank's.
-    next_order = 1 + (data.pairs_tried if data is not None else 0)
     untried = 0
     fresh: list[Query] = []
     tried: list[Query] = []
@@ -552,25 +670,16 @@ def _confidence_on(
     unseen: dict[str, Node] = {}
     for c in caps:
         seen = bdd.false
-        if data is not None and bounds is not None:
-            for s in data.states_of(c):
-                if not bdd.evaluate(region, s):
-                    continue
-                seen = bdd.disj(seen, bdd.minterm(s))
-                e = bounds.epsilon(s, c)
-                eps_max = max(eps_max, e)
-                if e > epsilon:
-                    pb = bounds.pair(s, c)
-                    assert pb is not None
-                    need = executions_for(epsilon, delta, pb.sample.order, pb.sample.outcomes) - pb.sample.run
-                    tried.append(Query(s, c, pb.sample.n, e, max(need, 1)))
+        for u in units.tried(engine, c, region, epsilon):
+            seen = bdd.disj(seen, u.cover)
+            eps_max = max(eps_max, u.epsilon)
+            if u.executions:
+                tried.append(Query(u.state, c, u.tried, u.epsilon, u.executions))
         missing = bdd.conj(region, bdd.neg(seen))
-        untried += engine.count(missing)
+        untried += units.untried_count(engine, c, missing)
         unseen[c] = bdd.neg(seen)
     # The untried pairs nearest the initial state first: those a user can reach soonest.
-    # Each gets the δ share of the last rank any of them can have, so the count holds
-    # in whatever order they are executed.
-    need = 1 + executions_for(epsilon, delta, next_order + max(untried, 1) - 1)
+    need = units.untried_executions(epsilon, untried)
     for ring in rings:
         for c in caps:
             if len(fresh) >= max_queries:

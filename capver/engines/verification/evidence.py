@@ -41,12 +41,14 @@ from capver.engines.verification import checkers, quantitative, storm
 from capver.engines.verification.agent_verdict import DEFAULT_DELTA, DEFAULT_EPSILON, LatticeVerdict, decide
 from capver.engines.verification.confidence import Scope
 from capver.engines.verification.environment import World, restriction, settle
+from capver.engines.verification.pooled import Pooled, decide_pooled, pool, pooled_h_or
 from capver.engines.verification.qualitative import AUTO, QUALITATIVE_ENGINES, CheckTimeout, Portfolio
 from capver.engines.verification.sampling import SamplingBounds
 from capver.engines.verification.smc import Executor, SchedulerCheck, SchedulerResult, check_scheduler
 from capver.engines.verification.symbolic import QualitativeResult, SymbolicEngine
 from capver.engines.verification.verdict import Verdict
 from capver.errors import UnsupportedQueryError, UsageError
+from capver.model.abstraction import Abstraction
 from capver.model.capability_model import CompoundModel
 from capver.model.kinds import ModelKind
 
@@ -65,7 +67,10 @@ class Evidence:
     data's bounds holds with probability ≥ 1 − δ), ``epsilon`` (the confident tier's
     threshold on unseen-effect mass) and ``scope`` of the agent's quantitative bounds
     (``sound``, or ``observed``: the data read as complete).  ``agent``: the agent
-    itself in its simulator (a learned setting), which a scheduler's check executes."""
+    itself in its simulator (a learned setting), which a scheduler's check executes.
+    ``abstraction``: verdicts about the agent may also rest on the assumption that its
+    capabilities behave alike within the abstraction's classes (:mod:`.pooled`); δ is
+    then split three ways (:attr:`pair_delta`)."""
 
     h_and: CompoundModel
     h_or: CompoundModel | None = None
@@ -76,11 +81,18 @@ class Evidence:
     epsilon: float = DEFAULT_EPSILON
     scope: Scope = "sound"
     agent: Executor | None = None  # the agent in its simulator, for a scheduler's check
+    abstraction: Abstraction | None = None  # classes whose executions pool (pooled verdicts)
 
     @classmethod
     def of_model(cls, model: CompoundModel) -> Evidence:
         """One model file's evidence: its verdicts are about that model."""
         return cls(model)
+
+    @property
+    def pair_delta(self) -> float:
+        """The δ of the per-pair bounds: all of δ, or a third of it beside the pooled
+        bounds and the homogeneity tests of an abstraction (:mod:`.pooled`)."""
+        return self.delta / 3 if self.abstraction is not None else self.delta
 
     @property
     def lattice(self) -> bool:
@@ -150,6 +162,8 @@ class Verifier:
         self._sampling = sampling
         self._within = restriction(evidence.world, init, evidence.h_and.ctx.vocab)
         self._portfolio: Portfolio | None = None
+        self._pooled: Pooled | None = None
+        self._widened: tuple[SymbolicEngine, SymbolicEngine] | None = None
         self._scheduler = scheduler
         self._rng = np.random.default_rng(scheduler.seed if scheduler is not None else 0)
 
@@ -224,7 +238,7 @@ class Verifier:
             if data is None:
                 raise UsageError(f"{prop.name}: the agent's bounds need the data the models were learned from")
             return quantitative.agent_result(
-                prop, data, self.init, ev.delta, scope=ev.scope, sampling=self._sampling, world=ev.world
+                prop, data, self.init, ev.pair_delta, scope=ev.scope, sampling=self._sampling, world=ev.world
             ), on
         q = quantitative.check(
             prop,
@@ -232,7 +246,7 @@ class Verifier:
             self.init,
             self._checker,
             data=data,
-            delta=ev.delta,
+            delta=ev.pair_delta,
             observed_only=ev.scope == "observed",
             world=ev.world,
         )
@@ -266,7 +280,7 @@ class Verifier:
                 engine=self.engine,
                 timeout=self.timeout,
                 data=ev.data,
-                delta=ev.delta,
+                delta=ev.pair_delta,
                 epsilon=ev.epsilon,
                 within=self._within,
             )
@@ -290,7 +304,7 @@ class Verifier:
                 ev.data,
                 self.init,
                 engines=self._engines,
-                delta=ev.delta,
+                delta=ev.pair_delta,
                 epsilon=ev.epsilon,
                 within=self._within,
             )
@@ -299,7 +313,28 @@ class Verifier:
             on_and = portfolio.check(ModelKind.AND.value, index, self.init)
             on_or = portfolio.check(ModelKind.OR.value, index, self.init)
             v = portfolio.verdict(index, self.init, on_and, on_or)
+        if ev.abstraction is not None and ev.data is not None:
+            v = decide_pooled(
+                prop, v, self._pooled_engines(), ev.data, self._pool(), self.init, ev.epsilon, self._within
+            )
         return settle(v, prop, ev.world, self.init, vocab)
+
+    def _pool(self) -> Pooled:
+        if self._pooled is None:
+            ev = self.evidence
+            assert ev.abstraction is not None and ev.data is not None
+            self._pooled = pool(ev.data, ev.abstraction, ev.delta)
+        return self._pooled
+
+    def _pooled_engines(self) -> tuple[SymbolicEngine, SymbolicEngine]:
+        """BDD engines of h∧ and of h∨ widened by the abstraction's classes, kept
+        across properties."""
+        if self._widened is None:
+            ev = self.evidence
+            assert ev.data is not None
+            on_and = self._engines[0] if self._engines is not None else SymbolicEngine(ev.h_and)
+            self._widened = (on_and, SymbolicEngine(pooled_h_or(ev.model(ModelKind.OR), ev.data, self._pool())))
+        return self._widened
 
     def _index(self, prop: Property) -> int:
         for k, p in enumerate(self.properties):

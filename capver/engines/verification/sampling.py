@@ -81,20 +81,32 @@ def missing_mass_bound(sample: PairSample | None, delta: float) -> float:
     execution was new).  Holds with the other bounds of the run at confidence 1 − δ
     (module docstring)."""
     _check_delta(delta)
-    if sample is None or sample.run == 0:
+    if sample is None:
         return 1.0
-    level = pair_delta(delta, sample.order) / 2 * share(sample.outcomes)
-    return -math.expm1(math.log(level) / sample.run)
+    return epoch_bound(sample.run, pair_delta(delta, sample.order) / 2 * share(sample.outcomes))
+
+
+def epoch_bound(run: int, level: float) -> float:
+    """1 − level^(1/run): the bound on an epoch's unseen mass after ``run`` executions
+    without a new outcome, which fails at some time of the epoch with probability
+    < ``level`` (module docstring); 1 when ``run`` is 0."""
+    if run == 0:
+        return 1.0
+    return -math.expm1(math.log(level) / run)
+
+
+def epoch_executions(epsilon: float, level: float) -> int:
+    """The least ``run`` with :func:`epoch_bound` (run, level) ≤ ``epsilon``."""
+    if not 0 < epsilon < 1:
+        raise ValueError(f"epsilon must be in (0, 1), got {epsilon}")
+    return max(1, math.ceil(math.log(level) / math.log1p(-epsilon)))
 
 
 def executions_for(epsilon: float, delta: float, order: int, outcomes: int = 1) -> int:
     """How many executions in a row without a new outcome bring the missing-mass bound
     of the ``order``-th pair (with ``outcomes`` outcomes seen) to ``epsilon`` or below."""
     _check_delta(delta)
-    if not 0 < epsilon < 1:
-        raise ValueError(f"epsilon must be in (0, 1), got {epsilon}")
-    level = pair_delta(delta, order) / 2 * share(outcomes)
-    return max(1, math.ceil(math.log(level) / math.log1p(-epsilon)))
+    return epoch_executions(epsilon, pair_delta(delta, order) / 2 * share(outcomes))
 
 
 def outcome_interval(data: TransitionDataset, s: State, c: str, s_next: State, delta: float) -> Interval:
@@ -163,6 +175,8 @@ __all__ = [
     "Interval",
     "PairBounds",
     "SamplingBounds",
+    "epoch_bound",
+    "epoch_executions",
     "executions_for",
     "missing_mass_bound",
     "outcome_interval",

@@ -39,7 +39,7 @@ from capver.core.properties import (
 from capver.core.state import State
 from capver.core.vocabulary import Vocabulary
 from capver.engines.verification import quantitative
-from capver.engines.verification.agent_verdict import AgentVerdict, Confidence, LatticeVerdict, Tier
+from capver.engines.verification.agent_verdict import AbstractionNote, AgentVerdict, Confidence, LatticeVerdict, Tier
 from capver.engines.verification.confidence import AgentBounds
 from capver.engines.verification.ic3 import IC3Result
 from capver.engines.verification.quantitative import BoundVerdict, QuantitativeResult
@@ -525,6 +525,9 @@ def agent_line(prop: Property, v: LatticeVerdict, vocab: Vocabulary) -> tuple[st
     if v.confidence is not None:
         record["confidence"] = _confidence_json(v.confidence, vocab)
         line += _confidence_text(v, v.confidence, vocab)
+    if v.abstraction is not None:
+        record["abstraction"] = _abstraction_json(v.abstraction, vocab)
+        line += _abstraction_text(v.abstraction, vocab)
     if v.assumption:
         line += f"\n  assuming {v.assumption}"
     if v.decisive_query is not None:
@@ -586,6 +589,18 @@ def _confidence_text(v: LatticeVerdict, c: Confidence, vocab: Vocabulary) -> str
             f"{c.pairs // max(c.states, 1):,} capabilities = {c.pairs:,} (state, capability) pairs"
         )
     at_least = "" if c.complete else "at least "
+    if c.classes:
+        frontier = frontier.replace("h∨'s frontier", "the frontier of h∨ under the abstraction")
+    unit = "classes" if c.classes else "pairs"
+    if v.tier is Tier.CONFIDENT and c.classes:
+        ks = ", ".join(f"k = {k}: {b:.3g}" for k, b in c.violation)
+        return (
+            f"\n  guarantee: with probability ≥ {1 - c.delta:g} (whichever queries were chosen and wherever the run "
+            f"stopped), if the abstraction holds, each class of a capability met by the frontier of h∨ under the "
+            f"abstraction ({c.states:,} states) shows an effect never observed in the class with probability ≤ "
+            f"ε̄ = {c.epsilon:.3g} per execution; so under any scheduler a run of the agent that breaks this verdict "
+            f"within k executions has probability ≤ 1 − (1 − ε̄)^k ({ks})"
+        )
     if v.tier is Tier.CONFIDENT:
         ks = ", ".join(f"k = {k}: {b:.3g}" for k, b in c.violation)
         return (
@@ -595,7 +610,7 @@ def _confidence_text(v: LatticeVerdict, c: Confidence, vocab: Vocabulary) -> str
             f"breaks this verdict within k executions has probability ≤ 1 − (1 − ε̄)^k ({ks})"
         )
     text = (
-        f"\n  {frontier}; {at_least}{c.untried:,} never tried, {c.thin:,} tried with ε > {c.threshold:g} "
+        f"\n  {frontier}; {at_least}{c.untried:,} {unit} never tried, {c.thin:,} tried with ε > {c.threshold:g} "
         f"(largest ε {c.epsilon:.3g}) at δ = {c.delta:g}"
     )
     if c.queries:
@@ -612,6 +627,32 @@ def _confidence_text(v: LatticeVerdict, c: Confidence, vocab: Vocabulary) -> str
     return text
 
 
+def _abstraction_text(a: AbstractionNote, vocab: Vocabulary) -> str:
+    """Whether the verdict rests on the abstraction, and what the data say of it."""
+    if a.used:
+        text = f"\n  under the abstraction {a.name} ({a.classes:,} classes)"
+    else:
+        text = f"\n  the abstraction {a.name} was not needed or did not help: {a.why}; per-pair bounds at δ/3"
+    for c, states in a.refuted:
+        shown = "; ".join(vocab.format_state(s) for s in states)
+        text += f"\n  the data refute it for {c} (homogeneity test at level {a.level:.3g}): at {shown}"
+    return text
+
+
+def _abstraction_json(a: AbstractionNote, vocab: Vocabulary) -> dict[str, object]:
+    return {
+        "name": a.name,
+        "used": a.used,
+        "why_not": a.why or None,
+        "classes": a.classes,
+        "test_level": a.level,
+        "refuted": [
+            {"capability": c, "states": [[str(x) for x in vocab.atoms_of(s)] for s in states]}
+            for c, states in a.refuted
+        ],
+    }
+
+
 def _confidence_json(c: Confidence, vocab: Vocabulary) -> dict[str, object]:
     return {
         "delta": c.delta,
@@ -623,6 +664,7 @@ def _confidence_json(c: Confidence, vocab: Vocabulary) -> dict[str, object]:
         "thin": c.thin,
         "frontier_complete": c.complete,
         "frontier_within_environment": c.environment,
+        "counted_in": "classes" if c.classes else "pairs",
         "violation": [{"k": k, "bound": b} for k, b in c.violation],
         "queries": [
             {

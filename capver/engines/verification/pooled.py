@@ -1,0 +1,472 @@
+"""Verdicts under a stated abstraction: executions pooled per (class, capability),
+the widened h∨ they license, and an anytime-valid test of the assumption.
+
+The confident tier of :mod:`capver.engines.verification.agent_verdict` bounds the
+unseen mass of every (state, capability) pair of h∨'s frontier from that pair's own
+executions, which costs a few hundred executions per pair.  An abstraction
+(:mod:`capver.model.abstraction`) states that some states behave alike.
+
+**Assumption (H).**  For each capability c and each class κ of c's abstraction, the
+*observed effect* η(⟨s, c, s′⟩) = ⟨s′ ∖ s, s ∖ s′⟩ of an execution of c from any state
+s of κ has one distribution q_{κ,c}, whatever s and whatever came before (A1 of
+:mod:`capver.engines.verification.sampling`, with the class in place of the state).
+
+**Pooled missing mass.**  Under H the executions of c in κ, in the order they came,
+are i.i.d. draws of q_{κ,c} (the state of each is chosen from the past, which H makes
+irrelevant), so the epoch argument of the sampling module holds for the class's
+effect sequence: the mass M_{κ,c} of the effects not yet seen in the class is
+≤ ε_{κ,c} = 1 − ℓ^{1/r} after r executions without a new effect, at every stopping
+time, except with probability ℓ = (δ/3)·share(j)·share(e) for the class first tried
+j-th and its e-th epoch (:func:`~capver.engines.verification.sampling.epoch_bound`).
+
+**h∨ under the abstraction** (:func:`pooled_h_or`).  For a projection (classes are
+cubes of atoms), h∨_κ gives capability c at every state of a tried, unrefuted class κ
+the effects seen anywhere in κ, and at every other state every effect c ever showed
+(as h∨ does at an untried state).  At a tried state that *widens* h∨ (the class's
+effects not seen there), at an untried state of a tried class it *narrows* it (to the
+class's effects) — the narrowing is what makes the cost grow with the classes, not the
+states.  Under H an execution of c from a state s of κ leaves h∨_κ's transitions only
+with an effect never seen in κ: probability ≤ M_{κ,c} ≤ ε_{κ,c}.  That is the premise
+of the confident tier's argument (:mod:`.agent_verdict`), which then holds on h∨_κ
+with ε_{κ,c} in place of ε(s, c) (:class:`ClassUnits`); every state of a tried class
+counts as covered, and the frontier counts classes, not pairs.  For an abstraction
+whose classes are not cubes (a Python callable), h∨_κ is h∨(D′), D′ being D plus, at
+every tried state of κ, the outcomes of κ's effects (:func:`widened_data`): it only
+widens, and untried states stay untried pairs.  A refuted class keeps h∨'s
+transitions (every effect of c), and its tried pairs their own bounds.
+
+**The homogeneity test** (universal inference with a running likelihood ratio; Ville's
+inequality).  Per class, the statistic after t executions is
+
+    L_t = Π_{new} ρ_i · Π_{repeats} (1 − ρ_i) · Π_s mix_s  /  sup_q Π_{repeats} q(η_i)
+
+where "new" are the executions whose effect is new to the class, ρ_i = 1/(n_i + 2)²
+(n_i executions of the class before), and mix_s = (1 − π_s)·A_s + π_s·B_s for each
+state s of the class, A_s the product over s's repeats of the class's
+Krichevsky–Trofimov prediction (n_η + ½)/(n + K/2) over the K effects seen in the
+class, B_s that of s's own KT prediction, π_s = 1/(k + 1)² for the k-th state of the
+class.  Each factor is a predictable distribution over "new" and the seen effects, so
+under H the numerator over Π_{repeats} q(η_i) — with q the true q_{κ,c} — is a
+non-negative supermartingale with mean ≤ 1 (a new effect contributes ρ_i·q(η)/q(η)),
+and L_t is at most that (the supremum is at least the true q's likelihood).  By
+Ville's inequality sup_t L_t ≥ 1/α has probability ≤ α: the class is *refuted* when
+its L_t ever reached 1/α_j, α_j = (δ/3)·share(j).  A state s whose own predictions
+beat the class's (B_s ≫ A_s) is what refutes; the largest log(mix_s/A_s) name the
+refuting states.
+
+**δ split three ways.**  With an abstraction, the per-pair bounds (which still cover
+the refuted classes' pairs and every verdict that does not need the abstraction) are
+at δ/3, the pooled bounds at δ/3 and the tests at δ/3: every statement — the tier of
+a verdict, and "refuted" — holds together with probability ≥ 1 − δ when H holds.
+When H fails the pooled claims are conditional on it and say so; the test's job is to
+catch that, and what it does not catch is counted by ``capver bench verdicts``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from capver.core.dataset import TransitionDataset
+from capver.core.properties import Property
+from capver.core.state import Effect, State, Transition, observed_effect
+from capver.engines.lattice import build_bounds
+from capver.engines.verification.agent_verdict import (
+    AbstractionNote,
+    AgentVerdict,
+    LatticeVerdict,
+    PairUnits,
+    Tier,
+    Unit,
+    Within,
+    decide,
+)
+from capver.engines.verification.sampling import epoch_bound, epoch_executions, share
+from capver.engines.verification.symbolic import SymbolicEngine, states_of
+from capver.errors import UsageError
+from capver.logic.bdd import BDDBackend, Cube, Node, disjoin
+from capver.logic.condition import formula_condition
+from capver.model.abstraction import Abstraction
+from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
+
+ENUMERATION_LIMIT = 50_000
+"""Frontier states a non-cube abstraction (:class:`~capver.model.abstraction.Partition`)
+may classify one by one."""
+REFUTING_SHOWN = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Refuting:
+    """A state of a class whose own outcomes the class's predictions fit worst:
+    ``gain`` is log(mix_s / A_s) of the homogeneity statistic (module docstring)."""
+
+    state: State
+    executions: int
+    effects: tuple[tuple[Effect, int], ...]
+    gain: float
+
+
+@dataclass(frozen=True, slots=True)
+class ClassSample:
+    """The pooled executions of ``capability`` in one class: first tried ``order``-th
+    among all classes, ``n`` executions from ``states`` distinct states, the
+    ``effects`` seen (with counts, in the order they first came), ``run`` executions
+    since the last new one; ``log_e``, the largest log-value the homogeneity
+    statistic reached, and the states that raised it most."""
+
+    capability: str
+    key: Hashable
+    cube: Cube | None
+    order: int
+    n: int
+    states: int
+    effects: tuple[tuple[Effect, int], ...]
+    run: int
+    log_e: float
+    refuting: tuple[Refuting, ...]
+    example: State
+
+
+@dataclass(slots=True)
+class _StateStats:
+    prior: float
+    counts: dict[Effect, int] = field(default_factory=dict)
+    n: int = 0
+    log_a: float = 0.0
+    log_b: float = 0.0
+
+    def log_mix(self) -> float:
+        x, y = math.log1p(-self.prior) + self.log_a, math.log(self.prior) + self.log_b
+        hi = max(x, y)
+        return hi + math.log(math.exp(x - hi) + math.exp(y - hi))
+
+
+@dataclass(slots=True)
+class _ClassStats:
+    """The running homogeneity statistic of one class (module docstring)."""
+
+    order: int
+    cube: Cube | None
+    example: State
+    counts: dict[Effect, int] = field(default_factory=dict)
+    by_state: dict[State, _StateStats] = field(default_factory=dict)
+    n: int = 0
+    run: int = 0
+    common: float = 0.0  # Σ log ρ over new effects + Σ log(1 − ρ) over repeats
+    mixes: float = 0.0  # Σ_s log mix_s
+    m_log_m: float = 0.0  # Σ_η m_η log m_η, m_η = repeats of η
+    m: int = 0
+    log_max: float = 0.0  # L_0 = 1
+
+    def add(self, s: State, e: Effect) -> None:
+        st = self.by_state.get(s)
+        if st is None:
+            k = len(self.by_state) + 1
+            st = self.by_state[s] = _StateStats(1.0 / (k + 1) ** 2)
+        # A new effect costs log 1/ρ, every repeat log 1/(1 − ρ): with ρ falling as 1/n²
+        # the repeats cost a bounded total (Σ ρ < 0.4), and new effects, which under H
+        # come early, little.
+        rho = 1.0 / (self.n + 2) ** 2
+        if e not in self.counts:
+            self.common += math.log(rho)
+            self.counts[e] = 0
+            self.run = 0
+        else:
+            self.common += math.log1p(-rho)
+            size = len(self.counts)
+            old = st.log_mix()
+            st.log_a += math.log((self.counts[e] + 0.5) / (self.n + size / 2))
+            st.log_b += math.log((st.counts.get(e, 0) + 0.5) / (st.n + size / 2))
+            self.mixes += st.log_mix() - old
+            repeats = self.counts[e] - 1  # m_η before this one
+            self.m_log_m += _x_log_x(repeats + 1) - _x_log_x(repeats)
+            self.m += 1
+            self.run += 1
+        self.counts[e] += 1
+        st.counts[e] = st.counts.get(e, 0) + 1
+        st.n += 1
+        self.n += 1
+        self.log_max = max(self.log_max, self.log_e())
+
+    def log_e(self) -> float:
+        """log L_t: the numerator's log minus the log of the repeats' best i.i.d. fit."""
+        return self.common + self.mixes - (self.m_log_m - _x_log_x(self.m))
+
+    def sample(self, c: str, key: Hashable) -> ClassSample:
+        worst = sorted(self.by_state.items(), key=lambda kv: kv[1].log_a - kv[1].log_mix())
+        refuting = tuple(
+            Refuting(s, st.n, tuple(sorted(st.counts.items())), st.log_mix() - st.log_a)
+            for s, st in worst[:REFUTING_SHOWN]
+            if st.log_mix() - st.log_a > 0
+        )
+        return ClassSample(
+            c,
+            key,
+            self.cube,
+            self.order,
+            self.n,
+            len(self.by_state),
+            tuple(self.counts.items()),
+            self.run,
+            self.log_max,
+            refuting,
+            self.example,
+        )
+
+
+def _x_log_x(x: int) -> float:
+    return x * math.log(x) if x > 0 else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Pooled:
+    """The data pooled by an abstraction at confidence 1 − ``delta`` (of which the
+    pooled bounds and the tests get a third each)."""
+
+    abstraction: Abstraction
+    delta: float
+    classes: Mapping[tuple[str, Hashable], ClassSample]
+
+    @property
+    def part(self) -> float:
+        """δ/3: each of the three families of statements gets this much."""
+        return self.delta / 3
+
+    def class_of(self, c: str, s: State) -> ClassSample | None:
+        return self.classes.get((c, self.abstraction.key(c, s)))
+
+    def epsilon(self, k: ClassSample) -> float:
+        """ε_{κ,c}: the bound on the class's unseen-effect mass under H."""
+        return epoch_bound(k.run, self.part * share(k.order) * share(len(k.effects)))
+
+    def executions(self, k: ClassSample, epsilon: float) -> int:
+        """More executions of the class without a new effect that bring ε_{κ,c} to
+        ``epsilon`` (0 when it is there)."""
+        if self.epsilon(k) <= epsilon:
+            return 0
+        return max(epoch_executions(epsilon, self.part * share(k.order) * share(len(k.effects))) - k.run, 1)
+
+    def test_level(self, k: ClassSample) -> float:
+        return self.part * share(k.order)
+
+    def refuted(self, k: ClassSample) -> bool:
+        return k.log_e >= -math.log(self.test_level(k))
+
+    def refuted_classes(self) -> list[ClassSample]:
+        return [k for k in self.classes.values() if self.refuted(k)]
+
+
+def pool(data: TransitionDataset, abstraction: Abstraction, delta: float) -> Pooled:
+    """The classes of every execution of ``data``, in the order they came."""
+    stats: dict[tuple[str, Hashable], _ClassStats] = {}
+    for t, count, _ in data.additions():
+        key = (t.c, abstraction.key(t.c, t.s))
+        k = stats.get(key)
+        if k is None:
+            k = stats[key] = _ClassStats(len(stats) + 1, abstraction.cube(t.c, t.s), t.s)
+        e = observed_effect(t.s, t.s_next)
+        for _ in range(count):
+            k.add(t.s, e)
+    return Pooled(abstraction, delta, {key: k.sample(*key) for key, k in stats.items()})
+
+
+def widened_data(data: TransitionDataset, pooled: Pooled) -> TransitionDataset:
+    """D′: D plus, at each tried state, the outcomes of the effects its class showed
+    elsewhere (module docstring); h∨(D′) is the widened h∨."""
+    out = TransitionDataset(data.vocab, data.capabilities)
+    for t, count, steps in data.additions():
+        out.add(t, count, steps)
+    for c in data.capability_table:
+        for s in list(data.states_of(c)):
+            k = pooled.class_of(c, s)
+            assert k is not None  # every tried state's class was pooled
+            seen = data.successors(s, c)
+            for e, _ in k.effects:
+                s2 = e.apply(s)
+                if s2 not in seen and out.count(s, c, s2) == 0:
+                    out.add(Transition(s, c, s2))
+    return out
+
+
+def pooled_h_or(h_or: CompoundModel, data: TransitionDataset, pooled: Pooled) -> CompoundModel:
+    """h∨ under the abstraction: for a projection, h∨_κ of the module docstring (each
+    tried, unrefuted class admits its effects at every one of its states, the other
+    states every effect c ever showed); for other abstractions h∨(D′)
+    (:func:`widened_data`)."""
+    ctx = h_or.ctx
+    if any(k.cube is None for k in pooled.classes.values()):
+        return build_bounds(ctx, widened_data(data, pooled)).optimistic
+    b = ctx.bdd
+    models = []
+    for c, cm in h_or.items():
+        if not any(k.capability == c for k in pooled.classes.values()):
+            models.append(cm)  # never executed: h∨'s own model of it
+            continue
+        rules = []
+        covered = b.false
+        every: set[Effect] = set()
+        for k in pooled.classes.values():
+            if k.capability != c:
+                continue
+            every.update(e for e, _ in k.effects)
+            if pooled.refuted(k):
+                continue
+            assert k.cube is not None
+            cube = b.cube(k.cube)
+            covered = b.disj(covered, cube)
+            rules.append(Rule.make(formula_condition(ctx, cube), _uniform(e for e, _ in k.effects)))
+        rest = b.neg(covered)
+        if rest != b.false:
+            rules.append(Rule.make(formula_condition(ctx, rest), _uniform(every)))
+        models.append(CapabilityModel(cm.capability, tuple(rules)))
+    return CompoundModel(ctx, models)
+
+
+def _uniform(effects: Iterable[Effect]) -> list[tuple[Fraction, Effect]]:
+    # Qualitative checking reads only which effects have positive probability.
+    es = sorted(set(effects))
+    return [(Fraction(1, len(es)), e) for e in es]
+
+
+class ClassUnits:
+    """The frontier's units under an abstraction: each tried, unrefuted class with
+    ε_{κ,c}; the tried pairs of a refuted class with their own bounds at δ/3."""
+
+    def __init__(self, pooled: Pooled, data: TransitionDataset) -> None:
+        self.pooled = pooled
+        self.data = data
+        self.pairs = PairUnits(data, pooled.part)
+        self._by_cap: dict[str, list[ClassSample]] = {}
+        for (c, _), k in pooled.classes.items():
+            self._by_cap.setdefault(c, []).append(k)
+
+    def tried(self, engine: SymbolicEngine, c: str, region: Node, epsilon: float) -> Iterable[Unit]:
+        bdd = engine.bdd
+        classes = self._by_cap.get(c, [])
+        refuted = {k.key for k in classes if self.pooled.refuted(k)}
+        if refuted:
+            for u in self.pairs.tried(engine, c, region, epsilon):
+                if self.pooled.abstraction.key(c, u.state) in refuted:
+                    yield u
+        members = None if all(k.cube is not None for k in classes) else self._members(engine, c, region)
+        for k in classes:
+            if k.key in refuted:
+                continue
+            if k.cube is not None:
+                cover = bdd.cube(k.cube)
+            else:
+                assert members is not None
+                cover = disjoin(bdd, (bdd.minterm(s) for s in members.get(k.key, ())))
+            inside = bdd.conj(cover, region)
+            if inside == bdd.false:
+                continue
+            state = bdd.pick(inside)
+            assert state is not None
+            yield Unit(cover, state, c, k.n, self.pooled.epsilon(k), self.pooled.executions(k, epsilon))
+
+    def untried_executions(self, epsilon: float, untried: int) -> int:
+        level = self.pooled.part * share(len(self.pooled.classes) + max(untried, 1))
+        return 1 + epoch_executions(epsilon, level)
+
+    def untried_count(self, engine: SymbolicEngine, c: str, untried: Node) -> int:
+        """Classes of ``c`` among the ``untried`` states; a refuted class's states
+        count one pair each."""
+        bdd = engine.bdd
+        ab = self.pooled.abstraction
+        first = bdd.pick(untried)
+        if first is None:
+            return 0
+        if ab.cube(c, first) is None:
+            keys: set[Hashable] = set()
+            pairs = 0
+            for x in _enumerate(bdd, untried):
+                k = self.pooled.class_of(c, x)
+                if k is not None and self.pooled.refuted(k):
+                    pairs += 1
+                else:
+                    keys.add(ab.key(c, x))
+            return pairs + len(keys)
+        count = 0
+        rest = untried
+        while (y := bdd.pick(rest)) is not None:
+            cube = ab.cube(c, y)
+            assert cube is not None  # a projection's classes are all cubes
+            cover = bdd.conj(rest, bdd.cube(cube))
+            k = self.pooled.class_of(c, y)
+            count += engine.count(cover) if k is not None and self.pooled.refuted(k) else 1
+            rest = bdd.conj(rest, bdd.neg(cover))
+        return count
+
+    def _members(self, engine: SymbolicEngine, c: str, region: Node) -> dict[Hashable, list[State]]:
+        out: dict[Hashable, list[State]] = {}
+        for s in _enumerate(engine.bdd, region):
+            out.setdefault(self.pooled.abstraction.key(c, s), []).append(s)
+        return out
+
+
+def _enumerate(bdd: BDDBackend, region: Node) -> list[State]:
+    n = bdd.count(region)
+    if n > ENUMERATION_LIMIT:
+        raise UsageError(
+            f"the frontier has {n:,} states, more than the {ENUMERATION_LIMIT:,} an abstraction that is not a "
+            "projection may classify one by one; give one by atoms (a file, or h̃'s)"
+        )
+    return list(states_of(bdd, region, n))
+
+
+def note(pooled: Pooled, used: bool, why: str = "") -> AbstractionNote:
+    refuted = tuple((k.capability, tuple(r.state for r in k.refuting)) for k in pooled.refuted_classes())
+    return AbstractionNote(pooled.abstraction.name, len(pooled.classes), refuted, pooled.part, used, why)
+
+
+def decide_pooled(
+    prop: Property,
+    plain: LatticeVerdict,
+    engines: tuple[SymbolicEngine, SymbolicEngine],
+    data: TransitionDataset,
+    pooled: Pooled,
+    init: State,
+    epsilon: float,
+    within: Within | None = None,
+) -> LatticeVerdict:
+    """The verdict under the abstraction, given the per-pair one (``plain``, at δ/3) and
+    BDD engines of h∧ and of h∨ under the abstraction (:func:`pooled_h_or`): an
+    unconfirmed or unknown verdict is decided again there, with the classes' bounds."""
+    if plain.tier not in (Tier.UNCONFIRMED, Tier.UNKNOWN):
+        return dataclasses.replace(
+            plain, abstraction=note(pooled, False, "the verdict does not rest on unseen effects")
+        )
+    eng_and, eng_wide = engines
+    v = decide(
+        prop,
+        eng_and.model,
+        eng_wide.model,
+        data,
+        init,
+        engines=engines,
+        delta=pooled.delta,
+        epsilon=epsilon,
+        within=within,
+        units=ClassUnits(pooled, data),
+    )
+    if v.confidence is not None and v.verdict in (AgentVerdict.HOLDS, AgentVerdict.VIOLATED, AgentVerdict.UNCONFIRMED):
+        conf = dataclasses.replace(v.confidence, classes=True)
+        return dataclasses.replace(v, confidence=conf, abstraction=note(pooled, True))
+    why = "h∨ widened by the classes' effects admits a run that breaks the verdict"
+    return dataclasses.replace(plain, abstraction=note(pooled, False, why))
+
+
+__all__ = [
+    "ClassSample",
+    "ClassUnits",
+    "Pooled",
+    "Refuting",
+    "decide_pooled",
+    "note",
+    "pool",
+    "pooled_h_or",
+    "widened_data",
+]
