@@ -383,7 +383,7 @@ class LearnResult:
         qualitative, quantitative = engine_names([engine] if isinstance(engine, str) else engine)
         evidence = self.evidence(delta=delta, epsilon=epsilon, environment=environment)
         if isinstance(abstraction, str):
-            abstraction = load_abstraction(abstraction, vocab, self.h_and, lambda: self.h_tilde)
+            abstraction = load_abstraction(abstraction, vocab, tuple(self.h_and), lambda: self.h_tilde)
         if abstraction is not None:
             evidence = dataclasses.replace(evidence, abstraction=abstraction)
         check = None
@@ -476,6 +476,7 @@ def learn(
     width: float = DEFAULT_WIDTH,
     focus: bool = True,
     environment: bool = True,
+    abstraction: Abstraction | None = None,
 ) -> LearnResult:
     """Assess the agent with MCQS-E, MCQS-S or random queries (``method``) until a
     budget is spent or the stopping rule fires; the same loop as ``capver learn``.
@@ -487,8 +488,12 @@ def learn(
     ``epsilon`` (a ``Pmax=?`` / ``Pmin=?`` once the agent's bounds are ``width`` apart); the result's :attr:`LearnResult.properties` lists each property's
     status and :attr:`LearnResult.history` the tier changes with their steps;
     ``environment=False`` leaves out what the environment settles (``capver learn
-    --ignore-environment``)."""
+    --ignore-environment``); ``abstraction`` (with ``properties``) lets their verdicts
+    rest on executions pooled per class, fixed in advance (``capver learn
+    --abstraction``, :mod:`capver.engines.verification.pooled`)."""
     vocab = assessment.ctx.vocab
+    if abstraction is not None and not properties:
+        raise UsageError("abstraction= needs properties= (it serves their verdicts)")
     caps = tuple(c.name for c in assessment.setting.capabilities)
     props = tuple(
         p if text.lstrip().startswith('"') else dataclasses.replace(p, name=f"p{k}")
@@ -509,6 +514,7 @@ def learn(
         targets=Targets(delta, epsilon, width),
         directed=focus,
         world=_world(assessment) if props and environment else None,
+        abstraction=abstraction,
     )
     if assessment.origin is None:
         # A setting made in Python: seed its simulator, so that a run is reproducible

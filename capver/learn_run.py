@@ -45,12 +45,15 @@ from capver.engines.lifting import run_lifted_model
 from capver.engines.verification.verdict import claim_words
 from capver.errors import RunFileError, UsageError
 from capver.io import certificate, dataset_file, property_status, run_dir, run_file
+from capver.io.abstraction_file import TILDE, load_abstraction
 from capver.io.atomic import replace_text
 from capver.io.curves import plot_curves, read_curves, write_curve
 from capver.io.explain import capability_report, tilde_blocks
 from capver.io.properties_text import parse_properties
 from capver.io.run_file import RunBudget, RunManifest
+from capver.model.abstraction import Abstraction
 from capver.model.capability_model import CompoundModel
+from capver.model.kinds import ModelKind
 from capver.model.lifted import LiftedOccam
 from capver.settings import Assessment, SettingSpec, build_assessment, world_of
 
@@ -115,6 +118,7 @@ class LearnOptions:
     epsilon: float | None = None
     width: float | None = None
     no_focus: bool = False
+    abstraction: str | None = None
     ignore_environment: bool = False
     parallel: bool = False
 
@@ -242,6 +246,7 @@ def learn_into(options: LearnOptions, report: ProgressReport, executor: Executor
     # mistake there must not leave a half-made run directory behind.
     with report.phase(f"building the setting ({options.agent})"):
         assessment = build_assessment(options.agent, manifest.setting, np.random.default_rng(options.seed))
+    _check_abstraction(options)
     out.mkdir(parents=True, exist_ok=True)
     run_file.write(out, manifest)
     report.say(
@@ -264,6 +269,7 @@ def learn_into(options: LearnOptions, report: ProgressReport, executor: Executor
             f"after record {writer.loaded.records}"
         )
     props, targets, directed, history = _properties(options, assessment)
+    abstraction, since = _abstraction(options, assessment, props, len(data))
     b = manifest.budget
     config = LearnConfig.from_options(
         manifest.method,
@@ -283,6 +289,8 @@ def learn_into(options: LearnOptions, report: ProgressReport, executor: Executor
         directed=directed,
         # What the environment settles needs no query (capver.engines.verification.environment).
         world=world_of(options.agent, manifest.setting) if props and not options.ignore_environment else None,
+        abstraction=abstraction,
+        abstraction_since=since,
     )
     # A resumed run continues with a different stream of random choices.
     rng = np.random.default_rng([options.seed, len(data)])
@@ -489,6 +497,37 @@ def _properties(
         replace_text(kept, text)
     history = stored.history if stored is not None else ()
     return props, targets, directed, history
+
+
+def _check_abstraction(options: LearnOptions) -> None:
+    """Refuse an abstraction the run cannot use before anything is written."""
+    if options.abstraction is None:
+        return
+    if options.properties is None and not (options.resume and (options.out / property_status.PROPS).exists()):
+        raise UsageError("--abstraction needs --properties (it serves their verdicts)")
+    if options.abstraction == TILDE and not (options.resume and (options.out / ModelKind.TILDE.file).exists()):
+        raise UsageError(
+            f"--abstraction {TILDE}: h̃ is the run's own ({ModelKind.TILDE.file}); give it with --resume on a run "
+            "that has one, or give a file"
+        )
+
+
+def _abstraction(
+    options: LearnOptions, a: Assessment, props: tuple[Property, ...], executions: int
+) -> tuple[Abstraction | None, int]:
+    """The abstraction the properties' verdicts may rest on, and how many executions of
+    the data it does not pool: h̃ (``tilde``) was chosen from all of them."""
+    if options.abstraction is None:
+        return None, 0
+    caps = tuple(c.name for c in a.setting.capabilities)
+    if options.abstraction == TILDE:
+        run = run_dir.Run.open(options.out)
+        return load_abstraction(TILDE, a.ctx.vocab, caps, lambda: run.h_tilde), executions
+    return load_abstraction(options.abstraction, a.ctx.vocab, caps, _no_tilde), 0
+
+
+def _no_tilde() -> CompoundModel:
+    raise AssertionError("load_abstraction asks for h̃ only for 'tilde'")
 
 
 def agent_usage(agent: object, workers: Mapping[str, int] | None = None) -> str | None:

@@ -37,6 +37,7 @@ BENCHMARKS: dict[str, str] = {
     "modelfiles": "capver.bench.modelfiles",
     "gym": "capver.bench.gym",
     "smc": "capver.bench.smc",
+    "abstraction": "capver.bench.abstraction",
 }
 
 QUICK_HELP = "a smoke run that finishes in well under a minute on two cores"

@@ -197,6 +197,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --properties: track the verdicts but keep the method's own queries (an ablation)",
     )
+    parser.add_argument(
+        "--abstraction",
+        metavar="SPEC",
+        default=None,
+        help="with --properties: the verdicts may rest on executions pooled per class of this abstraction "
+        "(as capver verify --abstraction: a file of 'CAPABILITY: atom, ...' lines, module:function, or, with "
+        "--resume, 'tilde': the run's h̃ as it stands, which then pools only the executions that come after), "
+        "and the queries go to the classes that keep a property undecided",
+    )
     add_environment_option(parser)
     parser.add_argument(
         "--out", type=Path, required=True, help="output directory: new or empty, or with --resume a capver learn run"
@@ -277,6 +286,7 @@ def options(args: argparse.Namespace) -> LearnOptions:
         epsilon=args.epsilon,
         width=args.width,
         no_focus=args.no_focus,
+        abstraction=args.abstraction,
         ignore_environment=args.ignore_environment,
         parallel=not (args.executor == "local" and args.concurrency == 1),
     )
@@ -411,6 +421,9 @@ def property_summary(tracker: PropertyTracker) -> str:
         line = f"  {prop.name}: {tier_text(st.verdict, st.tier)}{when}"
         if st.lattice is not None and st.lattice.environment is not None:
             line += f" ({st.lattice.reason})"
+        note = st.lattice.abstraction if st.lattice is not None else None
+        if st.tier == "confident" and note is not None and note.used:
+            line += f" (assuming {note.assumption}: ε bounds each class's unseen effects)"
         if not st.decided:
             line += f"; missing: {st.missing}"
         lines.append(line)

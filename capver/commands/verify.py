@@ -346,7 +346,9 @@ def _evidence(args: argparse.Namespace, target: Path) -> tuple[Evidence, ParsedM
             raise UsageError(f"--abstraction: verdicts about the agent only, not with --model-kind {args.model_kind}")
         if args.abstraction == TILDE and not opened.has(ModelKind.TILDE.file):
             raise UsageError(f"--abstraction tilde: {target} has no {ModelKind.TILDE.file}")
-        ab = load_abstraction(args.abstraction, evidence.h_and.vocabulary, evidence.h_and, lambda: opened.h_tilde)
+        ab = load_abstraction(
+            args.abstraction, evidence.h_and.vocabulary, tuple(evidence.h_and), lambda: opened.h_tilde
+        )
         evidence = dataclasses.replace(evidence, abstraction=ab)
     return evidence, opened.parsed(ModelKind.AND), on
 

@@ -18,6 +18,7 @@ Persistence (append-only JSON Lines) is in :mod:`capver.io.dataset_file`.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -221,10 +222,16 @@ class TransitionDataset:
                 for s2 in succ:
                     yield Transition(s, c, s2)
 
-    def additions(self) -> Iterator[tuple[Transition, int, int]]:
-        """(transition, count, steps) of every :meth:`add`, in the order they came:
-        adding them to an empty dataset gives this one, sampling order included."""
-        return iter(self._additions)
+    def additions(self, start: int = 0) -> Iterator[tuple[Transition, int, int]]:
+        """(transition, count, steps) of every :meth:`add` from the ``start``-th on, in
+        the order they came: adding them all to an empty dataset gives this one,
+        sampling order included."""
+        return itertools.islice(self._additions, start, None)
+
+    @property
+    def addition_count(self) -> int:
+        """How many :meth:`add` calls made the dataset (a cursor for :meth:`additions`)."""
+        return len(self._additions)
 
     def items(self) -> Iterator[tuple[Transition, int]]:
         """(transition, N_e) for every unique transition."""

@@ -63,11 +63,13 @@ from capver.engines.verification.agent_verdict import (
 )
 from capver.engines.verification.environment import World, restriction
 from capver.engines.verification.evidence import Evidence, Verifier
+from capver.engines.verification.pooled import Pooler
 from capver.engines.verification.quantitative import BoundVerdict
 from capver.engines.verification.sampling import SamplingBounds, executions_for
 from capver.engines.verification.symbolic import QualitativeResult, SymbolicEngine, qualitative_query
 from capver.engines.verification.verdict import Verdict
 from capver.logic.bdd import Node
+from capver.model.abstraction import Abstraction
 from capver.model.capability_model import CompoundModel
 
 DEFAULT_WIDTH = 0.1
@@ -139,13 +141,19 @@ def missing_text(v: LatticeVerdict) -> str:
     c = v.confidence
     if c is not None:
         parts = []
+        unit, frontier = (
+            ("classes", "the frontier of h∨ under the abstraction") if c.classes else ("pairs", "h∨'s frontier")
+        )
         if c.untried:
             at_least = "" if c.complete else "at least "
-            parts.append(f"{at_least}{c.untried} untried (state, capability) pairs on h∨'s frontier")
+            what = "classes" if c.classes else "(state, capability) pairs"
+            parts.append(f"{at_least}{c.untried} untried {what} on {frontier}")
         if c.thin:
-            parts.append(f"{c.thin} pairs with ε > {c.threshold:g} (largest ε {c.epsilon:.3g})")
+            parts.append(f"{c.thin} {unit} with ε > {c.threshold:g} (largest ε {c.epsilon:.3g})")
         if c.executions:
             parts.append(f"at least {c.executions:,} more executions of them")
+        if v.abstraction is not None and v.abstraction.refuted:
+            parts.append(f"the data refute {v.abstraction.name} in {len(v.abstraction.refuted)} classes")
         return "; ".join(parts) or "nothing"
     if v.decisive_query is not None:
         return "a run of h∨'s witness on the agent (its first untried pair)"
@@ -190,8 +198,16 @@ class PropertyTracker:
         targets: Targets = Targets(),
         history: Iterable[TierChange] = (),
         world: World | None = None,
+        abstraction: Abstraction | None = None,
+        abstraction_since: int = 0,
     ) -> None:
         self.properties = tuple(properties)
+        # Verdicts may rest on an abstraction (capver.engines.verification.pooled); then
+        # the focus of an unconfirmed property is the frontier of h∨ under it, and its
+        # bonus the classes' bounds.
+        self.abstraction = abstraction
+        self.abstraction_since = abstraction_since
+        self._pooler = Pooler(abstraction, targets.delta, abstraction_since) if abstraction is not None else None
         self.init = init
         self.targets = targets
         self.world = world  # the environment's reachable states, where they are known
@@ -218,10 +234,25 @@ class PropertyTracker:
         self._regions = []
         self._h_or = h_or
         eng_and, eng_or = self._engines(h_and, h_or, data)
-        bounds = SamplingBounds(data, self.targets.delta)
-        evidence = Evidence(h_and, h_or, data, self.world, delta=self.targets.delta, epsilon=self.targets.epsilon)
+        evidence = Evidence(
+            h_and,
+            h_or,
+            data,
+            self.world,
+            delta=self.targets.delta,
+            epsilon=self.targets.epsilon,
+            abstraction=self.abstraction,
+            abstraction_since=self.abstraction_since,
+        )
+        bounds = SamplingBounds(data, evidence.pair_delta)
         verifier = Verifier(
-            evidence, self.properties, self.init, engines=(eng_and, eng_or), values=False, sampling=bounds
+            evidence,
+            self.properties,
+            self.init,
+            engines=(eng_and, eng_or),
+            values=False,
+            sampling=bounds,
+            pooled=self._pooler.pool(data) if self._pooler is not None else None,
         )
         for prop in self.properties:
             old = self.status.get(prop.name)
@@ -246,7 +277,7 @@ class PropertyTracker:
             if changed:
                 changes.append(TierChange(prop.name, st.verdict, st.tier, steps, queries))
             if not st.decided:
-                region = self._region(prop, v, eng_or, data, bounds) if v is not None else quantitative_region
+                region = self._region(prop, v, eng_or, data, bounds, verifier) if v is not None else quantitative_region
                 if region is not None:
                     cost = _cost(v) if v is not None else quantitative_cost
                     self._regions.append((cost, prop.name, region))
@@ -324,10 +355,17 @@ class PropertyTracker:
         return st, (region, bonus), cost
 
     def _region(
-        self, prop: Property, v: LatticeVerdict, eng_or: SymbolicEngine, data: TransitionDataset, bounds: SamplingBounds
+        self,
+        prop: Property,
+        v: LatticeVerdict,
+        eng_or: SymbolicEngine,
+        data: TransitionDataset,
+        bounds: SamplingBounds,
+        verifier: Verifier,
     ) -> Region | None:
         query, caps = qualitative_query(prop)
-        engine = eng_or.restricted(caps)
+        pooled = verifier.pooled() if v.abstraction is not None and v.abstraction.used else None
+        engine = (verifier.pooled_engines()[1] if pooled is not None else eng_or).restricted(caps)
         bdd = engine.bdd
         if v.tier is Tier.UNCONFIRMED:
             # The query, not only its path: E [ G φ ] and A [ G φ ] have different frontiers.
@@ -342,6 +380,9 @@ class PropertyTracker:
                 for s in data.states_of(c):
                     if bdd.evaluate(region, s):
                         e = bounds.epsilon(s, c)
+                        k = pooled.class_of(c, s) if pooled is not None else None
+                        if pooled is not None and k is not None and not pooled.refuted(k):
+                            e = pooled.epsilon(k)  # a class's executions at any of its states count
                         if e > self.targets.epsilon:
                             bonus[(s, c)] = e
             return region, bonus

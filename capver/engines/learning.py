@@ -77,6 +77,7 @@ from capver.engines.verification.environment import World
 from capver.envs.base import Representation, Simulator
 from capver.errors import AgentFailureError, CapverError, FailureWarning
 from capver.logic.condition import LogicContext
+from capver.model.abstraction import Abstraction
 from capver.model.capability_model import CompoundModel
 
 
@@ -214,6 +215,10 @@ class LearnConfig:
     # The environment's reachable states, where the setting knows them
     # (capver.engines.verification.environment): properties they settle are exact at once.
     world: World | None = None
+    # The properties' verdicts may rest on an abstraction (capver.engines.verification.pooled),
+    # fixed after the first ``abstraction_since`` executions, which it does not pool.
+    abstraction: Abstraction | None = None
+    abstraction_since: int = 0
 
     def __post_init__(self) -> None:
         if self.method not in QUERY_METHODS:
@@ -246,6 +251,8 @@ class LearnConfig:
         targets: Targets = Targets(),
         directed: bool = True,
         world: World | None = None,
+        abstraction: Abstraction | None = None,
+        abstraction_since: int = 0,
     ) -> LearnConfig:
         """The configuration the command line and the benchmark share: ξ grows by a
         tenth of its cap per query without discovery, and the search discounts by
@@ -267,6 +274,8 @@ class LearnConfig:
             targets=targets,
             directed=directed,
             world=world,
+            abstraction=abstraction,
+            abstraction_since=abstraction_since,
         )
 
 
@@ -373,7 +382,15 @@ class Learner:
             init = config.property_init
             if init is None:
                 init = setting.alpha(setting.initial_states[0])
-            self.tracker = PropertyTracker(config.properties, init, config.targets, history, config.world)
+            self.tracker = PropertyTracker(
+                config.properties,
+                init,
+                config.targets,
+                history,
+                config.world,
+                config.abstraction,
+                config.abstraction_since,
+            )
             self.tracker.update(self.h_and, self.h_or, self.data, self.progress.steps, 0)
 
     # -- the loop -------------------------------------------------------------------

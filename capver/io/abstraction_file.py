@@ -25,6 +25,7 @@ from capver.model.capability_model import CompoundModel
 
 TILDE = "tilde"
 """The spelling that takes h̃'s condition atoms."""
+TILDE_NAME = "h̃'s condition atoms (chosen from the data)"
 
 
 def parse_abstraction_text(text: str, vocab: Vocabulary, capabilities: tuple[str, ...], source: str) -> Projection:
@@ -69,15 +70,18 @@ def parse_abstraction_text(text: str, vocab: Vocabulary, capabilities: tuple[str
 
 
 def load_abstraction(
-    spec: str, vocab: Vocabulary, model: CompoundModel, h_tilde: Callable[[], CompoundModel]
+    spec: str, vocab: Vocabulary, capabilities: tuple[str, ...], h_tilde: Callable[[], CompoundModel]
 ) -> Abstraction:
-    """``tilde``, a file, or ``module:function`` (see the module docstring); ``model``
-    names the capabilities, ``h_tilde`` gives h̃ when it is asked for."""
+    """``tilde``, a file, or ``module:function`` (see the module docstring) over the
+    run's ``capabilities``; ``h_tilde`` gives h̃ when it is asked for."""
     if spec == TILDE:
-        return Projection.of_model(h_tilde())
+        # h̃ was fit to the data it is then tested and pooled on, which the statistics do
+        # not account for; a verdict says so, and learn --resume --abstraction tilde
+        # pools only the executions after h̃ was fixed.
+        return Projection.of_model(h_tilde(), TILDE_NAME)
     path = Path(spec)
     if path.is_file():
-        return parse_abstraction_text(path.read_text(), vocab, tuple(model), str(path))
+        return parse_abstraction_text(path.read_text(), vocab, capabilities, str(path))
     module, colon, name = spec.partition(":")
     if not colon or not module or not name or "/" in module:
         raise UsageError(

@@ -70,7 +70,8 @@ class Evidence:
     itself in its simulator (a learned setting), which a scheduler's check executes.
     ``abstraction``: verdicts about the agent may also rest on the assumption that its
     capabilities behave alike within the abstraction's classes (:mod:`.pooled`); δ is
-    then split three ways (:attr:`pair_delta`)."""
+    then split three ways (:attr:`pair_delta`); ``abstraction_since``: the executions
+    of the data that chose the abstraction (h̃'s atoms, say), which are not pooled."""
 
     h_and: CompoundModel
     h_or: CompoundModel | None = None
@@ -82,6 +83,7 @@ class Evidence:
     scope: Scope = "sound"
     agent: Executor | None = None  # the agent in its simulator, for a scheduler's check
     abstraction: Abstraction | None = None  # classes whose executions pool (pooled verdicts)
+    abstraction_since: int = 0  # executions of D before the abstraction was fixed: not pooled
 
     @classmethod
     def of_model(cls, model: CompoundModel) -> Evidence:
@@ -123,7 +125,9 @@ class Verifier:
     the agent's bounds (what the tracker and the benchmarks decide on).
     ``sampling``: the data's :class:`SamplingBounds` at δ to reuse.  ``scheduler``:
     P properties are checked under that scheduler with the agent itself (:mod:`.smc`;
-    the evidence needs ``agent`` and the data, whose capabilities it may execute)."""
+    the evidence needs ``agent`` and the data, whose capabilities it may execute).
+    ``pooled``: the data pooled by the evidence's abstraction, to reuse (the tracker
+    keeps a :class:`.pooled.Pooler`)."""
 
     def __init__(
         self,
@@ -139,6 +143,7 @@ class Verifier:
         values: bool = True,
         sampling: SamplingBounds | None = None,
         scheduler: SchedulerCheck | None = None,
+        pooled: Pooled | None = None,
     ) -> None:
         if engine != AUTO and engine not in QUALITATIVE_ENGINES:
             raise UsageError(f"engine {engine!r}: expected {AUTO} or one of {', '.join(QUALITATIVE_ENGINES)}")
@@ -162,7 +167,7 @@ class Verifier:
         self._sampling = sampling
         self._within = restriction(evidence.world, init, evidence.h_and.ctx.vocab)
         self._portfolio: Portfolio | None = None
-        self._pooled: Pooled | None = None
+        self._pooled = pooled
         self._widened: tuple[SymbolicEngine, SymbolicEngine] | None = None
         self._scheduler = scheduler
         self._rng = np.random.default_rng(scheduler.seed if scheduler is not None else 0)
@@ -315,25 +320,26 @@ class Verifier:
             v = portfolio.verdict(index, self.init, on_and, on_or)
         if ev.abstraction is not None and ev.data is not None:
             v = decide_pooled(
-                prop, v, self._pooled_engines(), ev.data, self._pool(), self.init, ev.epsilon, self._within
+                prop, v, self.pooled_engines(), ev.data, self.pooled(), self.init, ev.epsilon, self._within
             )
         return settle(v, prop, ev.world, self.init, vocab)
 
-    def _pool(self) -> Pooled:
+    def pooled(self) -> Pooled:
+        """The data pooled by the evidence's abstraction (which it must have)."""
         if self._pooled is None:
             ev = self.evidence
             assert ev.abstraction is not None and ev.data is not None
-            self._pooled = pool(ev.data, ev.abstraction, ev.delta)
+            self._pooled = pool(ev.data, ev.abstraction, ev.delta, ev.abstraction_since)
         return self._pooled
 
-    def _pooled_engines(self) -> tuple[SymbolicEngine, SymbolicEngine]:
-        """BDD engines of h∧ and of h∨ widened by the abstraction's classes, kept
-        across properties."""
+    def pooled_engines(self) -> tuple[SymbolicEngine, SymbolicEngine]:
+        """BDD engines of h∧ and of h∨ under the evidence's abstraction
+        (:func:`.pooled.pooled_h_or`), kept across properties."""
         if self._widened is None:
             ev = self.evidence
             assert ev.data is not None
             on_and = self._engines[0] if self._engines is not None else SymbolicEngine(ev.h_and)
-            self._widened = (on_and, SymbolicEngine(pooled_h_or(ev.model(ModelKind.OR), ev.data, self._pool())))
+            self._widened = (on_and, SymbolicEngine(pooled_h_or(ev.model(ModelKind.OR), ev.data, self.pooled())))
         return self._widened
 
     def _index(self, prop: Property) -> int:

@@ -128,6 +128,7 @@ class ClassSample:
     log_e: float
     refuting: tuple[Refuting, ...]
     example: State
+    refuted_at: int | None = None  # the pooled execution (from 1) at which the test first refuted it
 
 
 @dataclass(slots=True)
@@ -151,6 +152,7 @@ class _ClassStats:
     order: int
     cube: Cube | None
     example: State
+    threshold: float  # log 1/α of the class's test
     counts: dict[Effect, int] = field(default_factory=dict)
     by_state: dict[State, _StateStats] = field(default_factory=dict)
     n: int = 0
@@ -160,8 +162,9 @@ class _ClassStats:
     m_log_m: float = 0.0  # Σ_η m_η log m_η, m_η = repeats of η
     m: int = 0
     log_max: float = 0.0  # L_0 = 1
+    refuted_at: int | None = None
 
-    def add(self, s: State, e: Effect) -> None:
+    def add(self, s: State, e: Effect, index: int) -> None:
         st = self.by_state.get(s)
         if st is None:
             k = len(self.by_state) + 1
@@ -190,6 +193,8 @@ class _ClassStats:
         st.n += 1
         self.n += 1
         self.log_max = max(self.log_max, self.log_e())
+        if self.refuted_at is None and self.log_max >= self.threshold:
+            self.refuted_at = index
 
     def log_e(self) -> float:
         """log L_t: the numerator's log minus the log of the repeats' best i.i.d. fit."""
@@ -214,6 +219,7 @@ class _ClassStats:
             self.log_max,
             refuting,
             self.example,
+            self.refuted_at,
         )
 
 
@@ -253,24 +259,50 @@ class Pooled:
         return self.part * share(k.order)
 
     def refuted(self, k: ClassSample) -> bool:
-        return k.log_e >= -math.log(self.test_level(k))
+        return k.refuted_at is not None
 
     def refuted_classes(self) -> list[ClassSample]:
         return [k for k in self.classes.values() if self.refuted(k)]
 
 
-def pool(data: TransitionDataset, abstraction: Abstraction, delta: float) -> Pooled:
-    """The classes of every execution of ``data``, in the order they came."""
-    stats: dict[tuple[str, Hashable], _ClassStats] = {}
-    for t, count, _ in data.additions():
-        key = (t.c, abstraction.key(t.c, t.s))
-        k = stats.get(key)
-        if k is None:
-            k = stats[key] = _ClassStats(len(stats) + 1, abstraction.cube(t.c, t.s), t.s)
-        e = observed_effect(t.s, t.s_next)
-        for _ in range(count):
-            k.add(t.s, e)
-    return Pooled(abstraction, delta, {key: k.sample(*key) for key, k in stats.items()})
+class Pooler:
+    """The pooled classes of a growing dataset, kept across calls: each
+    :meth:`pool` consumes only the additions made since the last (the property
+    tracker re-decides after every query)."""
+
+    def __init__(self, abstraction: Abstraction, delta: float, since: int = 0) -> None:
+        self.abstraction = abstraction
+        self.delta = delta
+        self.since = since
+        self._stats: dict[tuple[str, Hashable], _ClassStats] = {}
+        self._cursor = 0  # additions consumed
+        self._seen = 0  # executions consumed, the ``since`` first among them skipped
+
+    def pool(self, data: TransitionDataset) -> Pooled:
+        stats = self._stats
+        for t, count, _ in data.additions(self._cursor):
+            self._cursor += 1
+            if self._seen < self.since:
+                self._seen += count
+                continue
+            key = (t.c, self.abstraction.key(t.c, t.s))
+            k = stats.get(key)
+            if k is None:
+                order = len(stats) + 1
+                threshold = -math.log(self.delta / 3 * share(order))
+                k = stats[key] = _ClassStats(order, self.abstraction.cube(t.c, t.s), t.s, threshold)
+            e = observed_effect(t.s, t.s_next)
+            for _ in range(count):
+                self._seen += 1
+                k.add(t.s, e, self._seen - self.since)
+        return Pooled(self.abstraction, self.delta, {key: k.sample(*key) for key, k in stats.items()})
+
+
+def pool(data: TransitionDataset, abstraction: Abstraction, delta: float, since: int = 0) -> Pooled:
+    """The classes of the executions of ``data`` after its first ``since``, in the order
+    they came.  An abstraction chosen from data (h̃'s atoms) must not be tested or
+    pooled on the executions it was chosen from: ``since`` leaves those out."""
+    return Pooler(abstraction, delta, since).pool(data)
 
 
 def widened_data(data: TransitionDataset, pooled: Pooled) -> TransitionDataset:
@@ -463,6 +495,7 @@ __all__ = [
     "ClassSample",
     "ClassUnits",
     "Pooled",
+    "Pooler",
     "Refuting",
     "decide_pooled",
     "note",

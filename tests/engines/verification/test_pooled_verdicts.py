@@ -12,6 +12,7 @@ a class: there switching light 1 breaks the house with probability 1/2.
 
 from __future__ import annotations
 
+import importlib.resources
 import json
 from pathlib import Path
 
@@ -35,61 +36,17 @@ from capver.model.capability_model import CompoundModel
 from capver.settings import model_assessment
 from tests.helpers.cli import capver_in_process
 
-LIGHTS = ("l1", "l2", "l3", "l4")
+
+def truth_text(file: str) -> str:
+    return importlib.resources.files("capver.data").joinpath("truths", file).read_text(encoding="utf-8")
 
 
-ODD = "(and (on l2) (on l3) (on l4))"
-BREAKS = "(probabilistic 1/2 (broken) 1/2 (on l1))"
-DIFFERS = "(probabilistic 1/2 (on l1) 1/2 (and))"
-
-
-def lights_text(broken_at: str | None = None, odd: str = BREAKS) -> str:
-    """The truth; ``broken_at``: a condition under which switching l1 has the effects
-    ``odd`` instead (a truth that breaks the abstraction)."""
-    caps = []
-    for light in LIGHTS:
-        on = f"(on {light})"
-        if light == "l1" and broken_at is not None:
-            caps.append(
-                f"""  (:capability switch-{light}
-    :intent {on}
-    (:rule :when (and (power) {broken_at}) :effects {odd})
-    (:rule :when (and (power) (not {broken_at})) :effects (probabilistic 9/10 {on} 1/10 (and)))
-    (:rule :when (not (power)) :effects (and)))"""
-            )
-        else:
-            caps.append(
-                f"""  (:capability switch-{light}
-    :intent {on}
-    (:rule :when (power) :effects (probabilistic 9/10 {on} 1/10 (and)))
-    (:rule :when (not (power)) :effects (and)))"""
-            )
-        caps.append(
-            f"""  (:capability off-{light}
-    :intent (not {on})
-    (:rule :when (and) :effects (not {on})))"""
-        )
-    return f"""(define (capability-model lights)
-  (:types light - object)
-  (:objects {" ".join(LIGHTS)} - light)
-  (:predicates (on ?x - light) (power) (broken))
-  (:init (power))
-{chr(10).join(caps)}
-  (:capability toggle
-    :intent (power)
-    (:rule :when (power) :effects (not (power)))
-    (:rule :when (not (power)) :effects (power))))
-"""
-
-
-ABSTRACTION = "\n".join(
-    [f"switch-{x}: power, on({x})" for x in LIGHTS] + [f"off-{x}: on({x})" for x in LIGHTS] + ["toggle: power"]
-)
 SAFE = "A [ G !broken ]"
+ABSTRACTION = truth_text("lights.abs")
 
 
-def truth(broken_at: str | None = None, odd: str = BREAKS) -> tuple[CompoundModel, State]:
-    parsed = dsl.parse(lights_text(broken_at, odd), filename="lights.capm")
+def truth(name: str = "lights") -> tuple[CompoundModel, State]:
+    parsed = dsl.parse(truth_text(f"{name}.capm"), filename=f"{name}.capm")
     assert parsed.init is not None
     return parsed.model, parsed.init
 
@@ -195,7 +152,7 @@ def test_a_class_that_behaves_differently_at_one_state_is_refuted_there() -> Non
     # for the property, but not the abstraction's claim.  Measured: with 12,000
     # executions (about 40 at the odd state) the statistic of seed 0 reaches e^2.4 of the
     # e^10.5 it needs; with 30,000 (about 100 there) e^16.8, refuted in each of 4 seeds.
-    model, init = truth(ODD, DIFFERS)
+    model, init = truth("lights_one_state")
     ab = parse_abstraction_text(ABSTRACTION, model.vocabulary, tuple(model), "lights.abs")
     for seed in range(4):
         data = sampled(model, 30000, seed=seed)
@@ -209,15 +166,35 @@ def test_a_class_that_behaves_differently_at_one_state_is_refuted_there() -> Non
         assert lv.tier is not Tier.CONFIDENT or not lv.abstraction.used
 
 
-def test_a_truth_that_breaks_the_property_at_one_state_gets_no_confident_claim() -> None:
-    model, init = truth(ODD, BREAKS)
+def test_a_rare_break_at_one_state_is_refuted_seen_or_within_the_stated_bound() -> None:
+    # At one state switching l1 breaks the house with probability 1/100: the
+    # abstraction is false there, and so is the property.  Whatever the verdict, the
+    # statement must stay true: the break observed (VIOLATED, exact), the class
+    # refuted, or a confident claim whose stated bound covers the truth's exact
+    # probability of a violation within k executions (explicit engine, rationals).
+    from capver.bench.verdicts import HORIZON, violation_probability
+
+    model, init = truth("lights_rare_break")
     prop = parse_property(SAFE, model.vocabulary, tuple(model))
     assert not SymbolicEngine(model).check(prop, init).holds
     ab = parse_abstraction_text(ABSTRACTION, model.vocabulary, tuple(model), "lights.abs")
+    exact = violation_probability(prop, model, init, HORIZON)
+    outcomes = set()
     for seed in range(4):
         lv = verdict(model, sampled(model, 12000, seed=seed), init, SAFE, ab).lattice
-        assert lv is not None
-        assert lv.verdict is AgentVerdict.VIOLATED and lv.tier is Tier.OBSERVED
+        assert lv is not None and lv.abstraction is not None
+        if lv.tier is Tier.OBSERVED:
+            assert lv.verdict is AgentVerdict.VIOLATED
+            outcomes.add("observed")
+        elif lv.tier is Tier.CONFIDENT:
+            assert lv.confidence is not None
+            assert exact <= dict(lv.confidence.violation)[HORIZON]
+            outcomes.add("refuted" if lv.abstraction.refuted else "within the bound")
+        else:
+            outcomes.add(lv.tier.value)
+    # Measured on seeds 0–3: the break observed in some datasets, a confident claim
+    # within its bound (the 1/100 effect is below ε̄) in the others.
+    assert outcomes <= {"observed", "refuted", "within the bound", "unconfirmed", "unknown"}
 
 
 def test_a_callable_abstraction_reads_atoms_by_name(lights: tuple[CompoundModel, State, TransitionDataset]) -> None:
@@ -244,7 +221,7 @@ def test_an_abstraction_file_mistake_is_located() -> None:
     with pytest.raises(UsageError, match=r"lights\.abs:1:1: expected 'CAPABILITY: atom"):
         parse_abstraction_text("toggle power\n", model.vocabulary, tuple(model), "lights.abs")
     with pytest.raises(UsageError, match="expected 'tilde', an existing file"):
-        load_abstraction("no-such-file.abs", model.vocabulary, model, lambda: model)
+        load_abstraction("no-such-file.abs", model.vocabulary, tuple(model), lambda: model)
 
 
 def test_the_abstraction_of_h_tilde_names_its_condition_atoms() -> None:
@@ -260,7 +237,7 @@ def test_the_abstraction_of_h_tilde_names_its_condition_atoms() -> None:
 def test_capver_verify_abstraction_on_a_learned_run(tmp_path: Path) -> None:
     model, _ = truth()
     truth_file = tmp_path / "lights.capm"
-    truth_file.write_text(lights_text())
+    truth_file.write_text(truth_text("lights.capm"))
     run = tmp_path / "run"
     r = capver_in_process(
         "learn", "--agent", "model", "--model", str(truth_file), "--method", "random", "--max-steps", "600",
@@ -284,3 +261,67 @@ def test_capver_verify_abstraction_on_a_learned_run(tmp_path: Path) -> None:
     v = learned.verify(SAFE, abstraction=str(spec), environment=False)
     assert v.lattice is not None and v.lattice.abstraction is not None
     assert v.lattice.abstraction.name == str(spec)
+
+
+def test_directed_learning_with_the_abstraction_decides_sooner() -> None:
+    # learn --properties with an abstraction: the queries go to the classes that keep
+    # the property unconfirmed.  Measured (seed 0, MCQS-E): confident after 5,054
+    # executions; without the abstraction still unconfirmed after 15,000.
+    model, init = truth()
+    ab = parse_abstraction_text(ABSTRACTION, model.vocabulary, tuple(model), "lights.abs")
+    setting = model_assessment(model, init, "lights")
+    pooled = capver.learn(setting, method="mcqs-e", max_steps=8000, seed=0, properties=[SAFE], abstraction=ab)
+    (st,) = pooled.properties
+    assert st.tier == "confident" and st.verdict == "holds"
+    assert st.lattice is not None and st.lattice.abstraction is not None and st.lattice.abstraction.used
+    assert pooled.progress.steps < 8000  # stopped when decided
+    # The verdict is the one capver verify gives on the same data under the same
+    # abstraction; per pair the same data leave it unconfirmed.
+    again = pooled.verify(SAFE, abstraction=ab)
+    assert again.lattice is not None and again.lattice.tier is Tier.CONFIDENT
+    per_pair = pooled.verify(SAFE)
+    assert per_pair.lattice is not None and per_pair.lattice.tier is Tier.UNCONFIRMED
+    with pytest.raises(UsageError, match="abstraction= needs properties="):
+        capver.learn(setting, max_steps=10, abstraction=ab)
+
+
+def test_learn_abstraction_tilde_pools_only_what_comes_after_h_tilde(tmp_path: Path) -> None:
+    truth_file = tmp_path / "lights.capm"
+    truth_file.write_text(truth_text("lights.capm"))
+    props = tmp_path / "safe.props"
+    props.write_text(f'"safe": {SAFE};\n')
+    run = tmp_path / "run"
+    common = ("learn", "--agent", "model", "--model", str(truth_file), "--method", "mcqs-e", "--out", str(run))
+    r = capver_in_process(*common, "--max-steps", "200", "--properties", str(props), "--abstraction", "tilde")
+    assert r.returncode == 2 and "--abstraction tilde: h̃ is the run's own" in r.stderr
+    assert capver_in_process(*common, "--max-steps", "300", "--quiet").returncode == 0
+    r = capver_in_process(
+        *common, "--resume", "--max-steps", "600", "--properties", str(props), "--abstraction", "tilde", "--quiet"
+    )
+    assert r.returncode == 0, r.stderr
+    # h̃ of the first 300 executions is fixed; only the next 300 are pooled: too few for
+    # its classes, which the summary counts (not pairs).
+    line = next(x for x in r.stdout.splitlines() if x.strip().startswith("safe:"))
+    assert "UNCONFIRMED" in line and "classes on the frontier of h∨ under the abstraction" in line, line
+
+
+def test_pooling_since_leaves_out_the_executions_that_chose_the_abstraction(
+    lights: tuple[CompoundModel, State, TransitionDataset],
+) -> None:
+    model, _, data = lights
+    ab = parse_abstraction_text(ABSTRACTION, model.vocabulary, tuple(model), "lights.abs")
+    rest = TransitionDataset(model.vocabulary, data.capabilities)
+    for t, count, steps in list(data.additions())[5000:]:
+        rest.add(t, count, steps)
+    after = pool(data, ab, 0.05, since=5000)
+    assert sum(k.n for k in after.classes.values()) == len(data) - 5000
+    assert after.classes == pool(rest, ab, 0.05).classes
+    # Incremental pooling (the tracker's) gives what pooling from scratch gives.
+    from capver.engines.verification.pooled import Pooler
+
+    pooler = Pooler(ab, 0.05, since=100)
+    growing = TransitionDataset(model.vocabulary, data.capabilities)
+    for i, (t, count, steps) in enumerate(data.additions()):
+        growing.add(t, count, steps)
+        if i in (50, 99, 100, 2000):
+            assert pooler.pool(growing).classes == pool(growing, ab, 0.05, since=100).classes

@@ -682,6 +682,8 @@ TIERS = {
     "Two-sided bounds on the agent's values",
     "Property-directed synthesis",
     "A fixed scheduler's interval (statistical model checking)",
+    "The pooled missing-mass bound under an abstraction",
+    "The homogeneity test of an abstraction",
 }
 
 
