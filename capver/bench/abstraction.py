@@ -20,8 +20,16 @@ within k = 10 executions has probability ≤ b", which the truth's exact probabi
 (capver's explicit engine, in rationals) must not exceed.  A refutation is a claim too
 ("the data refute the abstraction"): on ``lights`` it is false.
 
-Run: ``capver bench abstraction [--quick] [--out DIR]``; writes ``table.md`` and
-``results.json``.
+**Steps to decide on capver's own settings** (``--settings``): a pilot run
+(MCQS-S) fixes the abstraction — h̃'s condition atoms — and a second, independent
+run directed at the safety properties (``learn --properties --abstraction``) pools
+its executions by it; the table gives the simulator steps (pilot included) until each
+property is decided, or what is still missing at the budget, and what the second
+run's data give per pair.  Blocksworld (LAO*, from the data alone, as
+``--ignore-environment``), the MiniGrid RL agent and the Crafter agent.
+
+Run: ``capver bench abstraction [--quick] [--settings NAME ...] [--out DIR]``; writes
+``table.md`` and ``results.json``.
 """
 
 from __future__ import annotations
@@ -62,7 +70,7 @@ TRUTHS: dict[str, tuple[str, bool]] = {
 ABSTRACTION_FILE = "lights.abs"
 PROPERTIES = ("A [ G !broken ]", "A [ G<=5 !broken ]", "E [ F broken ]")
 BUDGETS = (3000, 10000, 30000)
-QUICK: dict[str, object] = {"budgets": [3000], "seeds": 1}
+QUICK: dict[str, object] = {"steps": [3000], "seeds": 1}
 SALT = 7401
 
 
@@ -235,19 +243,171 @@ def table(rows: Sequence[Row]) -> list[str]:
     return markdown_table(header, out)
 
 
+@dataclass(frozen=True, slots=True)
+class SettingCase:
+    """A setting of capver's whose safety properties are decided under h̃'s atoms."""
+
+    agent: str
+    options: tuple[tuple[str, str], ...]
+    properties: tuple[str, ...]
+    pilot: int  # simulator steps of the run that fixes the abstraction
+    budget: int  # simulator steps in all
+    environment: bool
+
+
+SETTINGS: dict[str, SettingCase] = {
+    "blocks": SettingCase(
+        "lao",
+        (("domain", "blocks"),),
+        ("A [ G !(holding(a) & holding(b)) ]", "A [ G !(on(a,b) & on(b,a)) ]"),
+        8000,
+        50000,
+        False,
+    ),
+    "minigrid-rl": SettingCase(
+        "minigrid-rl",
+        (),
+        ("A [ G locked(door_w) ]", "A [ G !(open(door_n) & locked(door_n)) & !(open(door_w) & locked(door_w)) ]"),
+        10000,
+        20000,
+        True,
+    ),
+    "crafter": SettingCase("crafter", (), ("A [ G !dead ]",), 8000, 20000, True),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SettingRow:
+    """One property of one setting: decided under the abstraction after ``steps``
+    simulator steps (pilot included), or what was missing at the budget."""
+
+    setting: str
+    prop: str
+    pilot: int
+    budget: int
+    tier: str
+    steps: int | None
+    executions: int
+    classes: int
+    refuted: int
+    missing: str
+    per_pair: str
+    seconds: float
+
+
+def run_setting(name: str, seed: int, budget: int | None = None, pilot: int | None = None) -> list[SettingRow]:
+    """The pilot run, then the directed run under its h̃ (module docstring)."""
+    from capver.api import load_setting
+    from capver.engines.directed import missing_text
+    from capver.model.abstraction import Projection
+
+    case = SETTINGS[name]
+    budget = case.budget if budget is None else budget
+    pilot = case.pilot if pilot is None else pilot
+    start = time.perf_counter()
+    first = learn(
+        load_setting(case.agent, seed=seed, **dict(case.options)), method="mcqs-s", max_steps=pilot, seed=seed
+    )
+    ab = Projection.of_model(first.h_tilde, f"h̃'s condition atoms of a {first.progress.steps:,}-step pilot run")
+    used = first.progress.steps
+    second = learn(
+        load_setting(case.agent, seed=seed, **dict(case.options)),
+        method="mcqs-s",
+        max_steps=max(budget - used, 1),
+        seed=seed + 1,
+        properties=case.properties,
+        abstraction=ab,
+        environment=case.environment,
+    )
+    rows = []
+    for text, st in zip(case.properties, second.properties, strict=True):
+        reached = next((h for h in second.history if h.name == st.prop.name and h.tier == st.tier), None)
+        v = st.lattice
+        note = v.abstraction if v is not None else None
+        assert st.checked is not None  # every property was checked at least once
+        init = st.checked.vocabulary.format_state(st.checked.init)
+        plain = second.verify(text, init=init, environment=case.environment).lattice
+        per_pair = "—"
+        if plain is not None:
+            per_pair = plain.tier.value
+            if plain.confidence is not None and plain.tier is Tier.UNCONFIRMED:
+                per_pair += f", {plain.confidence.executions:,} more executions"
+        rows.append(
+            SettingRow(
+                name,
+                text,
+                used,
+                budget,
+                st.tier,
+                used + reached.steps if st.decided and reached is not None else None,
+                len(second.data),
+                note.classes if note is not None else 0,
+                len(note.refuted) if note is not None else 0,
+                "" if st.decided or v is None else missing_text(v),
+                per_pair,
+                time.perf_counter() - start,
+            )
+        )
+    return rows
+
+
+def setting_table(rows: Sequence[SettingRow]) -> list[str]:
+    header = [
+        "setting",
+        "property",
+        "tier under h̃'s atoms",
+        "steps to decide (pilot + directed)",
+        "classes (refuted)",
+        "still missing at the budget",
+        "the same data per pair",
+    ]
+    return markdown_table(
+        header,
+        [
+            [
+                r.setting,
+                f"`{r.prop}`",
+                r.tier,
+                f"{r.steps:,}" if r.steps is not None else f"not within {r.budget:,}",
+                f"{r.classes:,} ({r.refuted})",
+                r.missing or "—",
+                r.per_pair,
+            ]
+            for r in rows
+        ],
+    )
+
+
 def build_parser() -> BenchParser:
     parser = BenchParser("abstraction", summary(__doc__))
     parser.add_argument(
         "--truths", nargs="+", choices=sorted(TRUTHS), default=list(TRUTHS), help="the truths (default: all four)"
     )
     parser.add_argument(
-        "--budgets",
+        "--steps",
         nargs="+",
         type=positive,
         default=list(BUDGETS),
         help=f"executions at which the verdicts are taken (default: {' '.join(map(str, BUDGETS))})",
     )
     parser.add_argument("--seeds", type=positive, default=10, help="runs per truth, seeds 0, 1, … (default: 10)")
+    parser.add_argument(
+        "--settings",
+        nargs="*",
+        choices=sorted(SETTINGS),
+        default=[],
+        help="also measure the steps to decide these settings' safety properties (default: none; "
+        f"{', '.join(SETTINGS)} are the measured ones)",
+    )
+    parser.add_argument(
+        "--setting-budget",
+        type=positive,
+        default=None,
+        help="with --settings: simulator steps in all, pilot included (default: each setting's own)",
+    )
+    parser.add_argument(
+        "--pilot", type=positive, default=None, help="with --settings: the pilot run's steps (default: each setting's)"
+    )
     parser.add_out()
     parser.add_quick(QUICK)
     return parser
@@ -259,19 +419,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in args.truths:
         for seed in range(args.seeds):
             start = time.perf_counter()
-            got = run_one(name, seed, sorted(args.budgets))
+            got = run_one(name, seed, sorted(args.steps))
             rows += got
-            last = [r for r in got if r.budget == max(args.budgets)]
+            last = [r for r in got if r.budget == max(args.steps)]
             print(
-                f"{name} seed {seed}: at {max(args.budgets):,} executions "
+                f"{name} seed {seed}: at {max(args.steps):,} executions "
                 + ", ".join(f"{r.prop}: {r.plain} per pair, {r.pooled} pooled" for r in last)
                 + f" ({time.perf_counter() - start:.1f} s)",
                 flush=True,
             )
     lines = table(rows)
+    setting_rows: list[SettingRow] = []
+    for name in args.settings:
+        decided = run_setting(name, 0, args.setting_budget, args.pilot)
+        setting_rows += decided
+        for d in decided:
+            print(f"{name}: {d.prop}: {d.tier}, {d.steps or 'not decided'} ({d.seconds:.0f} s)", flush=True)
+    if setting_rows:
+        lines += ["", *setting_table(setting_rows)]
     print("\n".join(lines))
     if args.out is not None:
-        write_results(args.out, lines, [asdict(r) for r in rows])
+        results = {"truths": [asdict(r) for r in rows], "settings": [asdict(r) for r in setting_rows]}
+        write_results(args.out, lines, results)
     return 0
 
 

@@ -79,6 +79,7 @@ def test_quick_changes_defaults_only(name: str) -> None:
 # One count per benchmark that must be at least 1 (the shared argtypes.positive), and
 # starting seeds or counts where 0 means "none" (argtypes.non_negative).
 BAD_COUNTS: list[tuple[str, list[str], str]] = [
+    ("abstraction", ["--seeds", "0"], "argument --seeds: expected a positive integer, got '0'"),
     ("agents", ["--repeat", "0"], "argument --repeat: expected a positive integer, got '0'"),
     ("agents", ["--states", "-1"], "argument --states: expected a non-negative integer, got '-1'"),
     ("crafter", ["--calls", "0"], "argument --calls: expected a positive integer, got '0'"),

@@ -41,7 +41,7 @@ from capver.engines.verification import checkers, quantitative, storm
 from capver.engines.verification.agent_verdict import DEFAULT_DELTA, DEFAULT_EPSILON, LatticeVerdict, decide
 from capver.engines.verification.confidence import Scope
 from capver.engines.verification.environment import World, restriction, settle
-from capver.engines.verification.pooled import Pooled, decide_pooled, pool, pooled_h_or
+from capver.engines.verification.pooled import FAMILIES, Pooled, decide_pooled, pool, pooled_h_or
 from capver.engines.verification.qualitative import AUTO, QUALITATIVE_ENGINES, CheckTimeout, Portfolio
 from capver.engines.verification.sampling import SamplingBounds
 from capver.engines.verification.smc import Executor, SchedulerCheck, SchedulerResult, check_scheduler
@@ -94,7 +94,7 @@ class Evidence:
     def pair_delta(self) -> float:
         """The δ of the per-pair bounds: all of δ, or a third of it beside the pooled
         bounds and the homogeneity tests of an abstraction (:mod:`.pooled`)."""
-        return self.delta / 3 if self.abstraction is not None else self.delta
+        return self.delta / FAMILIES if self.abstraction is not None else self.delta
 
     @property
     def lattice(self) -> bool:

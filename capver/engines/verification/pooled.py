@@ -92,6 +92,8 @@ from capver.logic.condition import formula_condition
 from capver.model.abstraction import Abstraction
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 
+FAMILIES = 3
+"""δ is split among the per-pair bounds, the pooled bounds and the tests (module docstring)."""
 ENUMERATION_LIMIT = 50_000
 """Frontier states a non-cube abstraction (:class:`~capver.model.abstraction.Partition`)
 may classify one by one."""
@@ -223,6 +225,11 @@ class _ClassStats:
         )
 
 
+def class_test_level(delta: float, order: int) -> float:
+    """α_j = (δ/3)·share(j): the level of the test of the class first tried j-th."""
+    return delta / FAMILIES * share(order)
+
+
 def _x_log_x(x: int) -> float:
     return x * math.log(x) if x > 0 else 0.0
 
@@ -239,24 +246,28 @@ class Pooled:
     @property
     def part(self) -> float:
         """δ/3: each of the three families of statements gets this much."""
-        return self.delta / 3
+        return self.delta / FAMILIES
 
     def class_of(self, c: str, s: State) -> ClassSample | None:
         return self.classes.get((c, self.abstraction.key(c, s)))
 
+    def _epoch_level(self, k: ClassSample) -> float:
+        # The class's δ share, split over its epochs as the sampling module splits a pair's.
+        return self.part * share(k.order) * share(len(k.effects))
+
     def epsilon(self, k: ClassSample) -> float:
         """ε_{κ,c}: the bound on the class's unseen-effect mass under H."""
-        return epoch_bound(k.run, self.part * share(k.order) * share(len(k.effects)))
+        return epoch_bound(k.run, self._epoch_level(k))
 
     def executions(self, k: ClassSample, epsilon: float) -> int:
         """More executions of the class without a new effect that bring ε_{κ,c} to
         ``epsilon`` (0 when it is there)."""
         if self.epsilon(k) <= epsilon:
             return 0
-        return max(epoch_executions(epsilon, self.part * share(k.order) * share(len(k.effects))) - k.run, 1)
+        return max(epoch_executions(epsilon, self._epoch_level(k)) - k.run, 1)
 
     def test_level(self, k: ClassSample) -> float:
-        return self.part * share(k.order)
+        return class_test_level(self.delta, k.order)
 
     def refuted(self, k: ClassSample) -> bool:
         return k.refuted_at is not None
@@ -289,7 +300,7 @@ class Pooler:
             k = stats.get(key)
             if k is None:
                 order = len(stats) + 1
-                threshold = -math.log(self.delta / 3 * share(order))
+                threshold = -math.log(class_test_level(self.delta, order))
                 k = stats[key] = _ClassStats(order, self.abstraction.cube(t.c, t.s), t.s, threshold)
             e = observed_effect(t.s, t.s_next)
             for _ in range(count):

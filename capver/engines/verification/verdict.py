@@ -592,22 +592,19 @@ def _confidence_text(v: LatticeVerdict, c: Confidence, vocab: Vocabulary) -> str
     if c.classes:
         frontier = frontier.replace("h∨'s frontier", "the frontier of h∨ under the abstraction")
     unit = "classes" if c.classes else "pairs"
-    if v.tier is Tier.CONFIDENT and c.classes:
-        ks = ", ".join(f"k = {k}: {b:.3g}" for k, b in c.violation)
-        return (
-            f"\n  guarantee: with probability ≥ {1 - c.delta:g} (whichever queries were chosen and wherever the run "
-            f"stopped), if the abstraction holds, each class of a capability met by the frontier of h∨ under the "
-            f"abstraction ({c.states:,} states) shows an effect never observed in the class with probability ≤ "
-            f"ε̄ = {c.epsilon:.3g} per execution; so under any scheduler a run of the agent that breaks this verdict "
-            f"within k executions has probability ≤ 1 − (1 − ε̄)^k ({ks})"
-        )
     if v.tier is Tier.CONFIDENT:
         ks = ", ".join(f"k = {k}: {b:.3g}" for k, b in c.violation)
+        where_bounded = (
+            "if the abstraction holds, each class of a capability met by the frontier of h∨ under the abstraction "
+            f"({c.states:,} states) shows an effect never observed in the class"
+            if c.classes
+            else f"each of the {c.pairs:,} (state, capability) pairs of h∨'s frontier shows an effect never observed there"
+        )
         return (
             f"\n  guarantee: with probability ≥ {1 - c.delta:g} (whichever queries were chosen and wherever the run "
-            f"stopped), each of the {c.pairs:,} (state, capability) pairs of h∨'s frontier shows an effect never observed there with "
-            f"probability ≤ ε̄ = {c.epsilon:.3g} per execution; so under any scheduler a run of the agent that "
-            f"breaks this verdict within k executions has probability ≤ 1 − (1 − ε̄)^k ({ks})"
+            f"stopped), {where_bounded} with probability ≤ ε̄ = {c.epsilon:.3g} per execution; so under any "
+            f"scheduler a run of the agent that breaks this verdict within k executions has probability ≤ "
+            f"1 − (1 − ε̄)^k ({ks})"
         )
     text = (
         f"\n  {frontier}; {at_least}{c.untried:,} {unit} never tried, {c.thin:,} tried with ε > {c.threshold:g} "

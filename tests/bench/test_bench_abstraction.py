@@ -1,0 +1,51 @@
+"""``capver bench abstraction``: pooled verdicts against the lights truths — claims
+checked against the truth, refutations of the truths that break ``lights.abs``, and
+the steps-to-decide table of a real setting."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from capver.bench import abstraction
+
+
+def test_quick_run_writes_a_table_that_agrees_with_its_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "abstraction"
+    assert abstraction.main(["--quick", "--truths", "lights", "lights-one-object", "--out", str(out)]) == 0
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    rows = results["truths"]
+    assert {r["truth"] for r in rows} == {"lights", "lights-one-object"}
+    assert len(rows) == 2 * len(abstraction.PROPERTIES) and {r["budget"] for r in rows} == {3000}
+    assert not any(r["plain_wrong"] or r["pooled_wrong"] for r in rows)
+    table = (out / "table.md").read_text(encoding="utf-8")
+    assert "| lights | yes | 3,000 | 0 of 3 |" in table and "| lights-one-object | no | 3,000 |" in table
+    assert "lights seed 0" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        abstraction.main(["--quick", "--out", str(out)])  # never overwritten
+
+
+def test_a_broken_abstraction_is_refuted_and_no_statement_is_false() -> None:
+    # Measured (seed 0): lights-one-object's switch-l3 class refuted after 8,742 of
+    # 10,000 random executions.  (The true abstraction deciding what the pairs cannot is
+    # tests/engines/verification/test_pooled_verdicts.py's; the full table is in
+    # docs/bench/abstraction.)
+    broken = abstraction.run_one("lights-one-object", 0, [10000])
+    assert all(r.refuted >= 1 and r.refuted_at is not None and r.refuted_at <= 10000 for r in broken)
+    assert not any(r.pooled_wrong or r.plain_wrong for r in broken)
+
+
+@pytest.mark.slow
+def test_the_settings_table_has_a_row_per_safety_property() -> None:
+    rows = abstraction.run_setting("minigrid-rl", 0, budget=1200, pilot=600)
+    assert [r.prop for r in rows] == list(abstraction.SETTINGS["minigrid-rl"].properties)
+    for r in rows:
+        assert r.pilot >= 600 and r.executions > 0 and r.classes > 0
+        assert (r.steps is None) == (r.tier not in ("observed", "confident"))
+        assert r.steps is None or r.steps <= 1200 + 1
+    table = abstraction.setting_table(rows)
+    assert table[0].startswith("| setting | property |") and len(table) == 2 + len(rows)
