@@ -350,11 +350,13 @@ def pooled_h_or(h_or: CompoundModel, data: TransitionDataset, pooled: Pooled) ->
             continue
         rules = []
         covered = b.false
-        every: set[Effect] = set()
+        # Every effect c showed anywhere in D, pooled or not: at a tried state of a
+        # refuted class (or one tried before the abstraction was fixed) the pair's own
+        # bound covers only the effects h∨_κ admits there, which must include its own.
+        every = {e for s in data.states_of(c) for e in data.effects(s, c)}
         for k in pooled.classes.values():
             if k.capability != c:
                 continue
-            every.update(e for e, _ in k.effects)
             if pooled.refuted(k):
                 continue
             assert k.cube is not None
