@@ -499,6 +499,16 @@ def _verdict_values(r: VerdictRecord) -> list[str]:
             f"under {r.get('scheduler')}: P in [{low:.4g}, {high:.4g}] with probability ≥ {1 - level:g} "
             f"after {r.get('runs')} runs with the agent"
         )
+    abstraction = r.get("abstraction")
+    if isinstance(abstraction, dict) and isinstance(abstraction.get("name"), str):
+        refuted = abstraction.get("refuted")
+        n = len(refuted) if isinstance(refuted, list) else 0
+        rests = "resting on" if abstraction.get("used") is True else "asked under"
+        out.append(
+            f"{rests} the abstraction {abstraction['name']} ({abstraction.get('classes')} classes; "
+            + (f"the data refute it in {n}" if n else "not refuted by the data")
+            + ")"
+        )
     if r.get("on_h_and") is not None or r.get("on_h_or") is not None:
         out.append(f"h∧: {r.get('on_h_and')}, h∨: {r.get('on_h_or')}")
     if isinstance(r.get("model"), str):

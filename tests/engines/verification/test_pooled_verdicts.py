@@ -252,6 +252,13 @@ def test_capver_verify_abstraction_on_a_learned_run(tmp_path: Path) -> None:
     record = json.loads(r.stdout.splitlines()[0])
     assert record["abstraction"]["name"] == str(spec)
     assert record["abstraction"]["classes"] >= 9
+    r = capver_in_process(
+        "verify", str(run), "--property", SAFE, "--abstraction", str(spec), "--ignore-environment", "--save"
+    )
+    assert r.returncode in (0, 3), r.stderr
+    assert capver_in_process("report", str(run)).returncode == 0
+    page = (run / "report.html").read_text(encoding="utf-8")
+    assert f"the abstraction {spec} (26 classes; not refuted by the data)" in page
     r = capver_in_process("verify", str(run), "--property", SAFE, "--abstraction", "tilde", "--ignore-environment")
     assert "abstraction" in r.stdout, r.stdout + r.stderr
     r = capver_in_process("verify", str(run), "--property", SAFE, "--abstraction", "nope:missing")
