@@ -417,8 +417,8 @@ class ClassUnits:
         return 1 + epoch_executions(epsilon, level)
 
     def untried_count(self, engine: SymbolicEngine, c: str, untried: Node) -> int:
-        """Classes of ``c`` among the ``untried`` states; a refuted class's states
-        count one pair each."""
+        """Classes of ``c`` among the ``untried`` states (at most
+        :data:`ENUMERATION_LIMIT`); a refuted class's states count one pair each."""
         bdd = engine.bdd
         ab = self.pooled.abstraction
         first = bdd.pick(untried)
@@ -436,7 +436,9 @@ class ClassUnits:
             return pairs + len(keys)
         count = 0
         rest = untried
-        while (y := bdd.pick(rest)) is not None:
+        # Counting stops at ENUMERATION_LIMIT classes: the verdict is unconfirmed either
+        # way, and the number is then a lower bound.
+        while count < ENUMERATION_LIMIT and (y := bdd.pick(rest)) is not None:
             cube = ab.cube(c, y)
             assert cube is not None  # a projection's classes are all cubes
             cover = bdd.conj(rest, bdd.cube(cube))
