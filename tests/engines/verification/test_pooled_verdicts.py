@@ -270,6 +270,7 @@ def test_capver_verify_abstraction_on_a_learned_run(tmp_path: Path) -> None:
     assert v.lattice.abstraction.name == str(spec)
 
 
+@pytest.mark.slow
 def test_directed_learning_with_the_abstraction_decides_sooner() -> None:
     # learn --properties with an abstraction: the queries go to the classes that keep
     # the property unconfirmed.  Measured (seed 0, MCQS-E): confident after 5,054
