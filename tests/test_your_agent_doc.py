@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.helpers.paths import ROOT
+from tests.helpers.traced_once import traced_once
 
 GUIDE = ROOT / "docs" / "your_agent.md"
 
@@ -58,8 +59,10 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, A
     printed: list[str] = []
     old = Path.cwd()
     os.chdir(cwd)
+    # Under xdist this module's tests are spread over both workers, so each runs the
+    # guide's learning (9 s; 29 s traced under .ci/run): traced in one of them only.
     try:
-        with warnings.catch_warnings(record=True) as caught:
+        with traced_once(tmp_path_factory, "your-agent-guide"), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             for block in blocks("python"):
                 out = io.StringIO()
