@@ -310,9 +310,11 @@ def run_setting(name: str, seed: int, budget: int | None = None, pilot: int | No
     )
     ab = Projection.of_model(first.h_tilde, f"h̃'s condition atoms of a {first.progress.steps:,}-step pilot run")
     used = first.progress.steps
+    # MCQS-E for the directed run: a tenth of MCQS-S's cost per step on Blocksworld
+    # (44 ms against 0.4 s with the property focus, measured), the same focus.
     second = learn(
         load_setting(case.agent, seed=seed, **dict(case.options)),
-        method="mcqs-s",
+        method="mcqs-e",
         max_steps=max(budget - used, 1),
         seed=seed + 1,
         properties=case.properties,
@@ -381,7 +383,11 @@ def setting_table(rows: Sequence[SettingRow]) -> list[str]:
 def build_parser() -> BenchParser:
     parser = BenchParser("abstraction", summary(__doc__))
     parser.add_argument(
-        "--truths", nargs="+", choices=sorted(TRUTHS), default=list(TRUTHS), help="the truths (default: all four)"
+        "--truths",
+        nargs="*",
+        choices=sorted(TRUTHS),
+        default=list(TRUTHS),
+        help="the truths (default: all four; none with --settings measures only the settings)",
     )
     parser.add_argument(
         "--steps",
@@ -428,7 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 + f" ({time.perf_counter() - start:.1f} s)",
                 flush=True,
             )
-    lines = table(rows)
+    lines = table(rows) if rows else []
     setting_rows: list[SettingRow] = []
     for name in args.settings:
         decided = run_setting(name, 0, args.setting_budget, args.pilot)

@@ -150,8 +150,8 @@ class Condition:
             kind = ConditionKind(kind)
         except ValueError:
             raise ValueError(f"unknown condition kind {kind!r}") from None
-        if kind is ConditionKind.FORMULA and smt is None:
-            raise ValueError("a formula condition needs its formula")
+        if kind is ConditionKind.FORMULA and smt is None and bdd is None:
+            raise ValueError("a formula condition needs its formula or its BDD")
         self.ctx = ctx
         self.kind: ConditionKind = kind
         self.states = states
@@ -217,6 +217,9 @@ class Condition:
             smt = self.ctx.smt
             if self.kind is ConditionKind.PESSIMISTIC:
                 self._smt = smt.disjunction_of_states(self.states)
+            elif self.kind is ConditionKind.FORMULA:
+                # Given as a BDD only: the formula is its irredundant cover, built when asked.
+                self._smt = smt.cover(self.cover)
             else:
                 # ¬⋁_{Φ_c∖S_φ} ℓ(s) ≡ ⋁_{S_φ} ℓ(s) ∨ ¬⋁_{Φ_c} ℓ(s) (blocks are disjoint); the
                 # second disjunct is hash-consed once per capability, so h∨'s formulas

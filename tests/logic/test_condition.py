@@ -188,3 +188,22 @@ def test_dropped_context_releases_its_bdd_manager_cleanly(bdd: str) -> None:
     finally:
         sys.unraisablehook = previous
     assert caught == []
+
+
+def test_a_formula_condition_given_as_a_bdd_builds_its_formula_when_asked() -> None:
+    """h∨ under an abstraction (engines/verification/pooled.py) gives its conditions as
+    BDDs only; the SMT formula, built on demand from the irredundant cover, is the
+    same set of states (z3 agrees with the BDD)."""
+    from capver import synthetic
+    from capver.logic.bdd import Cube
+    from capver.logic.condition import Condition, ConditionKind, LogicContext, agreement_counterexample
+
+    ctx = LogicContext(synthetic.propositional_vocabulary(4))
+    b = ctx.bdd
+    u = b.disj(b.cube(Cube(0b0011, 0b0001)), b.cube(Cube(0b1100, 0b1000)))
+    cond = Condition(ctx, ConditionKind.FORMULA, bdd=u)
+    assert cond._smt is None  # not built yet
+    assert [s for s in range(16) if cond.holds(s)] == [s for s in range(16) if b.evaluate(u, s)]
+    assert agreement_counterexample(cond) is None and cond._smt is not None
+    with pytest.raises(ValueError, match="needs its formula or its BDD"):
+        Condition(ctx, ConditionKind.FORMULA)

@@ -88,7 +88,7 @@ from capver.engines.verification.sampling import epoch_bound, epoch_executions, 
 from capver.engines.verification.symbolic import SymbolicEngine, states_of
 from capver.errors import UsageError
 from capver.logic.bdd import BDDBackend, Cube, Node, disjoin
-from capver.logic.condition import formula_condition
+from capver.logic.condition import Condition, ConditionKind, LogicContext
 from capver.model.abstraction import Abstraction
 from capver.model.capability_model import CapabilityModel, CompoundModel, Rule
 
@@ -362,12 +362,19 @@ def pooled_h_or(h_or: CompoundModel, data: TransitionDataset, pooled: Pooled) ->
             assert k.cube is not None
             cube = b.cube(k.cube)
             covered = b.disj(covered, cube)
-            rules.append(Rule.make(formula_condition(ctx, cube), _uniform(e for e, _ in k.effects)))
+            rules.append(Rule.make(_bdd_condition(ctx, cube), _uniform(e for e, _ in k.effects)))
         rest = b.neg(covered)
         if rest != b.false:
-            rules.append(Rule.make(formula_condition(ctx, rest), _uniform(every)))
+            rules.append(Rule.make(_bdd_condition(ctx, rest), _uniform(every)))
         models.append(CapabilityModel(cm.capability, tuple(rules)))
     return CompoundModel(ctx, models)
+
+
+def _bdd_condition(ctx: LogicContext, u: Node) -> Condition:
+    # h∨_κ is rebuilt after every query of a directed run and only model-checked on
+    # BDDs: its conditions' SMT formulas (an irredundant cover each) are built only if
+    # something asks for them.
+    return Condition(ctx, ConditionKind.FORMULA, bdd=u)
 
 
 def _uniform(effects: Iterable[Effect]) -> list[tuple[Fraction, Effect]]:
