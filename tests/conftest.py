@@ -101,3 +101,27 @@ def small_run(small_run_source: Path, tmp_path: Path) -> Path:
     out = tmp_path / "small_run"
     shutil.copytree(small_run_source, out)
     return out
+
+
+# Modules that take the longest (docs/test_suite.md's generated table), collected first
+# with every module that has a slow test: pytest-xdist hands tests out in collection
+# order, so a heavy module collected last leaves one worker running it alone at the end
+# (the top-level tests/test_readme.py sorts after every package).  Each module stays in
+# one piece and in its own order, so its fixtures are built as before.
+HEAVY_FIRST = (
+    "tests/io/test_export_tools.py",
+    "tests/test_readme.py",
+    "tests/test_your_agent_doc.py",
+    "tests/engines/verification/test_qualitative_engines.py",
+    "tests/bench/test_bench_learning.py",
+    "tests/engines/test_executors.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    def module(item: pytest.Item) -> str:
+        return item.nodeid.split("::", 1)[0]
+
+    heavy = set(HEAVY_FIRST) | {module(it) for it in items if it.get_closest_marker("slow") is not None}
+    order = {id(it): k for k, it in enumerate(items)}
+    items.sort(key=lambda it: (module(it) not in heavy, order[id(it)]))
