@@ -269,7 +269,7 @@ def learn_into(options: LearnOptions, report: ProgressReport, executor: Executor
             f"after record {writer.loaded.records}"
         )
     props, targets, directed, history = _properties(options, assessment)
-    abstraction, since = _abstraction(options, assessment, props, len(data))
+    abstraction, since = _abstraction(options, assessment, len(data))
     b = manifest.budget
     config = LearnConfig.from_options(
         manifest.method,
@@ -512,22 +512,15 @@ def _check_abstraction(options: LearnOptions) -> None:
         )
 
 
-def _abstraction(
-    options: LearnOptions, a: Assessment, props: tuple[Property, ...], executions: int
-) -> tuple[Abstraction | None, int]:
-    """The abstraction the properties' verdicts may rest on, and how many executions of
-    the data it does not pool: h̃ (``tilde``) was chosen from all of them."""
+def _abstraction(options: LearnOptions, a: Assessment, executions: int) -> tuple[Abstraction | None, int]:
+    """The abstraction the properties' verdicts may rest on (checked by
+    :func:`_check_abstraction`), and how many executions of the data it does not pool:
+    h̃ (``tilde``) was chosen from all of them."""
     if options.abstraction is None:
         return None, 0
     caps = tuple(c.name for c in a.setting.capabilities)
-    if options.abstraction == TILDE:
-        run = run_dir.Run.open(options.out)
-        return load_abstraction(TILDE, a.ctx.vocab, caps, lambda: run.h_tilde), executions
-    return load_abstraction(options.abstraction, a.ctx.vocab, caps, _no_tilde), 0
-
-
-def _no_tilde() -> CompoundModel:
-    raise AssertionError("load_abstraction asks for h̃ only for 'tilde'")
+    ab = load_abstraction(options.abstraction, a.ctx.vocab, caps, lambda: run_dir.Run.open(options.out).h_tilde)
+    return ab, executions if options.abstraction == TILDE else 0
 
 
 def agent_usage(agent: object, workers: Mapping[str, int] | None = None) -> str | None:

@@ -141,15 +141,11 @@ def missing_text(v: LatticeVerdict) -> str:
     c = v.confidence
     if c is not None:
         parts = []
-        unit, frontier = (
-            ("classes", "the frontier of h∨ under the abstraction") if c.classes else ("pairs", "h∨'s frontier")
-        )
         if c.untried:
             at_least = "" if c.complete else "at least "
-            what = "classes" if c.classes else "(state, capability) pairs"
-            parts.append(f"{at_least}{c.untried} untried {what} on {frontier}")
+            parts.append(f"{at_least}{c.untried} untried {c.unit} on {c.frontier_name}")
         if c.thin:
-            parts.append(f"{c.thin} {unit} with ε > {c.threshold:g} (largest ε {c.epsilon:.3g})")
+            parts.append(f"{c.thin} {c.unit} with ε > {c.threshold:g} (largest ε {c.epsilon:.3g})")
         if c.executions:
             parts.append(f"at least {c.executions:,} more executions of them")
         if v.abstraction is not None and v.abstraction.refuted:
@@ -379,10 +375,11 @@ class PropertyTracker:
             for c in engine.capability_names:
                 for s in data.states_of(c):
                     if bdd.evaluate(region, s):
-                        e = bounds.epsilon(s, c)
                         k = pooled.class_of(c, s) if pooled is not None else None
                         if pooled is not None and k is not None and not pooled.refuted(k):
                             e = pooled.epsilon(k)  # a class's executions at any of its states count
+                        else:
+                            e = bounds.epsilon(s, c)
                         if e > self.targets.epsilon:
                             bonus[(s, c)] = e
             return region, bonus

@@ -214,6 +214,16 @@ class Confidence:
     def confirmed(self) -> bool:
         return self.untried == 0 and self.epsilon <= self.threshold
 
+    @property
+    def frontier_name(self) -> str:
+        """The model whose frontier this is, in words."""
+        return "the frontier of h∨ under the abstraction" if self.classes else "h∨'s frontier"
+
+    @property
+    def unit(self) -> str:
+        """What ``untried`` and ``thin`` count, in words."""
+        return "classes" if self.classes else "(state, capability) pairs"
+
 
 @dataclass(frozen=True, slots=True)
 class AbstractionNote:
@@ -582,9 +592,9 @@ def confidence(
 class Unit:
     """Frontier states of one capability whose unseen mass one bound covers: a tried
     pair (``cover`` its minterm) or, under an abstraction, a tried class (its states).
-    ``epsilon`` bounds the unseen mass at each; ``run`` and ``executions`` say how many
-    executions in a row without a new outcome it had and would need to reach a
-    threshold; ``state`` is where to execute ``capability`` for it."""
+    ``tried`` counts its executions, ``epsilon`` bounds the unseen mass at each state,
+    ``executions`` is how many more in a row without a new outcome bring it to the
+    threshold (0 when it is there); ``state`` is where to execute ``capability`` for it."""
 
     cover: Node
     state: State

@@ -275,6 +275,13 @@ class Pooled:
     def refuted_classes(self) -> list[ClassSample]:
         return [k for k in self.classes.values() if self.refuted(k)]
 
+    def by_capability(self) -> dict[str, list[ClassSample]]:
+        """The classes of each capability, in the order they were first tried."""
+        out: dict[str, list[ClassSample]] = {}
+        for (c, _), k in self.classes.items():
+            out.setdefault(c, []).append(k)
+        return out
+
 
 class Pooler:
     """The pooled classes of a growing dataset, kept across calls: each
@@ -286,11 +293,13 @@ class Pooler:
         self.delta = delta
         self.since = since
         self._stats: dict[tuple[str, Hashable], _ClassStats] = {}
+        self._samples: dict[tuple[str, Hashable], ClassSample] = {}
         self._cursor = 0  # additions consumed
         self._seen = 0  # executions consumed, the ``since`` first among them skipped
 
     def pool(self, data: TransitionDataset) -> Pooled:
         stats = self._stats
+        touched: set[tuple[str, Hashable]] = set()
         for t, count, _ in data.additions(self._cursor):
             self._cursor += 1
             if self._seen < self.since:
@@ -306,7 +315,12 @@ class Pooler:
             for _ in range(count):
                 self._seen += 1
                 k.add(t.s, e, self._seen - self.since)
-        return Pooled(self.abstraction, self.delta, {key: k.sample(*key) for key, k in stats.items()})
+            touched.add(key)
+        # Only the classes this call's executions reached changed: a query touches a few
+        # of the thousands a large abstraction has, and a sample sorts the class's states.
+        for key in sorted(touched, key=lambda key: stats[key].order):  # new classes in the order they came
+            self._samples[key] = stats[key].sample(*key)
+        return Pooled(self.abstraction, self.delta, dict(self._samples))
 
 
 def pool(data: TransitionDataset, abstraction: Abstraction, delta: float, since: int = 0) -> Pooled:
@@ -344,8 +358,9 @@ def pooled_h_or(h_or: CompoundModel, data: TransitionDataset, pooled: Pooled) ->
         return build_bounds(ctx, widened_data(data, pooled)).optimistic
     b = ctx.bdd
     models = []
+    by_capability = pooled.by_capability()
     for c, cm in h_or.items():
-        if not any(k.capability == c for k in pooled.classes.values()):
+        if c not in by_capability:
             models.append(cm)  # never executed: h∨'s own model of it
             continue
         rules = []
@@ -354,9 +369,7 @@ def pooled_h_or(h_or: CompoundModel, data: TransitionDataset, pooled: Pooled) ->
         # refuted class (or one tried before the abstraction was fixed) the pair's own
         # bound covers only the effects h∨_κ admits there, which must include its own.
         every = {e for s in data.states_of(c) for e in data.effects(s, c)}
-        for k in pooled.classes.values():
-            if k.capability != c:
-                continue
+        for k in by_capability[c]:
             if pooled.refuted(k):
                 continue
             assert k.cube is not None
@@ -391,9 +404,7 @@ class ClassUnits:
         self.pooled = pooled
         self.data = data
         self.pairs = PairUnits(data, pooled.part)
-        self._by_cap: dict[str, list[ClassSample]] = {}
-        for (c, _), k in pooled.classes.items():
-            self._by_cap.setdefault(c, []).append(k)
+        self._by_cap = pooled.by_capability()
 
     def tried(self, engine: SymbolicEngine, c: str, region: Node, epsilon: float) -> Iterable[Unit]:
         bdd = engine.bdd

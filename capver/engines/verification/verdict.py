@@ -579,19 +579,16 @@ def _confidence_text(v: LatticeVerdict, c: Confidence, vocab: Vocabulary) -> str
     why an unconfirmed one is not confident and which queries would make it so."""
     where = " within the states the environment reaches" if c.environment else ""
     frontier = (
-        f"h∨'s frontier{where}: {c.states:,} states × {c.pairs // max(c.states, 1):,} capabilities = {c.pairs:,} "
-        "(state, capability) pairs"
+        f"{c.frontier_name}{where}: {c.states:,} states × {c.pairs // max(c.states, 1):,} capabilities = "
+        f"{c.pairs:,} (state, capability) pairs"
     )
     if not c.complete:
         frontier = (
-            f"h∨'s frontier{where}, its nearest rings only (the whole is h∨'s reachable set, too large to "
+            f"{c.frontier_name}{where}, its nearest rings only (the whole is h∨'s reachable set, too large to "
             f"enumerate; one untried pair decides the tier): at least {c.states:,} states × "
             f"{c.pairs // max(c.states, 1):,} capabilities = {c.pairs:,} (state, capability) pairs"
         )
     at_least = "" if c.complete else "at least "
-    if c.classes:
-        frontier = frontier.replace("h∨'s frontier", "the frontier of h∨ under the abstraction")
-    unit = "classes" if c.classes else "pairs"
     if v.tier is Tier.CONFIDENT:
         ks = ", ".join(f"k = {k}: {b:.3g}" for k, b in c.violation)
         where_bounded = (
@@ -607,7 +604,7 @@ def _confidence_text(v: LatticeVerdict, c: Confidence, vocab: Vocabulary) -> str
             f"1 − (1 − ε̄)^k ({ks})"
         )
     text = (
-        f"\n  {frontier}; {at_least}{c.untried:,} {unit} never tried, {c.thin:,} tried with ε > {c.threshold:g} "
+        f"\n  {frontier}; {at_least}{c.untried:,} {c.unit} never tried, {c.thin:,} tried with ε > {c.threshold:g} "
         f"(largest ε {c.epsilon:.3g}) at δ = {c.delta:g}"
     )
     if c.queries:
