@@ -34,7 +34,6 @@ Run: ``capver bench abstraction [--quick] [--settings NAME ...] [--out DIR]``; w
 
 from __future__ import annotations
 
-import importlib.resources
 import statistics
 import sys
 import time
@@ -45,7 +44,7 @@ from fractions import Fraction
 from capver.api import learn
 from capver.bench.cli import BenchParser, summary, write_results
 from capver.bench.markdown import markdown_table
-from capver.bench.verdicts import HORIZON, violation_probability
+from capver.bench.verdicts import HORIZON, tier_name, truth_file_text, violation_probability
 from capver.commands.argtypes import positive
 from capver.core.dataset import TransitionDataset
 from capver.core.state import State
@@ -74,13 +73,9 @@ QUICK: dict[str, object] = {"steps": [3000], "seeds": 1}
 SALT = 7401
 
 
-def _data_text(file: str) -> str:
-    return importlib.resources.files("capver.data").joinpath("truths", file).read_text(encoding="utf-8")
-
-
 def load_truth(name: str) -> tuple[CompoundModel, State]:
     file, _ = TRUTHS[name]
-    parsed = dsl.parse(_data_text(file), filename=f"capver/data/truths/{file}")
+    parsed = dsl.parse(truth_file_text(file), filename=f"capver/data/truths/{file}")
     assert parsed.init is not None
     return parsed.model, parsed.init
 
@@ -104,12 +99,6 @@ class Row:
     refuted_at: int | None
     classes: int
     seconds: float
-
-
-def _tier(v: LatticeVerdict) -> str:
-    if v.tier in (Tier.OBSERVED, Tier.CONFIDENT):
-        return f"{v.tier.value}-{'holds' if v.verdict is AgentVerdict.HOLDS else 'violated'}"
-    return v.tier.value
 
 
 def _wrong(v: LatticeVerdict, truth_holds: bool, exact: Fraction) -> bool:
@@ -152,7 +141,7 @@ def _verdicts(
 def run_one(name: str, seed: int, budgets: Sequence[int]) -> list[Row]:
     """One learned run on a truth, decided at each budget's prefix of its data."""
     model, init = load_truth(name)
-    ab = parse_abstraction_text(_data_text(ABSTRACTION_FILE), model.vocabulary, tuple(model), ABSTRACTION_FILE)
+    ab = parse_abstraction_text(truth_file_text(ABSTRACTION_FILE), model.vocabulary, tuple(model), ABSTRACTION_FILE)
     result = learn(
         model_assessment(model, init, name),
         method="random",
@@ -184,8 +173,8 @@ def run_one(name: str, seed: int, budgets: Sequence[int]) -> list[Row]:
                     budget,
                     text,
                     h,
-                    _tier(p),
-                    _tier(q),
+                    tier_name(p),
+                    tier_name(q),
                     _wrong(p, h, x),
                     _wrong(q, h, x) or (TRUTHS[name][1] and bool(note.refuted)),
                     note.used,

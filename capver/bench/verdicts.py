@@ -140,7 +140,12 @@ def _budgets(text: str) -> list[int]:
 # ------------------------------------------------------------------------------ truths
 def truth_text(name: str) -> str:
     """The .capm text of a hand-written truth shipped in ``capver/data/truths``."""
-    return importlib.resources.files("capver.data").joinpath("truths", TRUTH_FILES[name]).read_text(encoding="utf-8")
+    return truth_file_text(TRUTH_FILES[name])
+
+
+def truth_file_text(file: str) -> str:
+    """The text of a file shipped in ``capver/data/truths`` (a truth, an abstraction)."""
+    return importlib.resources.files("capver.data").joinpath("truths", file).read_text(encoding="utf-8")
 
 
 def build_truth(name: str, seed: int) -> tuple[CompoundModel, State]:

@@ -12,7 +12,6 @@ a class: there switching light 1 breaks the house with probability 1/2.
 
 from __future__ import annotations
 
-import importlib.resources
 import json
 from pathlib import Path
 
@@ -20,6 +19,8 @@ import numpy as np
 import pytest
 
 import capver
+from capver.bench.abstraction import load_truth
+from capver.bench.verdicts import truth_file_text
 from capver.core.dataset import TransitionDataset
 from capver.core.properties import Property
 from capver.core.state import State, Transition
@@ -28,7 +29,6 @@ from capver.engines.verification.agent_verdict import AgentVerdict, Tier
 from capver.engines.verification.pooled import pool, pooled_h_or
 from capver.engines.verification.symbolic import SymbolicEngine
 from capver.errors import UsageError
-from capver.io import dsl
 from capver.io.abstraction_file import load_abstraction, parse_abstraction_text
 from capver.io.properties_text import parse_property
 from capver.model.abstraction import Partition, Projection
@@ -37,19 +37,8 @@ from capver.settings import model_assessment
 from tests.helpers.cli import capver_in_process
 from tests.helpers.untraced import untraced
 
-
-def truth_text(file: str) -> str:
-    return importlib.resources.files("capver.data").joinpath("truths", file).read_text(encoding="utf-8")
-
-
 SAFE = "A [ G !broken ]"
-ABSTRACTION = truth_text("lights.abs")
-
-
-def truth(name: str = "lights") -> tuple[CompoundModel, State]:
-    parsed = dsl.parse(truth_text(f"{name}.capm"), filename=f"{name}.capm")
-    assert parsed.init is not None
-    return parsed.model, parsed.init
+ABSTRACTION = truth_file_text("lights.abs")
 
 
 def sampled(model: CompoundModel, executions: int, seed: int) -> TransitionDataset:
@@ -84,7 +73,7 @@ def verdict(model: CompoundModel, data: TransitionDataset, init: State, text: st
 
 @pytest.fixture(scope="module")
 def lights() -> tuple[CompoundModel, State, TransitionDataset]:
-    model, init = truth()
+    model, init = load_truth("lights")
     return model, init, sampled(model, 12000, seed=0)
 
 
@@ -153,7 +142,7 @@ def test_a_class_that_behaves_differently_at_one_state_is_refuted_there() -> Non
     # for the property, but not the abstraction's claim.  Measured: with 12,000
     # executions (about 40 at the odd state) the statistic of seed 0 reaches e^2.4 of the
     # e^10.5 it needs; with 30,000 (about 100 there) e^16.8, refuted in each of 4 seeds.
-    model, init = truth("lights_one_state")
+    model, init = load_truth("lights-one-state")
     ab = parse_abstraction_text(ABSTRACTION, model.vocabulary, tuple(model), "lights.abs")
     for seed in range(4):
         data = sampled(model, 30000, seed=seed)
@@ -175,7 +164,7 @@ def test_a_rare_break_at_one_state_is_refuted_seen_or_within_the_stated_bound() 
     # probability of a violation within k executions (explicit engine, rationals).
     from capver.bench.verdicts import HORIZON, violation_probability
 
-    model, init = truth("lights_rare_break")
+    model, init = load_truth("lights-rare-break")
     prop = parse_property(SAFE, model.vocabulary, tuple(model))
     assert not SymbolicEngine(model).check(prop, init).holds
     ab = parse_abstraction_text(ABSTRACTION, model.vocabulary, tuple(model), "lights.abs")
@@ -212,7 +201,7 @@ def test_a_callable_abstraction_reads_atoms_by_name(lights: tuple[CompoundModel,
 
 
 def test_an_abstraction_file_mistake_is_located() -> None:
-    model, _ = truth()
+    model, _ = load_truth("lights")
     with pytest.raises(UsageError, match=r"lights\.abs:2:19: 'on\(l9\)' is not an atom"):
         parse_abstraction_text(
             "toggle: power\nswitch-l1: power, on(l9)\n", model.vocabulary, tuple(model), "lights.abs"
@@ -226,7 +215,7 @@ def test_an_abstraction_file_mistake_is_located() -> None:
 
 
 def test_the_abstraction_of_h_tilde_names_its_condition_atoms() -> None:
-    model, _ = truth()
+    model, _ = load_truth("lights")
     ab = Projection.of_model(model)
     lines = dict(line.split(": ", 1) for line in ab.describe(model.vocabulary))
     # The truth's own conditions: power alone for a switch.  Its *observed* effect also
@@ -236,9 +225,9 @@ def test_the_abstraction_of_h_tilde_names_its_condition_atoms() -> None:
 
 
 def test_capver_verify_abstraction_on_a_learned_run(tmp_path: Path) -> None:
-    model, _ = truth()
+    model, _ = load_truth("lights")
     truth_file = tmp_path / "lights.capm"
-    truth_file.write_text(truth_text("lights.capm"))
+    truth_file.write_text(truth_file_text("lights.capm"))
     run = tmp_path / "run"
     r = capver_in_process(
         "learn", "--agent", "model", "--model", str(truth_file), "--method", "random", "--max-steps", "600",
@@ -265,7 +254,9 @@ def test_capver_verify_abstraction_on_a_learned_run(tmp_path: Path) -> None:
     r = capver_in_process("verify", str(run), "--property", SAFE, "--abstraction", "nope:missing")
     assert r.returncode == 2 and "cannot load 'missing' from module 'nope'" in r.stderr
     # The Python API takes the same spellings.
-    learned = capver.learn(model_assessment(model, truth()[1], "lights"), method="random", max_steps=300, seed=1)
+    learned = capver.learn(
+        model_assessment(model, load_truth("lights")[1], "lights"), method="random", max_steps=300, seed=1
+    )
     v = learned.verify(SAFE, abstraction=str(spec), environment=False)
     assert v.lattice is not None and v.lattice.abstraction is not None
     assert v.lattice.abstraction.name == str(spec)
@@ -276,7 +267,7 @@ def test_directed_learning_with_the_abstraction_decides_sooner() -> None:
     # learn --properties with an abstraction: the queries go to the classes that keep
     # the property unconfirmed.  Measured (seed 0, MCQS-E): confident after 5,054
     # executions; without the abstraction still unconfirmed after 15,000.
-    model, init = truth()
+    model, init = load_truth("lights")
     ab = parse_abstraction_text(ABSTRACTION, model.vocabulary, tuple(model), "lights.abs")
     setting = model_assessment(model, init, "lights")
     # Untraced (38 s instead of about 11 s under .ci/run): the tracker's code under an
@@ -300,7 +291,7 @@ def test_directed_learning_with_the_abstraction_decides_sooner() -> None:
 
 def test_learn_abstraction_tilde_pools_only_what_comes_after_h_tilde(tmp_path: Path) -> None:
     truth_file = tmp_path / "lights.capm"
-    truth_file.write_text(truth_text("lights.capm"))
+    truth_file.write_text(truth_file_text("lights.capm"))
     props = tmp_path / "safe.props"
     props.write_text(f'"safe": {SAFE};\n')
     run = tmp_path / "run"
