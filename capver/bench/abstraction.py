@@ -111,17 +111,6 @@ def _wrong(v: LatticeVerdict, truth_holds: bool, exact: Fraction) -> bool:
     return False
 
 
-def _prefix(data: TransitionDataset, n: int) -> TransitionDataset:
-    out = TransitionDataset(data.vocab, data.capabilities)
-    seen = 0
-    for t, count, steps in data.additions():
-        if seen + count > n:
-            break
-        out.add(t, count, steps)
-        seen += count
-    return out
-
-
 def _verdicts(
     model: CompoundModel, data: TransitionDataset, init: State, abstraction: Abstraction | None
 ) -> list[LatticeVerdict]:
@@ -157,7 +146,7 @@ def run_one(name: str, seed: int, budgets: Sequence[int]) -> list[Row]:
     exact = [violation_probability(p, truth, init, HORIZON) for p in props]
     rows = []
     for budget in budgets:
-        data = _prefix(result.data, budget)
+        data = result.data.first(budget)
         start = time.perf_counter()
         plain = _verdicts(model, data, init, None)
         pooled = _verdicts(model, data, init, ab)

@@ -228,6 +228,16 @@ class TransitionDataset:
         sampling order included."""
         return itertools.islice(self._additions, start, None)
 
+    def first(self, executions: int | None = None) -> TransitionDataset:
+        """A new dataset of the additions that make up the first ``executions``
+        executions (all: a copy), in the same order."""
+        out = TransitionDataset(self.vocab, self.capabilities)
+        for t, count, steps in self._additions:
+            if executions is not None and len(out) + count > executions:
+                break
+            out.add(t, count, steps)
+        return out
+
     @property
     def addition_count(self) -> int:
         """How many :meth:`add` calls made the dataset (a cursor for :meth:`additions`)."""

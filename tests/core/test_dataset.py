@@ -95,6 +95,21 @@ class TestCounts:
         assert data.changes_since(k) == [(c, s) for s, c, _, _, _ in adds[k:]]
         assert data.changes_since(len(adds)) == []
 
+    @given(additions, st.integers(0, 130))
+    def test_first_executions_are_the_additions_that_fit(self, adds: list, n: int) -> None:
+        data = build(adds)
+        fit, total = [], 0
+        for a in adds:
+            if total + a[3] > n:
+                break
+            fit.append(a)
+            total += a[3]
+        first = data.first(n)
+        assert list(first.additions()) == list(build(fit).additions()) and len(first) == total <= n
+        copy = data.first()
+        assert list(copy.additions()) == list(data.additions()) and copy is not data
+        assert data.addition_count == len(adds)
+
 
 class TestBuilding:
     def test_declare(self) -> None:

@@ -333,9 +333,7 @@ def pool(data: TransitionDataset, abstraction: Abstraction, delta: float, since:
 def widened_data(data: TransitionDataset, pooled: Pooled) -> TransitionDataset:
     """D′: D plus, at each tried state, the outcomes of the effects its class showed
     elsewhere (module docstring); h∨(D′) is the widened h∨."""
-    out = TransitionDataset(data.vocab, data.capabilities)
-    for t, count, steps in data.additions():
-        out.add(t, count, steps)
+    out = data.first()
     for c in data.capability_table:
         for s in list(data.states_of(c)):
             k = pooled.class_of(c, s)

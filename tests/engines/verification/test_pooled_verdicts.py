@@ -118,9 +118,7 @@ def test_h_or_under_the_abstraction_narrows_untried_states_and_widens_tried_ones
     lights: tuple[CompoundModel, State, TransitionDataset],
 ) -> None:
     model, _, data = lights
-    few = TransitionDataset(model.vocabulary, (model[c].capability for c in model))
-    for t, count, steps in list(data.additions())[:400]:
-        few.add(t, count, steps)
+    few = data.first(400)
     ab = parse_abstraction_text(ABSTRACTION, model.vocabulary, tuple(model), "lights.abs")
     from capver.engines.lattice import build_bounds
 
