@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from capver.bench.cli import BenchParser
-from capver.bench.timing import Timing, timed
+from capver.bench.timing import Timing, own_heap, timed
 from capver.commands.argtypes import non_negative, positive
 from capver.core.dataset import TransitionDataset
 from capver.core.state import Capability, Effect, Transition
@@ -601,21 +601,22 @@ def main(argv: list[str] | None = None) -> int:
     runs = [("pooled", backends, args.states)]
     if not args.no_distinct:
         runs.append(("all-distinct", backends[:1], None))
-    for label, run_backends, pool in runs:
-        data = sample_dataset(truth, rng, args.transitions, n_states=pool)
-        builders = bench_build(report, label, data, run_backends)
-        first = builders[run_backends[0]]
-        report.info[f"D {label}"] = describe(data, first)
-        bench_queries(report, label, first, rng, args.queries, args.unobserved_queries)
-        if not args.no_z3 and label == "pooled":
-            bench_z3(report, label, first)
-            bench_agreement(report, label, first, rng, args.agreement_capabilities, args.agreement_optimistic)
-        bench_incremental(report, label, truth, builders, rng, args.incremental_samples)
-        del builders, first
-        gc.collect()
+    with own_heap():
+        for label, run_backends, pool in runs:
+            data = sample_dataset(truth, rng, args.transitions, n_states=pool)
+            builders = bench_build(report, label, data, run_backends)
+            first = builders[run_backends[0]]
+            report.info[f"D {label}"] = describe(data, first)
+            bench_queries(report, label, first, rng, args.queries, args.unobserved_queries)
+            if not args.no_z3 and label == "pooled":
+                bench_z3(report, label, first)
+                bench_agreement(report, label, first, rng, args.agreement_capabilities, args.agreement_optimistic)
+            bench_incremental(report, label, truth, builders, rng, args.incremental_samples)
+            del builders, first
+            gc.collect()
 
-    for n in sorted({40, 200, args.atoms}):
-        bench_representation(report, rng, n, args.representation_states)
+        for n in sorted({40, 200, args.atoms}):
+            bench_representation(report, rng, n, args.representation_states)
 
     report.info["run time"] = f"{time.perf_counter() - started:.1f} s wall, {time.process_time():.1f} s cpu"
     print(render(report))

@@ -20,7 +20,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from capver import synthetic
@@ -281,6 +281,9 @@ def _atom_text(cube: Cube) -> str:
 @needs_storm
 @settings(max_examples=scaled(10), deadline=None)
 @given(seed=seeds, kind=st.sampled_from(KINDS))
+# Storm's float engine gave 0.4999999999998931 for the exact 1/2 of P>=1/2 here, and
+# the bound was VIOLATED by it alone until check decided near-ties on exact rationals.
+@example(seed=304, kind="trap")
 def test_every_checker_answers_until_properties_alike(seed: int, kind: str) -> None:
     model, init, goal = random_case(seed, 4, kind)
     hold = _cube(4, np.random.default_rng(seed + 2))
