@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,22 +17,32 @@ from pathlib import Path
 import pytest
 
 from capver.io import run_dir, run_file
+from tests.helpers.cli import capver_in_process
 from tests.helpers.paths import ROOT
 
 LEARN = ["learn", "--agent", "lao", "--domain", "blocks", "--method", "mcqs-s", "--quiet"]
 
 
 def capver(*argv: str) -> subprocess.CompletedProcess[str]:
+    """A command in a process of its own: only the killed ``--resume`` below needs one."""
     return subprocess.run(
         [sys.executable, "-m", "capver", *argv], capture_output=True, text=True, timeout=600, check=False, cwd=ROOT
     )
 
 
-@pytest.fixture
-def run(tmp_path: Path) -> Path:
-    out = tmp_path / "run"
-    r = capver(*LEARN, "--max-steps", "60", "--out", str(out))
+@pytest.fixture(scope="module")
+def learned(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One run, learned once per module and never written to (``run`` copies it)."""
+    out = tmp_path_factory.mktemp("stale") / "run"
+    r = capver_in_process(*LEARN, "--max-steps", "60", "--out", str(out), cwd=ROOT)
     assert r.returncode == 0, r.stderr
+    return out
+
+
+@pytest.fixture
+def run(learned: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "run"
+    shutil.copytree(learned, out)
     return out
 
 
@@ -53,7 +64,7 @@ def test_an_observation_added_after_the_models_is_refused_by_every_command(run: 
         "export": ["export", str(run), "--out", str(run / "pddl"), "--goal", "on(a,b)"],
         "plan": ["plan", str(run), "--goal", "on(a,b)"],
     }[command]
-    r = capver(*argv)
+    r = capver_in_process(*argv, cwd=ROOT)
     assert r.returncode == 2, (r.stdout, r.stderr)
     error = r.stderr.strip().splitlines()
     assert len(error) == 1 and "do not describe the data beside them" in error[0]
@@ -64,11 +75,12 @@ def test_the_named_command_rebuilds_the_models(run: Path) -> None:
     lines = (run / run_dir.DATASET).read_text(encoding="utf-8").splitlines()
     with (run / run_dir.DATASET).open("a", encoding="utf-8") as f:
         f.write(lines[-1] + "\n")
-    assert capver("verify", str(run), "--property", "E [ F on(a,b) ]").returncode == 2
-    r = capver(*LEARN, "--out", str(run), "--resume")
+    verify = ("verify", str(run), "--property", "E [ F on(a,b) ]")
+    assert capver_in_process(*verify, cwd=ROOT).returncode == 2
+    r = capver_in_process(*LEARN, "--out", str(run), "--resume", cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert run_file.models_from(run) == run_dir.dataset_stamp(run)
-    assert capver("verify", str(run), "--property", "E [ F on(a,b) ]").returncode == 0
+    assert capver_in_process(*verify, cwd=ROOT).returncode == 0
 
 
 @pytest.mark.slow

@@ -60,13 +60,10 @@ import math
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
-from scipy.sparse import csgraph
-from scipy.sparse.linalg import spsolve
 
 from capver.core.properties import Globally, PathFormula, StateFormula, Until, holds
 from capver.core.state import State
@@ -75,6 +72,13 @@ from capver.engines.verification.quantitative import EXACT, FLOAT, VERIFIED, Val
 from capver.errors import CapverError
 from capver.logic.bdd import isop
 from capver.model.capability_model import CompoundModel, rule_mixture
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+# scipy is imported by the functions that use it: importing scipy.sparse and its linalg
+# took 0.27 s, which every capver command paid (this module is imported with the
+# verification engines) whether or not it solved a model here.
 
 ROUNDING_DENOMINATOR = 10**7
 """The exactness step rounds each float value to the nearest fraction with at most this
@@ -192,6 +196,8 @@ class SparseMDP:
 
     def matrix(self) -> sp.csr_matrix:
         """The choices × states matrix of probabilities (doubles), built once."""
+        import scipy.sparse as sp
+
         if not self._matrix:
             self._matrix.append(
                 sp.csr_matrix((self.prob, self.target, self.col_start), shape=(self.nr_choices, len(self)))
@@ -419,6 +425,8 @@ def _assemble(
 
 def _row_successor_graph(mdp: SparseMDP, rows: Bools) -> sp.csr_matrix:
     """Boolean rows × states matrix of the given rows' successors."""
+    import scipy.sparse as sp
+
     keep = np.repeat(rows, np.diff(mdp.col_start))
     data = keep.astype(np.int8)
     return sp.csr_matrix((data, mdp.target, mdp.col_start), shape=(mdp.nr_choices, len(mdp)))
@@ -427,6 +435,9 @@ def _row_successor_graph(mdp: SparseMDP, rows: Bools) -> sp.csr_matrix:
 def _backward(mdp: SparseMDP, start: Bools, rows: Bools) -> Bools:
     """States from which ``start`` is reachable through the given rows (every state
     of ``start`` included)."""
+    import scipy.sparse as sp
+    from scipy.sparse import csgraph
+
     n = len(mdp)
     m = _row_successor_graph(mdp, rows).tocoo()
     # Edge t -> s for every successor t of a row of s; a super-source n -> start.
@@ -486,6 +497,9 @@ def _attractor(mdp: SparseMDP, base: Bools, region: Bools, rows: Bools) -> tuple
 
 def _evaluate(mdp: SparseMDP, policy: Ints, unknown: Ints, known: Floats) -> Floats:
     """Values of the ``unknown`` states under ``policy`` (a row per state)."""
+    import scipy.sparse as sp
+    from scipy.sparse.linalg import spsolve
+
     p = mdp.matrix()[policy[unknown]]
     n = len(mdp)
     pos = np.full(n, -1, dtype=np.int64)
