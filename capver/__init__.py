@@ -8,7 +8,9 @@ entry point itself is :func:`capver.engines.verification.verify`) and
 :func:`load_run` (a run directory as a :class:`Run`); and what you need to plug in
 your own agent (docs/your_agent.md): :class:`Agent`, :class:`Stop`,
 :class:`Capability`, :class:`Atom`, :class:`Literal`, :class:`Predicate`,
-:class:`Vocabulary` and :class:`GymSimulator`.  They are loaded on first use, so
+:class:`Vocabulary` and :class:`GymSimulator`; and the abstractions verdicts may pool
+under (``abstraction=`` of ``result.verify`` and :func:`learn`): :class:`Projection`
+and :class:`Partition`.  They are loaded on first use, so
 that ``import capver`` (and ``capver --help``) stays fast.
 """
 
@@ -36,6 +38,8 @@ _HOMES = {
     "Predicate": "capver.core.vocabulary",
     "Vocabulary": "capver.core.vocabulary",
     "GymSimulator": "capver.envs.gym_adapter",
+    "Partition": "capver.model.abstraction",
+    "Projection": "capver.model.abstraction",
 }
 
 __all__ = [
@@ -45,7 +49,9 @@ __all__ = [
     "GymSimulator",
     "LearnResult",
     "Literal",
+    "Partition",
     "Predicate",
+    "Projection",
     "Run",
     "Stop",
     "Verdict",
@@ -64,6 +70,7 @@ if TYPE_CHECKING:
     from capver.core.vocabulary import Atom, Literal, Predicate, Vocabulary
     from capver.engines.verification.verdict import Verdict
     from capver.envs.gym_adapter import GymSimulator
+    from capver.model.abstraction import Partition, Projection
 
 
 def __getattr__(name: str) -> Any:

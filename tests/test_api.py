@@ -77,3 +77,18 @@ def test_a_saved_result_is_a_run_the_commands_and_load_run_accept(tmp_path: Path
     with pytest.raises(RunFileError, match="capver does not overwrite files it did not create"):
         result.save(other)
     assert sorted(p.name for p in other.iterdir()) == ["todo.txt"]
+
+
+def test_every_public_name_is_importable_from_the_package() -> None:
+    """``capver.__all__`` is what ``from capver import *`` gives: each name resolves to the
+    object its home module defines, and nothing else is promised."""
+    import importlib
+
+    from capver import _HOMES
+
+    assert sorted(cv.__all__) == sorted([*_HOMES, "__version__"])
+    for name, home in _HOMES.items():
+        assert getattr(cv, name) is getattr(importlib.import_module(home), name)
+    assert cv.Projection.of_atoms.__qualname__ == "Projection.of_atoms"
+    with pytest.raises(AttributeError, match="no attribute 'Abstractions'"):
+        _ = cv.Abstractions  # type: ignore[attr-defined]

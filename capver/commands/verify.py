@@ -51,7 +51,14 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from capver.commands.argtypes import add_environment_option, non_negative, open_unit_interval, positive, seconds
+from capver.commands.argtypes import (
+    add_environment_option,
+    non_negative,
+    open_unit_interval,
+    positive,
+    refuse_to_overwrite,
+    seconds,
+)
 from capver.core.properties import ForallPath, Globally, Property, to_text
 from capver.core.state import State
 from capver.core.vocabulary import Vocabulary
@@ -73,9 +80,10 @@ from capver.engines.verification.symbolic import Witness
 from capver.engines.verification.verdict import EXIT_TIMEOUT, EXIT_UNKNOWN, EXIT_VIOLATED
 from capver.errors import CapverError, UsageError
 from capver.io import certificate, dsl, run_dir, verdicts_file
-from capver.io.abstraction_file import TILDE, load_abstraction
+from capver.io.abstraction_file import TILDE, abstraction_text, load_abstraction
 from capver.io.dsl import ParsedModel
 from capver.io.properties_text import parse_property, read_properties
+from capver.model.abstraction import Projection
 from capver.model.kinds import ModelKind
 from capver.settings import assessment_of, evidence_of
 
@@ -203,6 +211,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "module:function (a Python callable of the capability and the set of true atoms); executions pool per "
         "class, the assumption is tested on the data, and δ is split three ways (per pair, per class, the tests)",
     )
+    parser.add_argument(
+        "--save-abstraction",
+        metavar="FILE",
+        type=Path,
+        default=None,
+        help="with --abstraction tilde or FILE: write its atoms per capability to FILE, in the file form "
+        "--abstraction reads, for a person to review or edit (never over an existing file)",
+    )
     sampled = parser.add_argument_group(
         "a fixed scheduler, checked with the agent itself (statistical model checking; P properties)"
     )
@@ -246,7 +262,13 @@ def run(args: argparse.Namespace) -> int:
                 "directory (capver learn --out)"
             )
         verdicts_file.check_writable(target)
+    if args.save_abstraction is not None:
+        if args.abstraction is None:
+            raise UsageError("--save-abstraction: writes the abstraction --abstraction names; none was given")
+        refuse_to_overwrite(args.save_abstraction, "--save-abstraction")
     evidence, first, on = _evidence(args, target)
+    if args.save_abstraction is not None:
+        _save_abstraction(args.save_abstraction, evidence, out=sys.stderr if args.json else sys.stdout)
     vocab = first.vocabulary
     if args.init is None and first.init is None:
         # A verdict from an initial state the user never chose (the empty one) looks
@@ -351,6 +373,19 @@ def _evidence(args: argparse.Namespace, target: Path) -> tuple[Evidence, ParsedM
         )
         evidence = dataclasses.replace(evidence, abstraction=ab)
     return evidence, opened.parsed(ModelKind.AND), on
+
+
+def _save_abstraction(path: Path, evidence: Evidence, out: TextIO) -> None:
+    ab = evidence.abstraction
+    if not isinstance(ab, Projection):
+        raise UsageError(
+            f"--save-abstraction: {ab.name if ab is not None else 'the abstraction'} is a Python callable; "
+            "only atoms per capability (tilde or a file) have a file form"
+        )
+    vocab = evidence.h_and.vocabulary
+    with path.open("x", encoding="utf-8") as f:  # "x": never over a file that appeared since the check
+        f.write(abstraction_text(ab, vocab, ab.name))
+    print(f"wrote {path} (the classes of {ab.name}, {len(ab.masks)} capabilities)", file=out)
 
 
 def _scheduled(

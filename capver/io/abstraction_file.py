@@ -69,6 +69,21 @@ def parse_abstraction_text(text: str, vocab: Vocabulary, capabilities: tuple[str
     return Projection.of_atoms(vocab, atoms, source, default)
 
 
+def abstraction_text(projection: Projection, vocab: Vocabulary, source: str) -> str:
+    """The file of ``projection``'s atoms per capability, as :func:`parse_abstraction_text`
+    reads it back (the same classes), headed by a comment naming ``source``: h̃'s atoms
+    written out for a person to review, edit and pass as ``--abstraction FILE``."""
+    lines = [
+        f"# The classes of {source}: per capability, the atoms whose values make a class",
+        "# (capver verify --abstraction FILE reads this file; an empty list is one class).",
+    ]
+    for c, mask in projection.masks:
+        lines.append(f"{c}: " + ", ".join(str(a) for a in vocab.atoms_of(mask)))
+    if projection.default is not None:
+        lines.append("*: " + ", ".join(str(a) for a in vocab.atoms_of(projection.default)))
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
 def load_abstraction(
     spec: str, vocab: Vocabulary, capabilities: tuple[str, ...], h_tilde: Callable[[], CompoundModel]
 ) -> Abstraction:
@@ -97,4 +112,4 @@ def load_abstraction(
     return Partition(spec, vocab, key)
 
 
-__all__ = ["TILDE", "load_abstraction", "parse_abstraction_text"]
+__all__ = ["TILDE", "abstraction_text", "load_abstraction", "parse_abstraction_text"]

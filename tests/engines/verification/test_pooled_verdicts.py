@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import capver
 from capver.bench.abstraction import load_truth
@@ -29,12 +31,13 @@ from capver.engines.verification.agent_verdict import AgentVerdict, Tier
 from capver.engines.verification.pooled import pool, pooled_h_or
 from capver.engines.verification.symbolic import SymbolicEngine
 from capver.errors import UsageError
-from capver.io.abstraction_file import load_abstraction, parse_abstraction_text
+from capver.io.abstraction_file import abstraction_text, load_abstraction, parse_abstraction_text
 from capver.io.properties_text import parse_property
 from capver.model.abstraction import Partition, Projection
 from capver.model.capability_model import CompoundModel
 from capver.settings import model_assessment
 from tests.helpers.cli import capver_in_process
+from tests.helpers.examples import scaled
 from tests.helpers.untraced import untraced
 
 SAFE = "A [ G !broken ]"
@@ -212,6 +215,20 @@ def test_an_abstraction_file_mistake_is_located() -> None:
         load_abstraction("no-such-file.abs", model.vocabulary, tuple(model), lambda: model)
 
 
+@settings(max_examples=scaled(20), deadline=None)
+@given(masks=st.lists(st.integers(0, 2**12), min_size=9, max_size=9), default=st.none() | st.integers(0, 2**12))
+def test_an_abstraction_file_reads_back_as_written(masks: list[int], default: int | None) -> None:
+    """For all projections over the lights' capabilities: abstraction_text, read by
+    parse_abstraction_text, gives the same atoms per capability (write → parse → equal)."""
+    model, _ = load_truth("lights")
+    vocab = model.vocabulary
+    named = tuple((c, m & vocab.full_mask) for c, m in zip(sorted(model), masks, strict=False))
+    ab = Projection("written", named, None if default is None else default & vocab.full_mask, vocab.full_mask)
+    back = parse_abstraction_text(abstraction_text(ab, vocab, "a test"), vocab, tuple(model), "x.abs")
+    assert back.masks == ab.masks and back.default == ab.default
+    assert all(back.mask(c) == ab.mask(c) for c in model)
+
+
 def test_the_abstraction_of_h_tilde_names_its_condition_atoms() -> None:
     model, _ = load_truth("lights")
     ab = Projection.of_model(model)
@@ -249,6 +266,23 @@ def test_capver_verify_abstraction_on_a_learned_run(tmp_path: Path) -> None:
     assert f"the abstraction {spec} (26 classes; not refuted by the data)" in page
     r = capver_in_process("verify", str(run), "--property", SAFE, "--abstraction", "tilde", "--ignore-environment")
     assert "abstraction" in r.stdout, r.stdout + r.stderr
+    # h̃'s atoms written out as a file, and that file read back: the same classes.
+    tilde_file = tmp_path / "tilde.abs"
+    common = ("verify", str(run), "--property", SAFE, "--ignore-environment", "--json")
+    r = capver_in_process(*common, "--abstraction", "tilde", "--save-abstraction", str(tilde_file))
+    assert r.returncode in (0, 3), r.stderr
+    assert f"wrote {tilde_file} (the classes of h̃'s condition atoms" in r.stderr
+    by_tilde = json.loads(r.stdout.splitlines()[0])["abstraction"]
+    by_file = json.loads(capver_in_process(*common, "--abstraction", str(tilde_file)).stdout.splitlines()[0])
+    assert by_file["abstraction"]["classes"] == by_tilde["classes"]
+    assert by_file["abstraction"]["name"] == str(tilde_file)
+    written = tilde_file.read_text(encoding="utf-8")
+    r = capver_in_process(*common, "--abstraction", "tilde", "--save-abstraction", str(tilde_file))
+    assert r.returncode == 2 and "exists; capver does not overwrite" in r.stderr
+    assert tilde_file.read_text(encoding="utf-8") == written
+    r = capver_in_process(*common, "--abstraction", "os.path:basename", "--save-abstraction", str(tmp_path / "f"))
+    assert r.returncode == 2 and "only atoms per capability (tilde or a file) have a file form" in r.stderr
+    assert not (tmp_path / "f").exists()
     r = capver_in_process("verify", str(run), "--property", SAFE, "--abstraction", "nope:missing")
     assert r.returncode == 2 and "cannot load 'missing' from module 'nope'" in r.stderr
     # The Python API takes the same spellings.
