@@ -5,7 +5,6 @@ verdict and the refusals."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections import deque
 from pathlib import Path
@@ -21,7 +20,7 @@ from capver.engines.verification.abc_pdr import abc_available
 from capver.errors import UsageError
 from capver.io import dsl
 from capver.model.capability_model import CompoundModel
-from tests.helpers.untraced import untraced
+from tests.helpers.untraced import untraced_unless
 
 
 def _reachable_within(model: CompoundModel, init: State, k: int | None) -> dict[State, int]:
@@ -107,7 +106,7 @@ def test_quick_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
             # longer run's repeat the same code on more states, at 5 s traced instead of 2
             # (tests/helpers/untraced.py); this module measured no line of capver less
             # (2026-12-06).
-            with untraced() if row.steps > min(lengths) else contextlib.nullcontext():
+            with untraced_unless(row.steps == min(lengths)):
                 expected = _brute_force(runs[row.steps] / f"{m}.capm", row.text)
             assert decided == {expected}, (row.name, m)
         assert row.lattice not in ("—", "DISAGREE", "LATTICE ERROR")

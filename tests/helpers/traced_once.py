@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.helpers.untraced import untraced
+from tests.helpers.untraced import untraced_unless
 
 
 @contextlib.contextmanager
@@ -33,5 +33,5 @@ def traced_once(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator
             os.close(os.open(claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
         except FileExistsError:
             first = False
-    with contextlib.nullcontext() if first else untraced():
+    with untraced_unless(first):
         yield

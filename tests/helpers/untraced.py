@@ -43,3 +43,10 @@ def untraced() -> Iterator[None]:
     finally:
         for cov in reversed(paused):
             cov.start()
+
+
+def untraced_unless(traced: bool) -> contextlib.AbstractContextManager[None]:
+    """:func:`untraced`, or nothing when ``traced``: the repetitions of a statistical
+    test after the first (``untraced_unless(seed == 0)``), whose lines the first
+    measures."""
+    return contextlib.nullcontext() if traced else untraced()

@@ -4,7 +4,6 @@ baselines, and ``capver learn`` surviving a kill."""
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import json
 import os
@@ -31,7 +30,7 @@ from capver.synthetic import (
     random_effect,
     random_model,
 )
-from tests.helpers.untraced import untraced
+from tests.helpers.untraced import untraced, untraced_unless
 
 
 def _deterministic(ctx: LogicContext, rng: np.random.Generator) -> CompoundModel:
@@ -78,7 +77,7 @@ def test_deterministic_truth_is_learned_exactly(method: str, seed: int) -> None:
     # another world, at several times the cost when traced.  With the untraced runs below,
     # this module measured 2 of its 2945 lines of capver less, both covered by
     # tests/logic/test_bdd.py (2026-12-06).
-    with untraced() if seed else contextlib.nullcontext():
+    with untraced_unless(seed == 0):
         progress = learner.run()
     assert progress.stop is StopReason.CONVERGED and progress.stop_reason.startswith("converged")
     assert exact_vd(learner.h_and, truth, range(16)) == 0.0
@@ -132,7 +131,7 @@ def test_mcqs_tries_every_pair_sooner_than_random() -> None:
 
             # Coverage measures each method's first seed: the other two repeat the same
             # code on other worlds (see test_deterministic_truth_is_learned_exactly).
-            with untraced() if seed else contextlib.nullcontext():
+            with untraced_unless(seed == 0):
                 stop = learner.run(check).stop
             assert stop == (StopReason.REQUESTED if done else StopReason.QUERY_BUDGET)
             counts.append(done[0] if done else 10**9)

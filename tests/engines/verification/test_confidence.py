@@ -7,7 +7,6 @@ tried every pair the truth uses, in the observed-only scope."""
 
 from __future__ import annotations
 
-import contextlib
 import math
 
 import numpy as np
@@ -29,7 +28,7 @@ from capver.engines.verification.sampling import SamplingBounds
 from capver.logic.condition import LogicContext
 from capver.model.capability_model import CompoundModel
 from capver.synthetic import propositional_vocabulary, random_model
-from tests.helpers.untraced import untraced
+from tests.helpers.untraced import untraced_unless
 
 # -- Clopper–Pearson --------------------------------------------------------------------
 
@@ -158,7 +157,7 @@ def coverage(runs: int, queries: int, delta: float = 0.05, bound: int = 2, trace
     complete = 0
     sums = {"point": 0.0, "sound_lower": 0.0, "sound_upper": 0.0}
     for r in range(runs):
-        with contextlib.nullcontext() if r < traced_runs else untraced():
+        with untraced_unless(r < traced_runs):
             data = _learn_run(truth, r, queries)
             h_and = LatticeBuilder(CTX, data).pessimistic
             bounds = SamplingBounds(data, delta)
