@@ -255,3 +255,17 @@ def test_the_check_sees_import_cycles(tmp_path: Path) -> None:
 def test_every_module_has_a_layer() -> None:
     for path in PACKAGE.rglob("*.py"):
         layer_of(module_name(path, PACKAGE))
+
+
+def test_a_command_starts_without_the_sparse_engines_scipy() -> None:
+    """Every capver command imports the verification engines; scipy (0.27 s of a
+    command's start) is imported only by the sparse engine's functions that solve."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, capver.cli, capver.settings, capver.io.certificate, capver.engines.verification.checkers\n"
+        "print(sorted(m for m in sys.modules if m == 'scipy' or m.startswith('scipy.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out

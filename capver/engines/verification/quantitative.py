@@ -76,9 +76,9 @@ FLOAT = "floating point, no error bound (policy iteration in doubles)"
 
 FLOAT_TIE = 1e-9
 """How close to a ``P<op>p`` bound a value in doubles must be for :func:`check` to decide
-the bound on exact rationals instead: above every sound engine's precision (1e-12 for
-Storm's) and above the rounding error of the float engines without a stated bound on
-the models capver checks."""
+the bound on exact rationals instead: a thousand times the precision of Storm's sound
+float engine (1e-12).  For the float engines without a stated error bound it is an
+assumption, not a guarantee: their error is taken to be below it."""
 
 
 def sound(precision: float) -> str:
