@@ -17,17 +17,10 @@ from pathlib import Path
 import pytest
 
 from capver.io import run_dir, run_file
-from tests.helpers.cli import capver_in_process
+from tests.helpers.cli import capver, capver_in_process
 from tests.helpers.paths import ROOT
 
 LEARN = ["learn", "--agent", "lao", "--domain", "blocks", "--method", "mcqs-s", "--quiet"]
-
-
-def capver(*argv: str) -> subprocess.CompletedProcess[str]:
-    """A command in a process of its own: only the killed ``--resume`` below needs one."""
-    return subprocess.run(
-        [sys.executable, "-m", "capver", *argv], capture_output=True, text=True, timeout=600, check=False, cwd=ROOT
-    )
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +96,7 @@ def test_a_killed_resume_leaves_a_run_that_is_consistent_or_refused(run: Path) -
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     assert (run / run_dir.DATASET).stat().st_size > size  # it was killed while recording
-    r = capver("verify", str(run), "--property", "E [ F on(a,b) ]")
+    r = capver("verify", str(run), "--property", "E [ F on(a,b) ]", cwd=ROOT, timeout=600)
     consistent = run_file.models_from(run) == run_dir.dataset_stamp(run)
     if consistent:
         assert r.returncode in (0, 3), r.stderr

@@ -340,11 +340,16 @@ def _value(prop: Property, model: CompoundModel, init: State, engine: Quantitati
     if not isinstance(q, ProbabilityBound):
         return QuantitativeResult(v, None, what, engine.name, guarantee=engine.guarantee)
     guarantee = engine.guarantee
-    if guarantee not in (EXACT, VERIFIED) and abs(float(v) - float(q.probability)) <= FLOAT_TIE:
+    if (
+        guarantee not in (EXACT, VERIFIED)
+        and engine.name != ExplicitChecker.name
+        and abs(float(v) - float(q.probability)) <= FLOAT_TIE
+    ):
         # A value in doubles this close to the bound does not decide it (Storm's float
         # engine gave 0.4999999999998931 for an exact 1/2 against P>=1/2): the bound is
         # decided on the value of capver's explicit engine (exact rationals), and the
-        # value and guarantee printed are that engine's.
+        # value and guarantee printed are that engine's.  A float value of the explicit
+        # engine itself (a model above its exact limit) would only be computed again.
         exact = ExplicitChecker()
         v = exact.probability(m, init, q.path, maximise)
         guarantee = (
