@@ -383,7 +383,7 @@ class LearnResult:
         qualitative, quantitative = engine_names([engine] if isinstance(engine, str) else engine)
         evidence = self.evidence(delta=delta, epsilon=epsilon, environment=environment)
         if isinstance(abstraction, str):
-            abstraction = load_abstraction(abstraction, vocab, tuple(self.h_and), lambda: self.h_tilde)
+            abstraction = load_abstraction(abstraction, vocab, self.h_and.capabilities, lambda: self.h_tilde)
         if abstraction is not None:
             evidence = dataclasses.replace(evidence, abstraction=abstraction)
         check = None

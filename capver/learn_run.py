@@ -518,8 +518,9 @@ def _abstraction(options: LearnOptions, a: Assessment, executions: int) -> tuple
     h̃ (``tilde``) was chosen from all of them."""
     if options.abstraction is None:
         return None, 0
-    caps = tuple(c.name for c in a.setting.capabilities)
-    ab = load_abstraction(options.abstraction, a.ctx.vocab, caps, lambda: run_dir.Run.open(options.out).h_tilde)
+    ab = load_abstraction(
+        options.abstraction, a.ctx.vocab, a.setting.capabilities, lambda: run_dir.Run.open(options.out).h_tilde
+    )
     return ab, executions if options.abstraction == TILDE else 0
 
 

@@ -458,10 +458,15 @@ OBLIGATIONS: tuple[Obligation, ...] = (
         "H: for each c and each class κ of c's abstraction, the observed effect η(⟨s, c, s′⟩) = "
         "⟨s′ ∖ s, s ∖ s′⟩ of an execution of c from any state s of κ has one distribution q_{κ,c}, "
         "independently of the past (A1 with the class in place of the state); the state executed next "
-        "and the stopping time may depend on everything observed.",
+        "and the stopping time may depend on everything observed. For an abstraction whose classes hold "
+        "pairs of several capabilities (the symmetry of the objects), η is the effect as the abstraction "
+        "lifts it (renamed to the class's objects) and H is read over the pairs (s, c) of κ; the argument "
+        "uses only the class's sequence of lifted effects, so it is unchanged.",
         (
             f"{POOLED_TESTS}::test_pooled_missing_mass_bound_holds_at_every_time_under_adaptive_sampling",
             f"{POOLED_TESTS}::test_pool_depends_on_the_order_of_the_data_and_counts_every_execution",
+            "tests/engines/verification/test_symmetry.py::test_keys_and_lifted_effects_are_the_same_for_every_renaming",
+            "tests/engines/verification/test_symmetry.py::test_the_classes_are_the_orbits_a_brute_force_finds",
         ),
         reading="Under H the class's effects, in the order they came, are i.i.d. draws of q_{κ,c} (the "
         "state chosen is a function of the past, which H makes irrelevant), so the epoch argument of "

@@ -202,7 +202,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SPEC",
         default=None,
         help="with --properties: the verdicts may rest on executions pooled per class of this abstraction "
-        "(as capver verify --abstraction: a file of 'CAPABILITY: atom, ...' lines, module:function, or, with "
+        "(as capver verify --abstraction: 'symmetry', a file of 'CAPABILITY: atom, ...' lines, module:function, "
+        "or, with "
         "--resume, 'tilde': the run's h̃ as it stands, which then pools only the executions that come after), "
         "and the queries go to the classes that keep a property undecided",
     )

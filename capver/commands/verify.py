@@ -207,7 +207,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="on a run: verdicts about the agent may also rest on the assumption that each capability's "
         "effects have one distribution within each class of states: 'tilde' (states that agree on the atoms "
-        "h̃'s conditions mention), a file of 'CAPABILITY: atom, ...' lines ('*' for the rest), or "
+        "h̃'s conditions mention), 'symmetry' (a pair and its every renaming of same-typed objects, effects "
+        "compared after renaming), a file of 'CAPABILITY: atom, ...' lines ('*' for the rest), or "
         "module:function (a Python callable of the capability and the set of true atoms); executions pool per "
         "class, the assumption is tested on the data, and δ is split three ways (per pair, per class, the tests)",
     )
@@ -369,7 +370,7 @@ def _evidence(args: argparse.Namespace, target: Path) -> tuple[Evidence, ParsedM
         if args.abstraction == TILDE and not opened.has(ModelKind.TILDE.file):
             raise UsageError(f"--abstraction tilde: {target} has no {ModelKind.TILDE.file}")
         ab = load_abstraction(
-            args.abstraction, evidence.h_and.vocabulary, tuple(evidence.h_and), lambda: opened.h_tilde
+            args.abstraction, evidence.h_and.vocabulary, evidence.h_and.capabilities, lambda: opened.h_tilde
         )
         evidence = dataclasses.replace(evidence, abstraction=ab)
     return evidence, opened.parsed(ModelKind.AND), on
@@ -379,7 +380,7 @@ def _save_abstraction(path: Path, evidence: Evidence, out: TextIO) -> None:
     ab = evidence.abstraction
     if not isinstance(ab, Projection):
         raise UsageError(
-            f"--save-abstraction: {ab.name if ab is not None else 'the abstraction'} is a Python callable; "
+            f"--save-abstraction: {ab.name if ab is not None else 'the abstraction'} is not given by atoms; "
             "only atoms per capability (tilde or a file) have a file form"
         )
     vocab = evidence.h_and.vocabulary

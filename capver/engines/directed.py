@@ -35,6 +35,16 @@ numbers, so between two tier changes the lowest can fall only finitely often: on
 the tiers stop changing, the union is the focus from some update on, and no property
 is starved.
 
+**Confirmation queries.**  An unconfirmed verdict names the executions that would
+confirm it (:attr:`Confidence.queries`: a frontier pair, or a class under an
+abstraction, and how many more executions in a row without a new outcome bring its
+bound to ε); an unknown one, the first untried pair on h∨'s run (one execution).  Where such a query starts at a state the learner can restore, the
+learner executes it as named (:meth:`PropertyTracker.confirmation`) instead of
+synthesising one: the search would go to the same weakest bound, one execution per
+query, and pay for the way there and for re-deciding after each.  The executions are
+the agent's, as any query's; a new outcome among them resets the count, as the bound
+says it must.
+
 Quantitative properties are decided on the agent's two-sided bounds at 1 − δ
 (:func:`capver.engines.verification.quantitative.agent_bounds`, through the same entry
 point): a ``P<op>p`` bound
@@ -46,7 +56,7 @@ untried pairs that widen them and the tried pair with the largest ε (as bonus).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from capver.core.dataset import TransitionDataset
@@ -61,6 +71,7 @@ from capver.engines.verification.agent_verdict import (
     Tier,
     frontier_sets,
 )
+from capver.engines.verification.agent_verdict import Query as Confirmation
 from capver.engines.verification.environment import World, restriction
 from capver.engines.verification.evidence import Evidence, Verifier
 from capver.engines.verification.pooled import Pooler
@@ -210,6 +221,7 @@ class PropertyTracker:
         self.history: list[TierChange] = list(history)
         self.status: dict[str, PropertyStatus] = {}
         self._regions: list[tuple[float, str, Region]] = []  # (cost, property, region)
+        self._confirmations: dict[str, tuple[Confirmation, ...]] = {}  # per unconfirmed property
         self._h_or: CompoundModel | None = None
         self._cheapest: tuple[str, float] | None = None  # the focused property and its best cost
         self._stall = 0
@@ -228,6 +240,7 @@ class PropertyTracker:
         """Re-decide the undecided properties on the current lattice; the tier changes."""
         changes: list[TierChange] = []
         self._regions = []
+        self._confirmations = {}
         self._h_or = h_or
         eng_and, eng_or = self._engines(h_and, h_or, data)
         evidence = Evidence(
@@ -277,6 +290,13 @@ class PropertyTracker:
                 if region is not None:
                     cost = _cost(v) if v is not None else quantitative_cost
                     self._regions.append((cost, prop.name, region))
+                if v is not None and v.tier is Tier.UNCONFIRMED and v.confidence is not None:
+                    self._confirmations[prop.name] = v.confidence.queries
+                elif v is not None and v.tier is Tier.UNKNOWN and v.decisive_query is not None:
+                    # The first untried pair on h∨'s run: one execution tells whether
+                    # the agent realises that step.
+                    s, c = v.decisive_query
+                    self._confirmations[prop.name] = (Confirmation(s, c, 0, 1.0, 1),)
         self.history += changes
         self._track_stall(bool(changes))
         return changes
@@ -391,17 +411,31 @@ class PropertyTracker:
             region = bdd.disj(region, bdd.minterm(s))
         return region, {}
 
+    def _focused(self) -> list[str]:
+        """The properties the focus serves: the cheapest, or every undecided one
+        while the cheapest stalls (module docstring)."""
+        if self._stall >= STALL:
+            return [name for _, name, _ in self._regions]
+        return [min(self._regions, key=lambda r: (r[0], r[1]))[1]] if self._regions else []
+
+    def confirmation(self, restorable: Callable[[State], bool]) -> Confirmation | None:
+        """The first query a focused property's unconfirmed verdict names that starts
+        at a ``restorable`` state, to execute as named (module docstring); None
+        when there is none."""
+        for name in self._focused():
+            for q in self._confirmations.get(name, ()):
+                if restorable(q.state):
+                    return q
+        return None
+
     def focus(self) -> Focus | None:
         """The focus of the cheapest undecided property, or of every undecided one
         while the cheapest stalls (module docstring); None when none adds one."""
         if not self._regions or self._h_or is None:
             return None
         bdd = self._h_or.ctx.bdd
-        chosen = (
-            [r for _, _, r in self._regions]
-            if self._stall >= STALL
-            else [min(self._regions, key=lambda r: (r[0], r[1]))[2]]
-        )
+        focused = set(self._focused())
+        chosen = [r for _, name, r in self._regions if name in focused]
         union = bdd.false
         bonus: dict[tuple[State, str], float] = {}
         for region, b in chosen:

@@ -69,7 +69,7 @@ from capver.engines.execution import Execution, ExecutionBudget, derived_streams
 from capver.engines.executors import Executor, Setup
 from capver.engines.lattice import LatticeBuilder
 from capver.engines.mcqs import QUERY_METHODS
-from capver.engines.mcqs.base import QueryPolicy, SynthesisConfig, SynthesisInput
+from capver.engines.mcqs.base import QueryPolicy, SequencePolicy, SynthesisConfig, SynthesisInput
 from capver.engines.mcqs.focus import Focus
 from capver.engines.mcqs.tilde import REWARDS, Uncertainty
 from capver.engines.mcts import MCTSConfig
@@ -477,18 +477,28 @@ class Learner:
         log_start = self.data.log_position
         unique_before = p.unique_transitions
         self._focus = self.focus()
-        s0, x0 = self.sample_initial_state()
         cfg = self.config
-        if cfg.reward != "disagreement" and (self.uncertainty is None or p.queries % cfg.tilde_every == 0):
-            # h̃'s folds are seeded by the query index, so the learner's own stream
-            # is untouched.
-            self.uncertainty = REWARDS[cfg.reward](self.h_and, self.data, cfg.tilde_weight, p.queries)
-        policy = self.synth.synthesize(s0, self.synthesis_input(), self.rng)
+        confirm = None
+        if self._focus is not None and self.tracker is not None:
+            confirm = self.tracker.confirmation(self.snapshots.__contains__)
+        policy: QueryPolicy
+        if confirm is not None:
+            # A confirmation query of property-directed learning: the executions an
+            # unconfirmed verdict names, from a state the simulator can be put back in.
+            s0, x0 = confirm.state, self.snapshots[confirm.state]
+            policy, executions = SequencePolicy([confirm.capability]), confirm.executions
+        else:
+            s0, x0 = self.sample_initial_state()
+            if cfg.reward != "disagreement" and (self.uncertainty is None or p.queries % cfg.tilde_every == 0):
+                # h̃'s folds are seeded by the query index, so the learner's own stream
+                # is untouched.
+                self.uncertainty = REWARDS[cfg.reward](self.h_and, self.data, cfg.tilde_weight, p.queries)
+            policy, executions = self.synth.synthesize(s0, self.synthesis_input(), self.rng), cfg.executions_per_query
         self._query_tag = {"query": p.queries}
         if self.parallel is None:
-            self._execute_sequentially(policy, s0, x0)
+            self._execute_sequentially(policy, s0, x0, executions)
         else:
-            self._execute_rounds(policy, s0, x0, self.parallel)
+            self._execute_rounds(policy, s0, x0, self.parallel, executions)
         p.queries += 1
         new_transitions = p.unique_transitions > unique_before
         moved = self._max_probability_change(before, log_start)
@@ -503,8 +513,8 @@ class Learner:
         if self.tracker is not None:
             self.property_changes = self.tracker.update(self.h_and, self.h_or, self.data, p.steps, p.queries)
 
-    def _execute_sequentially(self, policy: QueryPolicy, s0: State, x0: Any) -> None:
-        for _ in range(self.config.executions_per_query):
+    def _execute_sequentially(self, policy: QueryPolicy, s0: State, x0: Any, executions: int) -> None:
+        for _ in range(executions):
             x, s, surprised = x0, s0, False
             step = 0
             while True:
@@ -522,15 +532,15 @@ class Learner:
             if self._budget_hit():
                 break
 
-    def _execute_rounds(self, policy: QueryPolicy, s0: State, x0: Any, parallel: ParallelExecutions) -> None:
+    def _execute_rounds(
+        self, policy: QueryPolicy, s0: State, x0: Any, parallel: ParallelExecutions, executions: int
+    ) -> None:
         """The query's executions in rounds on the executor (see the module's
         docstring); stops recording at the first execution that hits a budget."""
         entropy = int(self.rng.integers(2**63))
         # π keeps per-execution state (where in its tree it is); the copies share
         # the plan it was synthesized with and the learner's stream for re-plans.
-        chains = [
-            _Chain(policy if j == 0 else copy.copy(policy), x0, s0) for j in range(self.config.executions_per_query)
-        ]
+        chains = [_Chain(policy if j == 0 else copy.copy(policy), x0, s0) for j in range(executions)]
         active = list(range(len(chains)))
         while active:
             batch: list[tuple[int, SeededExecution]] = []

@@ -1,7 +1,8 @@
 """Reading an abstraction for pooled verdicts (:mod:`capver.model.abstraction`) from
-what a user types: ``tilde`` (the atoms h̃'s conditions mention), a file of atoms per
-capability, or ``module:function``, a Python callable of the capability and the
-state's true atoms.
+what a user types: ``tilde`` (the atoms h̃'s conditions mention), ``symmetry`` (the
+objects of each type are interchangeable: :class:`~capver.model.abstraction.Symmetry`),
+a file of atoms per capability, or ``module:function``, a Python callable of the
+capability and the state's true atoms.
 
 The file has one line per capability, ``CAPABILITY: atom, atom, ...``; ``*`` names
 every capability without a line of its own, an empty list makes one class of all
@@ -15,17 +16,20 @@ states, and ``#`` starts a comment::
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 
+from capver.core.state import Capability
 from capver.core.vocabulary import Vocabulary
 from capver.errors import UsageError
-from capver.model.abstraction import Abstraction, Partition, Projection
+from capver.model.abstraction import Abstraction, Partition, Projection, Symmetry
 from capver.model.capability_model import CompoundModel
 
 TILDE = "tilde"
 """The spelling that takes h̃'s condition atoms."""
 TILDE_NAME = "h̃'s condition atoms (chosen from the data)"
+SYMMETRY = "symmetry"
+"""The spelling that takes the symmetry of the objects."""
 
 
 def parse_abstraction_text(text: str, vocab: Vocabulary, capabilities: tuple[str, ...], source: str) -> Projection:
@@ -85,22 +89,25 @@ def abstraction_text(projection: Projection, vocab: Vocabulary, source: str) -> 
 
 
 def load_abstraction(
-    spec: str, vocab: Vocabulary, capabilities: tuple[str, ...], h_tilde: Callable[[], CompoundModel]
+    spec: str, vocab: Vocabulary, capabilities: Sequence[Capability], h_tilde: Callable[[], CompoundModel]
 ) -> Abstraction:
-    """``tilde``, a file, or ``module:function`` (see the module docstring) over the
-    run's ``capabilities``; ``h_tilde`` gives h̃ when it is asked for."""
+    """``tilde``, ``symmetry``, a file, or ``module:function`` (see the module
+    docstring) over the run's ``capabilities``; ``h_tilde`` gives h̃ when it is asked for."""
     if spec == TILDE:
         # h̃ was fit to the data it is then tested and pooled on, which the statistics do
         # not account for; a verdict says so, and learn --resume --abstraction tilde
         # pools only the executions after h̃ was fixed.
         return Projection.of_model(h_tilde(), TILDE_NAME)
+    if spec == SYMMETRY:
+        return Symmetry.of_objects(vocab, capabilities)
     path = Path(spec)
     if path.is_file():
-        return parse_abstraction_text(path.read_text(), vocab, capabilities, str(path))
+        return parse_abstraction_text(path.read_text(), vocab, tuple(c.name for c in capabilities), str(path))
     module, colon, name = spec.partition(":")
     if not colon or not module or not name or "/" in module:
         raise UsageError(
-            f"--abstraction {spec!r}: expected {TILDE!r}, an existing file of atoms per capability, or module:function"
+            f"--abstraction {spec!r}: expected {TILDE!r}, {SYMMETRY!r}, an existing file of atoms per capability, "
+            "or module:function"
         )
     try:
         function = getattr(importlib.import_module(module), name)
@@ -112,4 +119,4 @@ def load_abstraction(
     return Partition(spec, vocab, key)
 
 
-__all__ = ["TILDE", "abstraction_text", "load_abstraction", "parse_abstraction_text"]
+__all__ = ["SYMMETRY", "TILDE", "abstraction_text", "load_abstraction", "parse_abstraction_text"]

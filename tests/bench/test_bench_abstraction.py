@@ -20,11 +20,23 @@ def test_quick_run_writes_a_table_that_agrees_with_its_results(
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     rows = results["truths"]
     assert {r["truth"] for r in rows} == {"lights", "lights-one-object"}
-    assert len(rows) == 2 * len(abstraction.PROPERTIES) and {r["budget"] for r in rows} == {3000}
+    assert len(rows) == 2 * len(abstraction.PROPERTIES) * len(abstraction.ABSTRACTIONS)
+    assert {r["budget"] for r in rows} == {3000}
+    assert {r["abstraction"] for r in rows} == {"lights.abs", "symmetry"}
     assert not any(r["plain_wrong"] or r["pooled_wrong"] for r in rows)
     table = (out / "table.md").read_text(encoding="utf-8")
-    assert "| lights | yes | 3,000 | 0 of 3 |" in table and "| lights-one-object | no | 3,000 |" in table
+    assert "| lights | lights.abs | yes | 3,000 | 0 of 3 |" in table
+    assert "| lights | symmetry | yes | 3,000 | 0 of 3 |" in table
+    assert "| lights-one-object | symmetry | no | 3,000 |" in table
     assert "lights seed 0" in capsys.readouterr().out
+    # Directed learning: one run per pair and one per abstraction; under either true
+    # abstraction the property is decided, and in fewer executions than per pair.
+    directed = {r["abstraction"]: r for r in results["directed"]}
+    assert set(directed) == {"per pair", "lights.abs", "symmetry"}
+    assert directed["lights.abs"]["decided"] and directed["symmetry"]["decided"]
+    assert directed["lights.abs"]["executions"] < directed["per pair"]["executions"]
+    assert directed["symmetry"]["executions"] < directed["per pair"]["executions"]
+    assert "| lights.abs | 1 of 1 runs |" in table
     with pytest.raises(SystemExit):
         abstraction.main(["--quick", "--out", str(out)])  # never overwritten
 
@@ -34,7 +46,8 @@ def test_a_broken_abstraction_is_refuted_and_no_statement_is_false() -> None:
     # 10,000 random executions.  (The true abstraction deciding what the pairs cannot is
     # tests/engines/verification/test_pooled_verdicts.py's; the full table is in
     # docs/bench/abstraction.)
-    broken = abstraction.run_one("lights-one-object", 0, [10000])
+    broken = abstraction.run_one("lights-one-object", 0, [10000], abstraction.ABSTRACTIONS)
+    assert {r.abstraction for r in broken} == {"lights.abs", "symmetry"}
     assert all(r.refuted >= 1 and r.refuted_at is not None and r.refuted_at <= 10000 for r in broken)
     assert not any(r.pooled_wrong or r.plain_wrong for r in broken)
 

@@ -23,7 +23,7 @@ from capver.engines.lattice import LatticeBuilder
 from capver.engines.learning import StopReason
 from capver.engines.mcqs.distinguishing import DistinguishingMDP
 from capver.engines.mcqs.focus import Focus
-from capver.engines.verification.agent_verdict import AgentVerdict, Tier, decide
+from capver.engines.verification.agent_verdict import AgentVerdict, Query, Tier, decide
 from capver.engines.verification.explicit import pmax_reach
 from capver.engines.verification.sampling import SamplingBounds, executions_for
 from capver.engines.verification.symbolic import SymbolicEngine
@@ -293,6 +293,34 @@ def test_the_focus_is_the_cheapest_undecided_propertys_until_it_stalls(seed: int
     assert wide is not None
     union = [any(bdd.evaluate(r, s) for _, _, (r, _) in tracker._regions) for s in states]
     assert [wide.relevant(s) for s in states] == union
+
+
+@settings(max_examples=scaled(15), deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 60), st.integers(0, 15))
+def test_a_confirmation_query_is_what_the_focused_verdict_names(seed: int, n: int, known_mask: int) -> None:
+    tracker, h_and, h_or, data = _tracker_on(seed, n)
+    tracker.update(h_and, h_or, data, steps=n, queries=0)
+
+    def restorable(s: int) -> bool:
+        return s == 0 or bool(known_mask >> (s % 4) & 1)
+
+    q = tracker.confirmation(restorable)
+    # The focused (cheapest) property's verdict names the queries, in its order; the
+    # first one that starts where the learner can restore is taken.
+    expected = None
+    if tracker._regions:
+        _, name, _ = min(tracker._regions, key=lambda r: (r[0], r[1]))
+        v = tracker.status[name].lattice
+        named = ()
+        if v is not None and v.tier is Tier.UNCONFIRMED and v.confidence is not None:
+            named = v.confidence.queries
+        elif v is not None and v.tier is Tier.UNKNOWN and v.decisive_query is not None:
+            named = (Query(*v.decisive_query, 0, 1.0, 1),)
+        expected = next((x for x in named if restorable(x.state)), None)
+    assert q == expected
+    if q is not None:
+        assert q.executions >= 1 and q.capability in h_or
+    assert tracker.confirmation(lambda s: False) is None
 
 
 @settings(max_examples=scaled(25), deadline=None)

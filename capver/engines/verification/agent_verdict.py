@@ -100,7 +100,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
@@ -617,8 +617,9 @@ class FrontierUnits(Protocol):
         of them are yet to be tried in any order."""
         ...
 
-    def untried_count(self, engine: SymbolicEngine, c: str, untried: Node) -> int:
-        """How many pairs (classes) of ``c`` the states ``untried`` make up."""
+    def untried_count(self, engine: SymbolicEngine, missing: Mapping[str, Node]) -> int:
+        """How many pairs (classes) the untried states make up, ``missing[c]`` those
+        of capability c."""
         ...
 
 
@@ -651,8 +652,8 @@ class PairUnits:
         tried = self.data.pairs_tried if self.data is not None else 0
         return 1 + executions_for(epsilon, self.delta, tried + max(untried, 1))
 
-    def untried_count(self, engine: SymbolicEngine, c: str, untried: Node) -> int:
-        return engine.count(untried)
+    def untried_count(self, engine: SymbolicEngine, missing: Mapping[str, Node]) -> int:
+        return sum(engine.count(u) for u in missing.values())
 
 
 def _confidence_on(
@@ -673,11 +674,11 @@ def _confidence_on(
     caps = engine.capability_names
     states = engine.count(region)
     pairs = states * len(caps)
-    untried = 0
     fresh: list[Query] = []
     tried: list[Query] = []
     eps_max = 0.0
     unseen: dict[str, Node] = {}
+    missing: dict[str, Node] = {}
     for c in caps:
         seen = bdd.false
         for u in units.tried(engine, c, region, epsilon):
@@ -685,9 +686,10 @@ def _confidence_on(
             eps_max = max(eps_max, u.epsilon)
             if u.executions:
                 tried.append(Query(u.state, c, u.tried, u.epsilon, u.executions))
-        missing = bdd.conj(region, bdd.neg(seen))
-        untried += units.untried_count(engine, c, missing)
+        missing[c] = bdd.conj(region, bdd.neg(seen))
         unseen[c] = bdd.neg(seen)
+    # At once: a class of an abstraction across capabilities is counted once.
+    untried = units.untried_count(engine, missing)
     # The untried pairs nearest the initial state first: those a user can reach soonest.
     need = units.untried_executions(epsilon, untried)
     for ring in rings:

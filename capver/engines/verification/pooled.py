@@ -10,6 +10,12 @@ executions, which costs a few hundred executions per pair.  An abstraction
 *observed effect* η(⟨s, c, s′⟩) = ⟨s′ ∖ s, s ∖ s′⟩ of an execution of c from any state
 s of κ has one distribution q_{κ,c}, whatever s and whatever came before (A1 of
 :mod:`capver.engines.verification.sampling`, with the class in place of the state).
+A class may hold pairs of several capabilities (the symmetry of the objects,
+:class:`~capver.model.abstraction.Symmetry`): then the effect is compared as the
+abstraction lifts it (renamed to the class's own objects) and H says the lifted
+effect has one distribution over every pair (s, c) of the class; everything below
+reads "the class's effect sequence" as the lifted one, and
+:meth:`~capver.model.abstraction.Abstraction.ground` renames it back to a pair.
 
 **Pooled missing mass.**  Under H the executions of c in κ, in the order they came,
 are i.i.d. draws of q_{κ,c} (the state of each is chosen from the past, which H makes
@@ -30,9 +36,12 @@ with an effect never seen in κ: probability ≤ M_{κ,c} ≤ ε_{κ,c}.  That i
 of the confident tier's argument (:mod:`.agent_verdict`), which then holds on h∨_κ
 with ε_{κ,c} in place of ε(s, c) (:class:`ClassUnits`); every state of a tried class
 counts as covered, and the frontier counts classes, not pairs.  For an abstraction
-whose classes are not cubes (a Python callable), h∨_κ is h∨(D′), D′ being D plus, at
-every tried state of κ, the outcomes of κ's effects (:func:`widened_data`): it only
-widens, and untried states stay untried pairs.  A refuted class keeps h∨'s
+whose classes are not cubes, h∨_κ is h∨(D′), D′ being D plus, at every tried pair
+of κ, the outcomes of κ's effects (:func:`widened_data`); when the abstraction lists
+its classes (the symmetry's orbits) D′ also gives every untried pair of a tried,
+unrefuted class the outcomes of the class's effects, which is h∨_κ exactly (h∨ at a
+tried pair admits only its outcomes); for a Python callable, whose classes cannot be
+listed, it only widens, and untried pairs stay untried.  A refuted class keeps h∨'s
 transitions (every effect of c), and its tried pairs their own bounds.
 
 **The homogeneity test** (universal inference with a running likelihood ratio; Ville's
@@ -102,9 +111,10 @@ REFUTING_SHOWN = 3
 
 @dataclass(frozen=True, slots=True)
 class Refuting:
-    """A state of a class whose own outcomes the class's predictions fit worst:
+    """A pair of a class whose own outcomes the class's predictions fit worst:
     ``gain`` is log(mix_s / A_s) of the homogeneity statistic (module docstring)."""
 
+    capability: str
     state: State
     executions: int
     effects: tuple[tuple[Effect, int], ...]
@@ -113,11 +123,12 @@ class Refuting:
 
 @dataclass(frozen=True, slots=True)
 class ClassSample:
-    """The pooled executions of ``capability`` in one class: first tried ``order``-th
-    among all classes, ``n`` executions from ``states`` distinct states, the
-    ``effects`` seen (with counts, in the order they first came), ``run`` executions
-    since the last new one; ``log_e``, the largest log-value the homogeneity
-    statistic reached, and the states that raised it most."""
+    """The pooled executions of one class, first tried with ``capability`` at
+    ``example``: first tried ``order``-th among all classes, ``n`` executions from
+    ``states`` distinct pairs, the ``effects`` seen (as the abstraction lifts them,
+    with counts, in the order they first came), ``run`` executions since the last new
+    one; ``log_e``, the largest log-value the homogeneity statistic reached, and the
+    pairs that raised it most."""
 
     capability: str
     key: Hashable
@@ -153,10 +164,12 @@ class _ClassStats:
 
     order: int
     cube: Cube | None
+    capability: str
     example: State
     threshold: float  # log 1/α of the class's test
     counts: dict[Effect, int] = field(default_factory=dict)
-    by_state: dict[State, _StateStats] = field(default_factory=dict)
+    # Per pair (c, s): a class of an abstraction across capabilities holds several c.
+    by_state: dict[tuple[str, State], _StateStats] = field(default_factory=dict)
     n: int = 0
     run: int = 0
     common: float = 0.0  # Σ log ρ over new effects + Σ log(1 − ρ) over repeats
@@ -166,7 +179,7 @@ class _ClassStats:
     log_max: float = 0.0  # L_0 = 1
     refuted_at: int | None = None
 
-    def add(self, s: State, e: Effect, index: int) -> None:
+    def add(self, s: tuple[str, State], e: Effect, index: int) -> None:
         st = self.by_state.get(s)
         if st is None:
             k = len(self.by_state) + 1
@@ -202,15 +215,15 @@ class _ClassStats:
         """log L_t: the numerator's log minus the log of the repeats' best i.i.d. fit."""
         return self.common + self.mixes - (self.m_log_m - _x_log_x(self.m))
 
-    def sample(self, c: str, key: Hashable) -> ClassSample:
+    def sample(self, key: Hashable) -> ClassSample:
         worst = sorted(self.by_state.items(), key=lambda kv: kv[1].log_a - kv[1].log_mix())
         refuting = tuple(
-            Refuting(s, st.n, tuple(sorted(st.counts.items())), st.log_mix() - st.log_a)
-            for s, st in worst[:REFUTING_SHOWN]
+            Refuting(c, s, st.n, tuple(sorted(st.counts.items())), st.log_mix() - st.log_a)
+            for (c, s), st in worst[:REFUTING_SHOWN]
             if st.log_mix() - st.log_a > 0
         )
         return ClassSample(
-            c,
+            self.capability,
             key,
             self.cube,
             self.order,
@@ -241,7 +254,7 @@ class Pooled:
 
     abstraction: Abstraction
     delta: float
-    classes: Mapping[tuple[str, Hashable], ClassSample]
+    classes: Mapping[Hashable, ClassSample]  # by the abstraction's key
 
     @property
     def part(self) -> float:
@@ -249,7 +262,12 @@ class Pooled:
         return self.delta / FAMILIES
 
     def class_of(self, c: str, s: State) -> ClassSample | None:
-        return self.classes.get((c, self.abstraction.key(c, s)))
+        return self.classes.get(self.abstraction.key(c, s))
+
+    @property
+    def cubes(self) -> bool:
+        """Whether the classes are cubes of atoms of one capability each (a projection)."""
+        return all(k.cube is not None for k in self.classes.values())
 
     def _epoch_level(self, k: ClassSample) -> float:
         # The class's δ share, split over its epochs as the sampling module splits a pair's.
@@ -276,10 +294,12 @@ class Pooled:
         return [k for k in self.classes.values() if self.refuted(k)]
 
     def by_capability(self) -> dict[str, list[ClassSample]]:
-        """The classes of each capability, in the order they were first tried."""
+        """The classes first tried with each capability, in the order they were first
+        tried (all of a capability's classes, unless the abstraction pools across
+        capabilities)."""
         out: dict[str, list[ClassSample]] = {}
-        for (c, _), k in self.classes.items():
-            out.setdefault(c, []).append(k)
+        for k in self.classes.values():
+            out.setdefault(k.capability, []).append(k)
         return out
 
 
@@ -292,34 +312,35 @@ class Pooler:
         self.abstraction = abstraction
         self.delta = delta
         self.since = since
-        self._stats: dict[tuple[str, Hashable], _ClassStats] = {}
-        self._samples: dict[tuple[str, Hashable], ClassSample] = {}
+        self._stats: dict[Hashable, _ClassStats] = {}
+        self._samples: dict[Hashable, ClassSample] = {}
         self._cursor = 0  # additions consumed
         self._seen = 0  # executions consumed, the ``since`` first among them skipped
 
     def pool(self, data: TransitionDataset) -> Pooled:
         stats = self._stats
-        touched: set[tuple[str, Hashable]] = set()
+        touched: set[Hashable] = set()
+        ab = self.abstraction
         for t, count, _ in data.additions(self._cursor):
             self._cursor += 1
             if self._seen < self.since:
                 self._seen += count
                 continue
-            key = (t.c, self.abstraction.key(t.c, t.s))
+            key = ab.key(t.c, t.s)
             k = stats.get(key)
             if k is None:
                 order = len(stats) + 1
                 threshold = -math.log(class_test_level(self.delta, order))
-                k = stats[key] = _ClassStats(order, self.abstraction.cube(t.c, t.s), t.s, threshold)
-            e = observed_effect(t.s, t.s_next)
+                k = stats[key] = _ClassStats(order, ab.cube(t.c, t.s), t.c, t.s, threshold)
+            e = ab.lift(t.c, t.s, observed_effect(t.s, t.s_next))
             for _ in range(count):
                 self._seen += 1
-                k.add(t.s, e, self._seen - self.since)
+                k.add((t.c, t.s), e, self._seen - self.since)
             touched.add(key)
         # Only the classes this call's executions reached changed: a query touches a few
         # of the thousands a large abstraction has, and a sample sorts the class's states.
         for key in sorted(touched, key=lambda key: stats[key].order):  # new classes in the order they came
-            self._samples[key] = stats[key].sample(*key)
+            self._samples[key] = stats[key].sample(key)
         return Pooled(self.abstraction, self.delta, dict(self._samples))
 
 
@@ -331,18 +352,38 @@ def pool(data: TransitionDataset, abstraction: Abstraction, delta: float, since:
 
 
 def widened_data(data: TransitionDataset, pooled: Pooled) -> TransitionDataset:
-    """D′: D plus, at each tried state, the outcomes of the effects its class showed
-    elsewhere (module docstring); h∨(D′) is the widened h∨."""
-    out = data.first()
+    """D′: D plus, at each tried pair, the outcomes of the effects its class showed
+    elsewhere, and, when the abstraction lists its classes (:class:`Symmetry`), at
+    every pair of each tried, unrefuted class the outcomes of the class's effects
+    (module docstring); h∨(D′) is h∨ under the abstraction."""
+    # Only the supports matter to h∨: the distinct transitions with their counts, not
+    # a replay of every addition (a directed run re-builds D′ after each query).
+    out = TransitionDataset(data.vocab, data.capabilities)
     for c in data.capability_table:
-        for s in list(data.states_of(c)):
-            k = pooled.class_of(c, s)
-            assert k is not None  # every tried state's class was pooled
-            seen = data.successors(s, c)
-            for e, _ in k.effects:
+        for s in data.states_of(c):
+            for s2, n in data.successors(s, c).items():
+                out.add(Transition(s, c, s2), n)
+    ab = pooled.abstraction
+
+    def admit(c: str, s: State, k: ClassSample) -> None:
+        seen = data.successors(s, c)
+        for lifted, _ in k.effects:
+            for e in ab.ground(c, s, lifted):
                 s2 = e.apply(s)
                 if s2 not in seen and out.count(s, c, s2) == 0:
                     out.add(Transition(s, c, s2))
+
+    for c in data.capability_table:
+        for s in list(data.states_of(c)):
+            k = pooled.class_of(c, s)
+            if k is not None:  # None: tried only before the abstraction was fixed
+                admit(c, s, k)
+    for key, k in pooled.classes.items():
+        if pooled.refuted(k):
+            continue
+        for c, s in ab.members(key) or ():
+            if data.count_sc(s, c) == 0:
+                admit(c, s, k)
     return out
 
 
@@ -352,7 +393,7 @@ def pooled_h_or(h_or: CompoundModel, data: TransitionDataset, pooled: Pooled) ->
     states every effect c ever showed); for other abstractions h∨(D′)
     (:func:`widened_data`)."""
     ctx = h_or.ctx
-    if any(k.cube is None for k in pooled.classes.values()):
+    if not pooled.cubes:
         return build_bounds(ctx, widened_data(data, pooled)).optimistic
     b = ctx.bdd
     models = []
@@ -404,70 +445,79 @@ class ClassUnits:
         self.pairs = PairUnits(data, pooled.part)
         self._by_cap = pooled.by_capability()
 
+    def _refuted_at(self, c: str, s: State) -> bool:
+        k = self.pooled.class_of(c, s)
+        return k is not None and self.pooled.refuted(k)
+
     def tried(self, engine: SymbolicEngine, c: str, region: Node, epsilon: float) -> Iterable[Unit]:
         bdd = engine.bdd
-        classes = self._by_cap.get(c, [])
-        refuted = {k.key for k in classes if self.pooled.refuted(k)}
-        if refuted:
+        pooled = self.pooled
+        if pooled.refuted_classes():
             for u in self.pairs.tried(engine, c, region, epsilon):
-                if self.pooled.abstraction.key(c, u.state) in refuted:
+                if self._refuted_at(c, u.state):
                     yield u
-        members = None if all(k.cube is not None for k in classes) else self._members(engine, c, region)
-        for k in classes:
-            if k.key in refuted:
+        covers: list[tuple[ClassSample, Node, State | None]] = []
+        if pooled.cubes:
+            for k in self._by_cap.get(c, []):
+                assert k.cube is not None
+                covers.append((k, bdd.cube(k.cube), None))
+        else:
+            # Classes that are not cubes: the region's states, classified one by one.
+            members: dict[Hashable, list[State]] = {}
+            for s in _enumerate(bdd, region):
+                members.setdefault(pooled.abstraction.key(c, s), []).append(s)
+            for key, states in members.items():
+                if (sample := pooled.classes.get(key)) is not None:
+                    # Where to execute c for the class: a state the data have been in,
+                    # if any (a learner can put its simulator back there).
+                    start = next((s for s in states if self.data.count_s(s)), states[0])
+                    covers.append((sample, disjoin(bdd, (bdd.minterm(s) for s in states)), start))
+        for k, cover, at in covers:
+            if pooled.refuted(k):
                 continue
-            if k.cube is not None:
-                cover = bdd.cube(k.cube)
-            else:
-                assert members is not None
-                cover = disjoin(bdd, (bdd.minterm(s) for s in members.get(k.key, ())))
             inside = bdd.conj(cover, region)
             if inside == bdd.false:
                 continue
-            state = bdd.pick(inside)
-            assert state is not None
-            yield Unit(cover, state, c, k.n, self.pooled.epsilon(k), self.pooled.executions(k, epsilon))
+            picked = at if at is not None else bdd.pick(inside)
+            assert picked is not None  # inside is not empty
+            yield Unit(cover, picked, c, k.n, pooled.epsilon(k), pooled.executions(k, epsilon))
 
     def untried_executions(self, epsilon: float, untried: int) -> int:
         level = self.pooled.part * share(len(self.pooled.classes) + max(untried, 1))
         return 1 + epoch_executions(epsilon, level)
 
-    def untried_count(self, engine: SymbolicEngine, c: str, untried: Node) -> int:
-        """Classes of ``c`` among the ``untried`` states (at most
-        :data:`ENUMERATION_LIMIT`); a refuted class's states count one pair each."""
+    def untried_count(self, engine: SymbolicEngine, missing: Mapping[str, Node]) -> int:
+        """Classes among the ``missing`` states of each capability, each counted once
+        (at most :data:`ENUMERATION_LIMIT` per capability); a refuted class's states
+        count one pair each."""
         bdd = engine.bdd
         ab = self.pooled.abstraction
-        first = bdd.pick(untried)
-        if first is None:
-            return 0
-        if ab.cube(c, first) is None:
+        if not self.pooled.cubes or any(
+            (y := bdd.pick(u)) is not None and ab.cube(c, y) is None for c, u in missing.items()
+        ):
             keys: set[Hashable] = set()
             pairs = 0
-            for x in _enumerate(bdd, untried):
-                k = self.pooled.class_of(c, x)
-                if k is not None and self.pooled.refuted(k):
-                    pairs += 1
-                else:
-                    keys.add(ab.key(c, x))
+            for c, untried in missing.items():
+                for x in _enumerate(bdd, untried):
+                    if self._refuted_at(c, x):
+                        pairs += 1
+                    else:
+                        keys.add(ab.key(c, x))
             return pairs + len(keys)
         count = 0
-        rest = untried
-        # Counting stops at ENUMERATION_LIMIT classes: the verdict is unconfirmed either
-        # way, and the number is then a lower bound.
-        while count < ENUMERATION_LIMIT and (y := bdd.pick(rest)) is not None:
-            cube = ab.cube(c, y)
-            assert cube is not None  # a projection's classes are all cubes
-            cover = bdd.conj(rest, bdd.cube(cube))
-            k = self.pooled.class_of(c, y)
-            count += engine.count(cover) if k is not None and self.pooled.refuted(k) else 1
-            rest = bdd.conj(rest, bdd.neg(cover))
+        for c, untried in missing.items():
+            rest = untried
+            seen = 0
+            # Counting stops at ENUMERATION_LIMIT classes: the verdict is unconfirmed either
+            # way, and the number is then a lower bound.
+            while seen < ENUMERATION_LIMIT and (y := bdd.pick(rest)) is not None:
+                cube = ab.cube(c, y)
+                assert cube is not None  # a projection's classes are all cubes
+                cover = bdd.conj(rest, bdd.cube(cube))
+                seen += engine.count(cover) if self._refuted_at(c, y) else 1
+                rest = bdd.conj(rest, bdd.neg(cover))
+            count += seen
         return count
-
-    def _members(self, engine: SymbolicEngine, c: str, region: Node) -> dict[Hashable, list[State]]:
-        out: dict[Hashable, list[State]] = {}
-        for s in _enumerate(engine.bdd, region):
-            out.setdefault(self.pooled.abstraction.key(c, s), []).append(s)
-        return out
 
 
 def _enumerate(bdd: BDDBackend, region: Node) -> list[State]:
@@ -481,7 +531,11 @@ def _enumerate(bdd: BDDBackend, region: Node) -> list[State]:
 
 
 def note(pooled: Pooled, used: bool, why: str = "") -> AbstractionNote:
-    refuted = tuple((k.capability, tuple(r.state for r in k.refuting)) for k in pooled.refuted_classes())
+    # A class across capabilities names the capabilities of the pairs that refute it.
+    refuted = tuple(
+        ("/".join(dict.fromkeys(r.capability for r in k.refuting)) or k.capability, tuple(r.state for r in k.refuting))
+        for k in pooled.refuted_classes()
+    )
     return AbstractionNote(pooled.abstraction.name, len(pooled.classes), refuted, pooled.part, used, why)
 
 

@@ -212,8 +212,8 @@ def test_an_abstraction_file_mistake_is_located() -> None:
         parse_abstraction_text("jump: power\n", model.vocabulary, tuple(model), "lights.abs")
     with pytest.raises(UsageError, match=r"lights\.abs:1:1: expected 'CAPABILITY: atom"):
         parse_abstraction_text("toggle power\n", model.vocabulary, tuple(model), "lights.abs")
-    with pytest.raises(UsageError, match="expected 'tilde', an existing file"):
-        load_abstraction("no-such-file.abs", model.vocabulary, tuple(model), lambda: model)
+    with pytest.raises(UsageError, match="expected 'tilde', 'symmetry', an existing file"):
+        load_abstraction("no-such-file.abs", model.vocabulary, model.capabilities, lambda: model)
 
 
 @settings(max_examples=scaled(20), deadline=None)
