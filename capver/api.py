@@ -374,8 +374,8 @@ class LearnResult:
         (``capver verify --scheduler``; ``width``, ``max_runs``, ``max_executions``
         and ``seed`` as its options), and ``.result.data`` holds the executions.
 
-        ``abstraction``: as ``capver verify --abstraction`` (``"tilde"``, a file, or
-        ``"module:function"``), or an :class:`~capver.model.abstraction.Abstraction`;
+        ``abstraction``: as ``capver verify --abstraction`` (``"tilde"``, ``"symmetry"``,
+        a file, or ``"module:function"``), or an :class:`~capver.model.abstraction.Abstraction`;
         verdicts about the agent may then rest on executions pooled per class, under
         the assumption the data are tested for (:mod:`capver.engines.verification.pooled`)."""
         vocab = self.h_and.vocabulary
@@ -476,7 +476,7 @@ def learn(
     width: float = DEFAULT_WIDTH,
     focus: bool = True,
     environment: bool = True,
-    abstraction: Abstraction | None = None,
+    abstraction: Abstraction | str | None = None,
 ) -> LearnResult:
     """Assess the agent with MCQS-E, MCQS-S or random queries (``method``) until a
     budget is spent or the stopping rule fires; the same loop as ``capver learn``.
@@ -490,10 +490,17 @@ def learn(
     ``environment=False`` leaves out what the environment settles (``capver learn
     --ignore-environment``); ``abstraction`` (with ``properties``) lets their verdicts
     rest on executions pooled per class, fixed in advance (``capver learn
-    --abstraction``, :mod:`capver.engines.verification.pooled`)."""
+    --abstraction``: ``"symmetry"``, a file, ``"module:function"`` or an
+    :class:`~capver.model.abstraction.Abstraction`; :mod:`capver.engines.verification.pooled`)."""
     vocab = assessment.ctx.vocab
     if abstraction is not None and not properties:
         raise UsageError("abstraction= needs properties= (it serves their verdicts)")
+    if isinstance(abstraction, str):
+
+        def no_tilde() -> CompoundModel:
+            raise UsageError("abstraction='tilde' needs a run's h̃: learn first, then learn --resume or verify")
+
+        abstraction = load_abstraction(abstraction, vocab, assessment.setting.capabilities, no_tilde)
     caps = tuple(c.name for c in assessment.setting.capabilities)
     props = tuple(
         p if text.lstrip().startswith('"') else dataclasses.replace(p, name=f"p{k}")

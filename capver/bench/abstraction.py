@@ -47,6 +47,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
+from typing import Any
+
+import numpy as np
 
 from capver.api import learn
 from capver.bench.cli import BenchParser, summary, write_results
@@ -300,6 +303,19 @@ class SettingCase:
     environment: bool
     abstraction: str = TILDE
 
+    def assessment(self, seed: int) -> Any:
+        """The setting, from capver's own (``agent``, ``options``) or, for ``gym:WORLD``,
+        a gymnasium world of ``capver bench gym`` plugged in as a user would."""
+        from capver.api import load_setting
+
+        if self.agent.startswith("gym:"):
+            from capver.bench import gym as gym_bench
+
+            world = gym_bench.WORLDS[self.agent.removeprefix("gym:")](np.random.default_rng(seed))
+            with gym_bench.expected_warnings():
+                return gym_bench.user_setting(world, seed)
+        return load_setting(self.agent, seed=seed, **dict(self.options))
+
 
 SETTINGS: dict[str, SettingCase] = {
     # Under h̃'s atoms an 8,000-step pilot made 4,337 classes: the LAO* agent's first
@@ -323,6 +339,8 @@ SETTINGS: dict[str, SettingCase] = {
     ),
     # Crafter steps are slow (about 5 a second with MCQS-S): a 2,000-step pilot.
     "crafter": SettingCase("crafter", (), ("A [ G !dead ]",), 2000, 5000, True),
+    # Slippery FrozenLake 4×4 with its Q-learning agent (capver bench gym), from the data alone.
+    "frozenlake": SettingCase("gym:frozenlake4", (), ("A [ G !hole ]",), 500, 20000, False),
 }
 
 
@@ -349,7 +367,6 @@ class SettingRow:
 def run_setting(name: str, seed: int, budget: int | None = None, pilot: int | None = None) -> list[SettingRow]:
     """The directed run under the setting's abstraction, after the pilot run that fixes
     h̃ for ``tilde`` (module docstring)."""
-    from capver.api import load_setting
     from capver.engines.directed import missing_text
 
     case = SETTINGS[name]
@@ -358,19 +375,17 @@ def run_setting(name: str, seed: int, budget: int | None = None, pilot: int | No
     start = time.perf_counter()
     ab: Abstraction
     if case.abstraction == SYMMETRY:
-        assessment = load_setting(case.agent, seed=seed, **dict(case.options))
+        assessment = case.assessment(seed)
         ab = Symmetry.of_objects(assessment.ctx.vocab, assessment.setting.capabilities)
         used = 0
     else:
-        first = learn(
-            load_setting(case.agent, seed=seed, **dict(case.options)), method="mcqs-s", max_steps=pilot, seed=seed
-        )
+        first = learn(case.assessment(seed), method="mcqs-s", max_steps=pilot, seed=seed)
         ab = Projection.of_model(first.h_tilde, f"h̃'s condition atoms of a {first.progress.steps:,}-step pilot run")
         used = first.progress.steps
     # MCQS-E for the directed run: a tenth of MCQS-S's cost per step on Blocksworld
     # (44 ms against 0.4 s with the property focus, measured), the same focus.
     second = learn(
-        load_setting(case.agent, seed=seed, **dict(case.options)),
+        case.assessment(seed),
         method="mcqs-e",
         max_steps=max(budget - used, 1),
         seed=seed + 1,

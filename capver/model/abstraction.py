@@ -74,8 +74,23 @@ class Abstraction(Protocol):
         ...
 
 
+class _OneCapability:
+    """Classes of one capability each, whose effects are compared as observed."""
+
+    __slots__ = ()
+
+    def lift(self, c: str, s: State, e: Effect) -> Effect:
+        return e
+
+    def ground(self, c: str, s: State, e: Effect) -> frozenset[Effect]:
+        return frozenset((e,))
+
+    def members(self, key: Hashable) -> list[tuple[str, State]] | None:
+        return None
+
+
 @dataclass(frozen=True, slots=True)
-class Projection:
+class Projection(_OneCapability):
     """Classes are the values of some atoms: ``masks[c]`` for capability c, and
     ``default`` for a capability the masks do not name (all atoms when None: no
     pooling for it)."""
@@ -97,15 +112,6 @@ class Projection:
     def cube(self, c: str, s: State) -> Cube | None:
         m = self.mask(c)
         return Cube(m, s & m)
-
-    def lift(self, c: str, s: State, e: Effect) -> Effect:
-        return e
-
-    def ground(self, c: str, s: State, e: Effect) -> frozenset[Effect]:
-        return frozenset((e,))
-
-    def members(self, key: Hashable) -> list[tuple[str, State]] | None:
-        return None
 
     def describe(self, vocab: Vocabulary) -> list[str]:
         """One line per capability: the atoms its classes are made of."""
@@ -154,7 +160,7 @@ class Projection:
 
 
 @dataclass(frozen=True, slots=True)
-class Partition:
+class Partition(_OneCapability):
     """Classes given by a Python callable of the capability and the state's true atoms
     (``frozenset`` of their names); its classes are not cubes."""
 
@@ -166,15 +172,6 @@ class Partition:
         return c, self.function(c, frozenset(str(a) for a in self.vocab.atoms_of(s)))
 
     def cube(self, c: str, s: State) -> Cube | None:
-        return None
-
-    def lift(self, c: str, s: State, e: Effect) -> Effect:
-        return e
-
-    def ground(self, c: str, s: State, e: Effect) -> frozenset[Effect]:
-        return frozenset((e,))
-
-    def members(self, key: Hashable) -> list[tuple[str, State]] | None:
         return None
 
 

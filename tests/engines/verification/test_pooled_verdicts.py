@@ -240,8 +240,8 @@ def test_the_abstraction_of_h_tilde_names_its_condition_atoms() -> None:
     assert lines["switch-l1"] == "power" and lines["off-l1"] == "none: one class"
 
 
-def test_capver_verify_abstraction_on_a_learned_run(tmp_path: Path) -> None:
-    model, _ = load_truth("lights")
+def learned_lights_run(tmp_path: Path) -> Path:
+    """``capver learn`` of 600 random steps with the lights truth as the agent."""
     truth_file = tmp_path / "lights.capm"
     truth_file.write_text(truth_file_text("lights.capm"))
     run = tmp_path / "run"
@@ -250,6 +250,12 @@ def test_capver_verify_abstraction_on_a_learned_run(tmp_path: Path) -> None:
         "--out", str(run), "--quiet",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
+    return run
+
+
+def test_capver_verify_abstraction_on_a_learned_run(tmp_path: Path) -> None:
+    model, _ = load_truth("lights")
+    run = learned_lights_run(tmp_path)
     spec = tmp_path / "lights.abs"
     spec.write_text(ABSTRACTION)
     r = capver_in_process(
