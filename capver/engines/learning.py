@@ -21,9 +21,10 @@ the states that can still change them (the property focus, unless ``directed`` i
 off), starts queries from observed states inside that focus when there are any, and
 stops once every property is decided; patience does not apply then, since
 re-sampling a thin pair — what a confident verdict needs — adds no new transition.
-Where the focused property's verdict names a query that starts at an observed state
-(a pair or class and the executions it still needs; :meth:`PropertyTracker.confirmation`),
-the learner executes that instead of synthesising one: ⟨x₀, (c), n⟩.
+Under an abstraction, where the focused property's verdict names a query that starts
+at an observed state (a class and the executions it still needs;
+:meth:`PropertyTracker.confirmation`), the learner executes that instead of
+synthesising one: ⟨x₀, (c), n⟩.
 
 A failed execution (the agent, the simulator or α raised, an invalid action, a
 budget or a time limit ran out) is counted, kept in the file and never added to D: it
