@@ -267,6 +267,12 @@ def run(args: argparse.Namespace) -> int:
         if args.abstraction is None:
             raise UsageError("--save-abstraction: writes the abstraction --abstraction names; none was given")
         refuse_to_overwrite(args.save_abstraction, "--save-abstraction")
+        if args.abstraction != TILDE and not Path(args.abstraction).is_file():
+            # Refused before the run's evidence is read: only atoms have a file form.
+            raise UsageError(
+                f"--save-abstraction: {args.abstraction} is not given by atoms; "
+                "only atoms per capability (tilde or a file) have a file form"
+            )
     evidence, first, on = _evidence(args, target)
     if args.save_abstraction is not None:
         _save_abstraction(args.save_abstraction, evidence, out=sys.stderr if args.json else sys.stdout)
@@ -378,11 +384,7 @@ def _evidence(args: argparse.Namespace, target: Path) -> tuple[Evidence, ParsedM
 
 def _save_abstraction(path: Path, evidence: Evidence, out: TextIO) -> None:
     ab = evidence.abstraction
-    if not isinstance(ab, Projection):
-        raise UsageError(
-            f"--save-abstraction: {ab.name if ab is not None else 'the abstraction'} is not given by atoms; "
-            "only atoms per capability (tilde or a file) have a file form"
-        )
+    assert isinstance(ab, Projection)  # tilde or a file: checked before the evidence was read
     vocab = evidence.h_and.vocabulary
     with path.open("x", encoding="utf-8") as f:  # "x": never over a file that appeared since the check
         f.write(abstraction_text(ab, vocab, ab.name))
