@@ -251,7 +251,7 @@ def test_capver_verify_abstraction_symmetry(tmp_path: Path) -> None:
 
 def test_directed_learning_under_the_symmetry_decides_and_tilde_needs_a_run() -> None:
     # learn(properties=..., abstraction="symmetry"): the confirmation queries go to the
-    # orbits the verdict names; measured (seed 0): confident after about 9,200
+    # orbits the verdict names; measured (seed 0): confident after about 8,700
     # executions (per pair still unconfirmed after 40,000: capver bench abstraction).
     model, init = load_truth("lights")
     setting = model_assessment(model, init, "lights")
