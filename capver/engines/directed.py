@@ -41,16 +41,16 @@ more executions in a row without a new outcome bring its bound to ε); an unknow
 the first untried pair on h∨'s run.  Where such a query starts at a state the learner
 can restore, the learner executes it (:meth:`PropertyTracker.confirmation`) instead of
 synthesising one: the search would go to the same weakest bound, one execution per
-query, and pay for the way there and for re-deciding after each.  Without an
-abstraction the search keeps every query: per pair, a confident verdict needs more
-executions than a budget usually has, and the search's wider moves find the observed
-witnesses that decide properties exactly (measured by ``capver bench decide``: on the
-MiniGrid RL agent, confirmation queries per pair decided 3 of 7 properties in 2,000
-steps, the search alone 5.33).  An untried pair (or class) is executed once — its first
-outcome may change the verdict's tier, as an unknown verdict's pair may — and a tried
-one as many times as named, at most :data:`CONFIRMATION_BATCH`, so that a new outcome
-(which resets the count) or a property that has become cheaper redirects the budget
-soon.  The executions are the agent's, as any query's.
+query, and pay for the way there and for re-deciding after each.  An untried class
+is executed once — its first outcome may change the verdict's tier, as an unknown
+verdict's pair may — and a tried one as many times as named, at most
+:data:`CONFIRMATION_BATCH`, so that a new outcome (which resets the count) or a
+property that has become cheaper redirects the budget soon.  The executions are the
+agent's, as any query's.  Without an abstraction the search keeps every query: per
+pair a confident verdict needs more executions than a budget usually has, and the
+search's wider moves find the observed witnesses that decide properties exactly
+(``capver bench decide`` on the MiniGrid RL agent: with confirmation queries per pair
+3 of 7 properties were decided in 2,000 steps, with the search alone 5.33).
 
 Quantitative properties are decided on the agent's two-sided bounds at 1 − δ
 (:func:`capver.engines.verification.quantitative.agent_bounds`, through the same entry
@@ -233,7 +233,7 @@ class PropertyTracker:
         self.history: list[TierChange] = list(history)
         self.status: dict[str, PropertyStatus] = {}
         self._regions: list[tuple[float, str, Region]] = []  # (cost, property, region)
-        self._confirmations: dict[str, tuple[Confirmation, ...]] = {}  # per unconfirmed property
+        self._confirmations: dict[str, tuple[Confirmation, ...]] = {}  # per unconfirmed or unknown property
         self._h_or: CompoundModel | None = None
         self._cheapest: tuple[str, float] | None = None  # the focused property and its best cost
         self._stall = 0

@@ -11,8 +11,8 @@ atoms c's conditions mention (:meth:`Projection.of_model`), or on atoms a user n
 :class:`Partition` wraps any Python callable ``(capability, atoms) → key``.
 
 A lifted domain is symmetric in its objects: renaming the objects of a type maps every
-ground atom and every capability to another (the paper's capabilities are the
-groundings of a few intent schemas, section 4.1).  :class:`Symmetry` reads that as an
+ground atom and every capability to another (capability discovery, section 3 of the
+paper, makes a capability of every type-consistent grounding of an observed atom).  :class:`Symmetry` reads that as an
 abstraction *across* capabilities: (s, c) and (π(s), π(c)) are one class for every
 renaming π, and their effects are compared after renaming (:meth:`Symmetry.lift`), so
 the executions of ``on(a,b)`` at s and of ``on(c,d)`` at the renamed s pool into one
