@@ -21,9 +21,10 @@ within k = 10 executions has probability ≤ b", which the truth's exact probabi
 (capver's explicit engine, in rationals) must not exceed.  A refutation is a claim too
 ("the data refute the abstraction"): on ``lights`` it is false.
 
-**Directed learning** (``learn --properties``, MCQS-E with confirmation queries):
-the executions until ``A [ G !broken ]`` is decided on ``lights``, per pair and under
-each abstraction, within :data:`DIRECTED_BUDGET`.
+**Directed learning** (``learn --properties``, MCQS-E; under an abstraction with
+confirmation queries, :mod:`capver.engines.directed`): the executions until
+``A [ G !broken ]`` is decided on ``lights``, per pair and under each abstraction,
+within :data:`DIRECTED_BUDGET`.
 
 **Steps to decide on capver's own settings** (``--settings``): a run directed at the
 safety properties (``learn --properties --abstraction``) pools its executions by an
@@ -31,8 +32,9 @@ abstraction — the symmetry of the objects, stated before any data, or h̃'s co
 atoms, fixed by a pilot run (MCQS-S) and pooled only in a second, independent run;
 the table gives the simulator steps (pilot included) until each property is decided,
 or what is still missing at the budget, and what the directed run's data give per
-pair.  Blocksworld (LAO*, from the data alone, as ``--ignore-environment``), the
-MiniGrid RL agent and the Crafter agent.
+pair.  Blocksworld (LAO*, from the data alone, as ``--ignore-environment``, under the
+symmetry of the blocks), the MiniGrid RL agent, the Crafter agent and slippery
+FrozenLake with a Q-learning agent (a gymnasium world plugged in as a user would).
 
 Run: ``capver bench abstraction [--quick] [--settings NAME ...] [--out DIR]``; writes
 ``table.md`` and ``results.json``.
