@@ -44,8 +44,9 @@ synthesising one: the search would go to the same weakest bound, one execution p
 query, and pay for the way there and for re-deciding after each.  An untried class
 is executed once — its first outcome may change the verdict's tier, as an unknown
 verdict's pair may — and a tried one as many times as named, at most
-:data:`CONFIRMATION_BATCH`, so that a new outcome (which resets the count) or a
-property that has become cheaper redirects the budget soon.  The executions are the
+:data:`CONFIRMATION_BATCH`, so that a property that has become cheaper redirects the
+budget soon; a query ends at the first new outcome of a pair tried before it (the
+count starts again, and the outcome may be the violation that decides the property).  The executions are the
 agent's, as any query's.  Without an abstraction the search keeps every query: per
 pair a confident verdict needs more executions than a budget usually has, and the
 search's wider moves find the observed witnesses that decide properties exactly

@@ -24,7 +24,7 @@ re-sampling a thin pair — what a confident verdict needs — adds no new trans
 Under an abstraction, where the focused property's verdict names a query that starts
 at an observed state (a class and the executions it still needs;
 :meth:`PropertyTracker.confirmation`), the learner executes that instead of
-synthesising one: ⟨x₀, (c), n⟩.
+synthesising one: ⟨x₀, (c), n⟩, ended at the first new outcome of a pair tried before.
 
 A failed execution (the agent, the simulator or α raised, an invalid action, a
 budget or a time limit ran out) is counted, kept in the file and never added to D: it
@@ -500,7 +500,7 @@ class Learner:
             policy, executions = self.synth.synthesize(s0, self.synthesis_input(), self.rng), cfg.executions_per_query
         self._query_tag = {"query": p.queries}
         if self.parallel is None:
-            self._execute_sequentially(policy, s0, x0, executions)
+            self._execute_sequentially(policy, s0, x0, executions, confirming=confirm is not None)
         else:
             self._execute_rounds(policy, s0, x0, self.parallel, executions)
         p.queries += 1
@@ -517,23 +517,31 @@ class Learner:
         if self.tracker is not None:
             self.property_changes = self.tracker.update(self.h_and, self.h_or, self.data, p.steps, p.queries)
 
-    def _execute_sequentially(self, policy: QueryPolicy, s0: State, x0: Any, executions: int) -> None:
+    def _execute_sequentially(
+        self, policy: QueryPolicy, s0: State, x0: Any, executions: int, confirming: bool = False
+    ) -> None:
+        """``confirming``: a confirmation query, which ends at the first new outcome of
+        a pair tried before it (the verdict's count starts again, and a violation may
+        just have been observed: the verdict is decided anew)."""
         for _ in range(executions):
             x, s, surprised = x0, s0, False
             step = 0
+            news = False
             while True:
                 c = policy.next(s, step, surprised, self.synthesis_input())
                 if c is None:
                     break
+                tried = self.data.count_sc(s, c) > 0
                 ex = self._execute(c, x)
                 surprised = self._observe(ex)
+                news |= surprised and tried
                 x = self.setting.sim.get_state()
                 s = ex.transition.s_next
                 self.snapshots.setdefault(s, x)
                 step += 1
                 if self._budget_hit():
                     break
-            if self._budget_hit():
+            if self._budget_hit() or (confirming and news):
                 break
 
     def _execute_rounds(

@@ -219,3 +219,25 @@ def test_learn_command_resumes_after_sigkill(tmp_path: Path) -> None:
     for key in ("steps", "queries"):
         values = [int(float(r[key])) for r in rows]
         assert values == sorted(values) and values[-1] > 0
+
+
+def test_a_confirmation_query_ends_at_a_new_outcome_of_a_tried_pair() -> None:
+    # The lights: switch-l1 with the power on turns l1 on 9 times in 10, else nothing.
+    from capver.bench.abstraction import load_truth
+    from capver.engines.mcqs.base import SequencePolicy
+    from capver.settings import model_assessment
+
+    model, init = load_truth("lights")
+    a = model_assessment(model, init, "lights")
+    learner = Learner(a.ctx, a.setting, LearnConfig(method="mcqs-e", max_steps=10_000), np.random.default_rng(3))
+    x0 = learner.snapshots[init]
+    policy = SequencePolicy(["switch-l1"])
+    learner._execute_sequentially(policy, init, x0, 200, confirming=True)
+    # The first execution is new to an untried pair and goes on; the batch ends at the
+    # first outcome unlike the ones before, as soon as it was recorded.
+    outcomes = [t.s_next for t, _, _ in learner.data.additions()]
+    assert len(set(outcomes)) == 2 and len(outcomes) < 200
+    assert outcomes[-1] != outcomes[0] and len(set(outcomes[:-1])) == 1
+    # Not a confirmation query: every execution is made.
+    learner._execute_sequentially(policy, init, x0, 50)
+    assert learner.data.count_sc(init, "switch-l1") == len(outcomes) + 50
