@@ -531,7 +531,8 @@ class Learner:
                 c = policy.next(s, step, surprised, self.synthesis_input())
                 if c is None:
                     break
-                tried = self.data.count_sc(s, c) > 0
+                # Only a confirmation query asks: the common path stays as it was.
+                tried = confirming and self.data.count_sc(s, c) > 0
                 ex = self._execute(c, x)
                 surprised = self._observe(ex)
                 news |= surprised and tried
