@@ -492,9 +492,8 @@ class ClassUnits:
         count one pair each."""
         bdd = engine.bdd
         ab = self.pooled.abstraction
-        if not self.pooled.cubes or any(
-            (y := bdd.pick(u)) is not None and ab.cube(c, y) is None for c, u in missing.items()
-        ):
+        # Whether classes are cubes is the abstraction's: any missing state tells.
+        if any((y := bdd.pick(u)) is not None and ab.cube(c, y) is None for c, u in missing.items()):
             keys: set[Hashable] = set()
             pairs = 0
             for c, untried in missing.items():
